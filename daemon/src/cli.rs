@@ -1,0 +1,203 @@
+//! The `parley` command line: argument parsing and the small commands; the
+//! longer ones live in `cli/`.
+
+mod review;
+mod watch;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use parley_protocol::hello::Role;
+use parley_protocol::methods as wire;
+use parley_protocol::socket;
+use serde_json::json;
+
+use crate::client::{HubClient, Opening};
+use crate::workspace;
+
+/// Parley: where AI coding agents and the humans who work with them talk about code.
+#[derive(Debug, Parser)]
+#[command(name = "parley", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the daemon in the foreground (agents' shims start it on demand).
+    Daemon,
+    /// Show whether the daemon runs, its version, connections and workspaces.
+    Status {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the daemon cleanly.
+    Stop,
+    /// Print the socket path clients connect to.
+    SocketPath,
+    /// Reviews presented by agents.
+    Review {
+        #[command(subcommand)]
+        command: ReviewCommand,
+    },
+    /// Print reviews as agents present them (a terminal stand-in for an editor).
+    Watch {
+        /// The folder to watch (default: the git root holding the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ReviewCommand {
+    /// Print the current review of a workspace.
+    Show {
+        /// The folder (default: the git root holding the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Parses the arguments, runs the command, returns the exit code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    if let Command::Daemon = cli.command {
+        return report(crate::server::run());
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => return report(Err(e.into())),
+    };
+    match runtime.block_on(run(cli.command)) {
+        Ok(code) => code,
+        Err(e) => report(Err(e)),
+    }
+}
+
+fn report(result: anyhow::Result<()>) -> i32 {
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("parley: {e:#}");
+            1
+        }
+    }
+}
+
+async fn run(command: Command) -> anyhow::Result<i32> {
+    match command {
+        Command::Daemon => unreachable!("handled before the runtime starts"),
+        Command::Status { json } => status(json).await,
+        Command::Stop => stop().await,
+        Command::SocketPath => {
+            println!("{}", socket::socket_path()?.display());
+            Ok(0)
+        }
+        Command::Review { command: ReviewCommand::Show { workspace, json } } => {
+            review::show(&workspace_or_cwd(workspace)?, json).await
+        }
+        Command::Watch { workspace } => watch::run(workspace_or_cwd(workspace)?).await,
+    }
+}
+
+/// The folder a command works on: the one given, else the git root (or
+/// folder) holding the current directory.
+fn workspace_or_cwd(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir()?;
+    Ok(match given {
+        Some(dir) => workspace::absolute(&dir, &cwd),
+        None => workspace::root_of(&cwd),
+    })
+}
+
+fn cli_opening(spawn: bool) -> Opening {
+    Opening { role: Role::Cli, name: "parley", workspaces: Vec::new(), spawn }
+}
+
+async fn status(json: bool) -> anyhow::Result<i32> {
+    let socket_path = socket::socket_path()?;
+    let Some(mut client) = HubClient::open(&cli_opening(false)).await? else {
+        if json {
+            println!("{}", json!({ "running": false, "socket": socket_path }));
+        } else {
+            println!("Parley daemon is not running (socket {}).", socket_path.display());
+            println!("Start it with `parley daemon`, or let an agent's parley-mcp start it.");
+        }
+        return Ok(3);
+    };
+    let status: wire::Status = client.call(wire::STATUS, json!({})).await?;
+    if json {
+        let mut value = serde_json::to_value(&status)?;
+        value["running"] = json!(true);
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(0);
+    }
+    let c = &status.connections;
+    println!(
+        "Parley daemon {} (hub protocol {}), pid {}, up {}",
+        status.version,
+        status.protocol,
+        status.pid,
+        uptime(status.uptime_secs)
+    );
+    println!("socket:      {}", status.socket.display());
+    println!("data:        {}", status.data_dir.display());
+    println!("connections: {} agent(s), {} editor(s), {} cli (this one included)", c.mcp, c.editor, c.cli);
+    for editor in &status.editors {
+        let folders: Vec<String> = editor.workspaces.iter().map(|w| w.display().to_string()).collect();
+        println!("editor:      #{} {} [{}]", editor.connection_id, editor.name, folders.join(", "));
+    }
+    for folder in &status.workspaces {
+        println!("workspace:   {}", folder.display());
+    }
+    println!("reviews:     {}", status.reviews);
+    Ok(0)
+}
+
+fn uptime(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m {}s", s / 60, s % 60),
+        s => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+async fn stop() -> anyhow::Result<i32> {
+    let socket_path = socket::socket_path()?;
+    let Some(mut client) = HubClient::open(&cli_opening(false)).await? else {
+        println!("Parley daemon is not running.");
+        return Ok(0);
+    };
+    let pid = client.hello().pid;
+    let _: serde_json::Value = client.call(wire::SHUTDOWN, json!({ "reason": "parley stop" })).await?;
+    drop(client);
+    wait_until_gone(&socket_path).await?;
+    println!("Parley daemon stopped (pid {pid}).");
+    Ok(0)
+}
+
+/// Waits until the daemon has let go of its lock, which it holds until the
+/// very end of its shutdown.
+async fn wait_until_gone(socket_path: &Path) -> anyhow::Result<()> {
+    let lock_path = socket::daemon_lock_path(socket_path);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let free = match std::fs::File::open(&lock_path) {
+            Ok(file) => file.try_lock().is_ok(),
+            Err(_) => true,
+        };
+        if free {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            anyhow::bail!("the daemon did not stop within 15 s; its lock {} is still held", lock_path.display());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

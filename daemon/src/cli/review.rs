@@ -1,0 +1,43 @@
+//! `parley review show`: print a workspace's review.
+
+use std::path::Path;
+
+use parley_protocol::methods as wire;
+use serde_json::json;
+
+use super::cli_opening;
+use crate::client::HubClient;
+
+pub async fn show(folder: &Path, json: bool) -> anyhow::Result<i32> {
+    let Some(mut client) = HubClient::open(&cli_opening(true)).await? else {
+        anyhow::bail!("no daemon is running");
+    };
+    let result: wire::ReviewGetResult = client.call(wire::REVIEW_GET, json!({ "workspace": folder })).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(0);
+    }
+    if result.reviews.is_empty() {
+        println!("No review for {} yet. Agents present one with the present_review tool.", folder.display());
+        return Ok(0);
+    }
+    for review in &result.reviews {
+        print_review(review);
+    }
+    Ok(0)
+}
+
+/// Prints a review for a terminal: a header, the markdown, and the references
+/// that did not resolve.
+pub fn print_review(review: &wire::Review) {
+    println!("── review of {} · revision {} · {} ──", review.base_uri.display(), review.revision, review.updated_at);
+    println!("{}", review.content.trim_end());
+    let broken: Vec<&wire::Reference> = review.references.iter().filter(|r| r.problem.is_some()).collect();
+    if !broken.is_empty() {
+        println!("── {} reference(s) do not resolve ──", broken.len());
+        for reference in broken {
+            println!("  {}: {}", reference.text, reference.problem.as_deref().unwrap_or(""));
+        }
+    }
+    println!();
+}

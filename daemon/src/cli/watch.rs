@@ -1,0 +1,94 @@
+//! `parley watch`: a terminal client that behaves like an editor window on a
+//! folder — it prints reviews as agents present them, answers selection
+//! requests with "nothing selected", and reconnects when the daemon restarts.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use parley_protocol::hello::Role;
+use parley_protocol::jsonrpc::{Message, Response};
+use parley_protocol::methods as wire;
+use serde_json::{Value, json};
+
+use super::review::print_review;
+use crate::client::{HubClient, Opening};
+
+pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
+    let opening = Opening { role: Role::Editor, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };
+    let mut last_seq: Option<u64> = None;
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let mut client = match HubClient::open(&opening).await {
+            Ok(Some(client)) => client,
+            Ok(None) => anyhow::bail!("no daemon is running"),
+            Err(e) => {
+                eprintln!("parley watch: {e:#}; retrying in {backoff:?}");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(100);
+        eprintln!("parley watch: watching {} (daemon pid {})", folder.display(), client.hello().pid);
+        catch_up(&mut client, &folder, last_seq).await?;
+        last_seq = Some(client.hello().seq.max(last_seq.unwrap_or(0)));
+        match follow(&mut client, &mut last_seq).await {
+            Ok(()) => eprintln!("parley watch: the daemon went away; reconnecting"),
+            Err(e) => eprintln!("parley watch: {e:#}; reconnecting"),
+        }
+    }
+}
+
+/// On first connect, prints the current review; after a reconnect, prints
+/// what was missed (or the current review when too much was missed).
+async fn catch_up(client: &mut HubClient, folder: &std::path::Path, last_seq: Option<u64>) -> anyhow::Result<()> {
+    if let Some(after) = last_seq {
+        let replay: wire::EventsReplayResult = client.call(wire::EVENTS_REPLAY, json!({ "after": after })).await?;
+        if replay.complete {
+            for event in replay.events {
+                print_event(&event.method, event.params);
+            }
+            return Ok(());
+        }
+    }
+    let current: wire::ReviewGetResult = client.call(wire::REVIEW_GET, json!({ "workspace": folder })).await?;
+    match current.reviews.first() {
+        Some(review) => print_review(review),
+        None => println!("No review for {} yet; waiting for an agent to present one.", folder.display()),
+    }
+    Ok(())
+}
+
+async fn follow(client: &mut HubClient, last_seq: &mut Option<u64>) -> anyhow::Result<()> {
+    while let Some(message) = client.next_message().await? {
+        match message {
+            Message::Notification(n) => {
+                if let Some(seq) = n.params.get("seq").and_then(Value::as_u64) {
+                    *last_seq = Some(seq);
+                }
+                print_event(&n.method, n.params);
+            }
+            Message::Request(request) if request.method == wire::SELECTION_GET => {
+                eprintln!("parley watch: an agent asked for the selection; answering: nothing selected");
+                client.respond(Response::ok(request.id, Value::Null)).await?;
+            }
+            Message::Request(request) => {
+                let error = parley_protocol::jsonrpc::ErrorObject::new(
+                    parley_protocol::jsonrpc::code::METHOD_NOT_FOUND,
+                    format!("parley watch does not handle {}", request.method),
+                );
+                client.respond(Response::err(Some(request.id), error)).await?;
+            }
+            Message::Response(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn print_event(method: &str, params: Value) {
+    if method == wire::REVIEW_UPDATED
+        && let Ok(update) = serde_json::from_value::<wire::ReviewUpdated>(params)
+    {
+        print_review(&update.review);
+    }
+}

@@ -1,0 +1,167 @@
+//! The hub: accepts connections on the socket, checks who is calling, reads
+//! `hello`, and routes each connection by role — `mcp` connections to the MCP
+//! server, `editor` and `cli` connections to the hub protocol. The only module
+//! that touches sockets.
+
+pub mod connection;
+pub mod listener;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parley_protocol::framing::{LineError, LineReader};
+use parley_protocol::hello::{HELLO, Hello, HelloReply, Role};
+use parley_protocol::jsonrpc::{ErrorObject, Id, Message, Response, code, to_line};
+use parley_protocol::{PROTOCOL_VERSION, socket};
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::task::TaskTracker;
+
+use crate::shutdown::Shutdown;
+use crate::state::{ClientFacts, Command, StartTime, StateHandle};
+use crate::store::Store;
+use crate::workspace;
+
+/// How long a new connection has to say hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What every connection task needs.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub state: StateHandle,
+    pub store: Store,
+    pub shutdown: Shutdown,
+    pub socket: PathBuf,
+    pub data_dir: PathBuf,
+    pub started: StartTime,
+}
+
+/// Accepts connections until shutdown begins. A connection's failure ends
+/// that connection only.
+pub async fn accept_loop(listener: UnixListener, context: Arc<Context>, tracker: TaskTracker) {
+    let mut next_id: u64 = 0;
+    loop {
+        let accepted = tokio::select! {
+            _ = context.shutdown.stop.cancelled() => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => {
+                next_id += 1;
+                let id = next_id;
+                let context = context.clone();
+                tracker.spawn(async move {
+                    if let Err(e) = serve_connection(stream, id, &context).await {
+                        tracing::info!(connection = id, "connection ended: {e:#}");
+                    }
+                });
+            }
+            Err(e) => {
+                // Out of file descriptors, or a connection reset before accept:
+                // back off a little rather than spin.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
+async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> anyhow::Result<()> {
+    let uid = socket::current_uid();
+    let peer = stream.peer_cred()?;
+    if peer.uid() != uid {
+        tracing::warn!(connection = id, peer_uid = peer.uid(), "refused a connection from another user");
+        return Ok(());
+    }
+    let (read, mut write) = stream.into_split();
+    let mut reader = LineReader::new(BufReader::new(read));
+    let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut reader)).await {
+        Ok(Ok(hello)) => hello,
+        Ok(Err((id_seen, error))) => {
+            let _ = write.write_all(&to_line(&Response::err(id_seen, error.clone()))).await;
+            anyhow::bail!("bad hello: {}", error.message);
+        }
+        Err(_) => anyhow::bail!("no hello within {HELLO_TIMEOUT:?}"),
+    };
+    let (request_id, hello) = hello;
+    let facts = client_facts(&hello);
+    let role = hello.role;
+    let (outbox, inbox) = match role {
+        Role::Editor => {
+            let (tx, rx) = tokio::sync::mpsc::channel(crate::state::OUTBOX_LEN);
+            (Some(tx), Some(rx))
+        }
+        Role::Mcp | Role::Cli => (None, None),
+    };
+    let seq = context.state.ask(|reply| Command::Connected { id, facts: facts.clone(), outbox, reply }).await?;
+    tracing::info!(connection = id, %role, client = %hello.client.name, pid = ?hello.pid, "connected");
+    let reply = HelloReply {
+        protocol: PROTOCOL_VERSION,
+        version: parley_protocol::BUILD_VERSION.into(),
+        pid: std::process::id(),
+        connection_id: id,
+        seq,
+    };
+    let reply = serde_json::to_value(reply).expect("wire types always serialize");
+    let result = match write.write_all(&to_line(&Response::ok(request_id, reply))).await {
+        Ok(()) => match role {
+            Role::Mcp => crate::mcp::serve(reader.into_inner(), write, id, &hello, facts, context).await,
+            Role::Editor | Role::Cli => connection::serve(reader, write, id, role, facts, inbox, context).await,
+        },
+        Err(e) => Err(e.into()),
+    };
+    context.state.tell(Command::Disconnected { id }).await;
+    tracing::info!(connection = id, %role, "disconnected");
+    result
+}
+
+type HelloError = (Option<Id>, ErrorObject);
+
+async fn read_hello<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut LineReader<R>) -> Result<(Id, Hello), HelloError> {
+    let line = match reader.next_line().await {
+        Ok(Some(line)) => line,
+        Ok(None) => return Err((None, ErrorObject::new(code::HELLO_REQUIRED, "connection closed before hello"))),
+        Err(LineError::TooLong) => {
+            return Err((None, ErrorObject::new(code::LINE_TOO_LONG, "message exceeds the 16 MiB line limit")));
+        }
+        Err(LineError::Io(e)) => return Err((None, ErrorObject::new(code::HELLO_REQUIRED, e.to_string()))),
+    };
+    let request = match Message::parse(&line) {
+        Ok(Message::Request(request)) if request.method == HELLO => request,
+        Ok(Message::Request(request)) => {
+            let message = format!("the first message must be hello, got {}", request.method);
+            return Err((Some(request.id), ErrorObject::new(code::HELLO_REQUIRED, message)));
+        }
+        Ok(_) => {
+            return Err((None, ErrorObject::new(code::HELLO_REQUIRED, "the first message must be a hello request")));
+        }
+        Err(invalid) => return Err((invalid.id, invalid.error)),
+    };
+    let hello: Hello = serde_json::from_value(request.params).map_err(|e| {
+        (Some(request.id.clone()), ErrorObject::new(code::INVALID_PARAMS, format!("invalid hello: {e}")))
+    })?;
+    if hello.protocol != PROTOCOL_VERSION {
+        let message = format!(
+            "this Parley daemon speaks hub protocol {PROTOCOL_VERSION} but the client speaks {}; upgrade the older of the two",
+            hello.protocol
+        );
+        return Err((Some(request.id), ErrorObject::new(code::PROTOCOL_MISMATCH, message)));
+    }
+    Ok((request.id, hello))
+}
+
+fn client_facts(hello: &Hello) -> ClientFacts {
+    let cwd = hello.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+    let workspaces = match hello.role {
+        Role::Mcp => hello.cwd.as_deref().map(workspace::root_of).into_iter().collect(),
+        Role::Editor | Role::Cli => hello.workspaces.iter().map(|w| workspace::absolute(w, &cwd)).collect(),
+    };
+    ClientFacts {
+        role: hello.role,
+        name: hello.client.name.clone(),
+        editor_id: hello.editor_id.clone(),
+        workspaces,
+        encoding: hello.position_encoding,
+    }
+}

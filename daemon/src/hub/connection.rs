@@ -1,0 +1,224 @@
+//! One editor or CLI connection after hello: answers its hub requests, takes
+//! its notifications, and writes the events and requests the daemon sends it.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use parley_protocol::framing::{LineError, LineReader};
+use parley_protocol::hello::{HELLO, Role};
+use parley_protocol::jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response, code, to_line};
+use parley_protocol::methods as wire;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
+
+use super::Context;
+use crate::state::{ClientFacts, Command, Outbound, wire_review};
+use crate::workspace;
+
+/// A client that cannot take a line within this long is dropped.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+type Pending = HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>;
+
+/// Serves the connection until the client leaves, the daemon closes it, or
+/// the client proves too slow.
+pub async fn serve(
+    mut reader: LineReader<BufReader<OwnedReadHalf>>,
+    mut writer: OwnedWriteHalf,
+    id: u64,
+    role: Role,
+    facts: ClientFacts,
+    mut inbox: Option<mpsc::Receiver<Outbound>>,
+    context: &Context,
+) -> anyhow::Result<()> {
+    let mut pending = Pending::new();
+    let mut next_request: i64 = 0;
+    loop {
+        let outbound = async {
+            match inbox.as_mut() {
+                Some(rx) => rx.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = context.shutdown.close.cancelled() => return Ok(()),
+            line = reader.next_line() => {
+                let line = match line {
+                    Ok(Some(line)) => line,
+                    Ok(None) => return Ok(()),
+                    Err(LineError::TooLong) => {
+                        let error = ErrorObject::new(code::LINE_TOO_LONG, "message exceeds the 16 MiB line limit; closing the connection");
+                        write(&mut writer, &to_line(&Response::err(None, error))).await?;
+                        anyhow::bail!("client sent a line over the cap");
+                    }
+                    Err(LineError::Io(e)) => return Err(e.into()),
+                };
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                if let Some(response) = handle_line(&line, id, role, &facts, &mut pending, context).await {
+                    write(&mut writer, &to_line(&response)).await?;
+                }
+            }
+            outbound = outbound => match outbound {
+                Some(Outbound::Line(line)) => write(&mut writer, &line).await?,
+                Some(Outbound::Request { method, params, reply }) => {
+                    next_request += 1;
+                    pending.insert(next_request, reply);
+                    write(&mut writer, &to_line(&Request::new(Id::Number(next_request), method, params))).await?;
+                }
+                None => anyhow::bail!("dropped: the client did not keep up with its events"),
+            },
+        }
+    }
+}
+
+async fn write(writer: &mut OwnedWriteHalf, line: &[u8]) -> anyhow::Result<()> {
+    match tokio::time::timeout(WRITE_TIMEOUT, writer.write_all(line)).await {
+        Ok(result) => Ok(result?),
+        Err(_) => anyhow::bail!("the client stopped reading for {WRITE_TIMEOUT:?}"),
+    }
+}
+
+/// Handles one message; returns the response to send, if any.
+async fn handle_line(
+    line: &[u8],
+    id: u64,
+    role: Role,
+    facts: &ClientFacts,
+    pending: &mut Pending,
+    context: &Context,
+) -> Option<Response> {
+    match Message::parse(line) {
+        Err(invalid) => Some(Response::err(invalid.id, invalid.error)),
+        Ok(Message::Request(request)) => {
+            let request_id = request.id.clone();
+            Some(match handle_request(request, id, role, facts, context).await {
+                Ok(result) => Response::ok(request_id, result),
+                Err(error) => Response::err(Some(request_id), error),
+            })
+        }
+        Ok(Message::Notification(notification)) => {
+            handle_notification(notification, id, context).await;
+            None
+        }
+        Ok(Message::Response(response)) => {
+            let waiting = match &response.id {
+                Some(Id::Number(n)) => pending.remove(n),
+                _ => None,
+            };
+            match waiting {
+                Some(reply) => {
+                    let answer = match response.error {
+                        Some(error) => Err(error),
+                        None => Ok(response.result.unwrap_or(Value::Null)),
+                    };
+                    let _ = reply.send(answer);
+                }
+                None => tracing::debug!(connection = id, "response to no pending request: {:?}", response.id),
+            }
+            None
+        }
+    }
+}
+
+fn params<T: DeserializeOwned + Default>(request: &Request) -> Result<T, ErrorObject> {
+    if request.params.is_null() {
+        return Ok(T::default());
+    }
+    serde_json::from_value(request.params.clone())
+        .map_err(|e| ErrorObject::new(code::INVALID_PARAMS, format!("invalid params for {}: {e}", request.method)))
+}
+
+fn to_value<T: serde::Serialize>(value: T) -> Value {
+    serde_json::to_value(value).expect("wire types always serialize")
+}
+
+fn stopping() -> ErrorObject {
+    ErrorObject::new(code::INTERNAL_ERROR, "the daemon is shutting down")
+}
+
+async fn handle_request(
+    request: Request,
+    id: u64,
+    role: Role,
+    facts: &ClientFacts,
+    context: &Context,
+) -> Result<Value, ErrorObject> {
+    match request.method.as_str() {
+        wire::REVIEW_GET => {
+            let p: wire::ReviewGetParams = params(&request)?;
+            let folders = match (p.workspace, role) {
+                (Some(folder), _) => Some(vec![workspace::absolute(&folder, &PathBuf::from("/"))]),
+                (None, Role::Editor) => Some(facts.workspaces.clone()),
+                (None, _) => None,
+            };
+            let reviews =
+                context.state.ask(|reply| Command::Reviews { folders, reply }).await.map_err(|_| stopping())?;
+            Ok(to_value(wire::ReviewGetResult { reviews: reviews.iter().map(wire_review).collect() }))
+        }
+        wire::EVENTS_REPLAY => {
+            let p: EventsAfter = params(&request)?;
+            let result = context
+                .state
+                .ask(|reply| Command::Replay { id, after: p.after, reply })
+                .await
+                .map_err(|_| stopping())?;
+            Ok(to_value(result))
+        }
+        wire::STATUS => {
+            let facts = context.state.ask(|reply| Command::Status { reply }).await.map_err(|_| stopping())?;
+            let started = context.started;
+            Ok(to_value(wire::Status {
+                pid: std::process::id(),
+                version: parley_protocol::BUILD_VERSION.into(),
+                protocol: parley_protocol::PROTOCOL_VERSION,
+                socket: context.socket.clone(),
+                data_dir: context.data_dir.clone(),
+                started_at: started.wall.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                uptime_secs: started.instant.elapsed().as_secs(),
+                connections: facts.connections,
+                editors: facts.editors,
+                workspaces: facts.workspaces,
+                reviews: facts.reviews,
+            }))
+        }
+        wire::SHUTDOWN => {
+            let p: wire::ShutdownParams = params(&request)?;
+            tracing::info!(connection = id, reason = ?p.reason, "shutdown requested");
+            context.shutdown.stop.cancel();
+            Ok(serde_json::json!({ "stopping": true }))
+        }
+        HELLO => Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection")),
+        other => Err(ErrorObject::new(
+            code::METHOD_NOT_FOUND,
+            format!("unknown method {other}; docs/protocol.md lists the hub methods"),
+        )),
+    }
+}
+
+/// `events/replay` parameters, defaulting to "everything kept".
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EventsAfter {
+    #[serde(default)]
+    after: u64,
+}
+
+async fn handle_notification(notification: Notification, id: u64, context: &Context) {
+    match notification.method.as_str() {
+        wire::EDITOR_FOCUS => match serde_json::from_value::<wire::FocusParams>(notification.params) {
+            Ok(p) => context.state.tell(Command::Focus { id, focused: p.focused }).await,
+            Err(e) => tracing::info!(connection = id, "ignoring malformed editor/focus: {e}"),
+        },
+        wire::SELECTION_CHANGED => match serde_json::from_value::<wire::SelectionChangedParams>(notification.params) {
+            Ok(p) => context.state.tell(Command::SelectionChanged { id, selection: p.selection }).await,
+            Err(e) => tracing::info!(connection = id, "ignoring malformed selection/changed: {e}"),
+        },
+        other => tracing::debug!(connection = id, "ignoring unknown notification {other}"),
+    }
+}

@@ -1,0 +1,426 @@
+//! The MCP server one agent talks to through its shim: one rmcp server per
+//! `mcp` connection, serving both the 2026-07-28 handshake and `initialize`.
+//! The only module that imports rmcp.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use parley_protocol::hello::Hello;
+use parley_protocol::methods::{SELECTION_GET, Selection};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::{NotificationContext, RoleServer};
+use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
+use serde::{Deserialize, Serialize};
+use tokio::io::BufReader;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::oneshot;
+
+use crate::hub::Context;
+use crate::reviews::{self, FileFacts, Presentation, Review};
+use crate::routing::Reason;
+use crate::state::{ClientFacts, Command, CommitError, Outbound, PickedEditor};
+use crate::{position, workspace};
+
+/// How long an editor has to answer a selection request.
+const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often a `present_review` retries when another agent changed the same
+/// review at the same moment.
+const COMMIT_ATTEMPTS: usize = 16;
+
+const INSTRUCTIONS: &str = "\
+Parley connects you to the humans you work with: what you present appears in their editor windows, and you can read what they select.
+
+present_review shows a markdown review in every editor window open on its folder, and keeps it there across restarts.
+- Structure: start with a short summary of what was implemented (fit for a commit message), then sections such as Context, Changes Made, Implementation Details, and end with design decisions and their rationale.
+- References: write [`path:line`][] or [`path:start-end`][] (rustdoc style), or [text](path#L10-L20), with paths relative to baseUri (your workspace root by default). They become clickable links. Reference the most important lines — entry points of functions and types, not every change — and group related references. The result lists references that did not resolve (missing file, line past the end, path outside baseUri): fix them and present again.
+- Modes: replace (default) for a new review; append to add context or answer a question; update-section, sparingly, to rewrite one section (matched by heading, any level) in place. Keep each call focused.
+
+get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace). Call it when the human says \"this\", \"here\" or \"the selected code\".";
+
+/// Arguments of `present_review`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PresentReviewArgs {
+    /// Markdown content of the review. Should include: 1) a brief summary suitable for a commit message, 2) detailed findings with file references, 3) specific suggestions for improvement. Use [`filename:line`][] format for file references. Example: "Updated authentication in [`src/auth.rs:45`][]"
+    #[schemars(required)]
+    pub content: Option<String>,
+    /// Base directory for resolving relative file references (absolute path or file:// URI). Defaults to your workspace root.
+    #[serde(rename = "baseUri")]
+    pub base_uri: Option<String>,
+    /// How to handle the content: replace (default) replaces the entire review, update-section replaces one section, append adds to the end.
+    #[schemars(extend("enum" = ["replace", "update-section", "append"], "default" = "replace"))]
+    pub mode: Option<String>,
+    /// Section heading for update-section mode (e.g. "Summary", "Security Issues", "Performance").
+    pub section: Option<String>,
+}
+
+/// What `present_review` reports back.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct PresentReviewResult {
+    /// Whether the review was stored and shown (or queued for windows that open later).
+    pub success: bool,
+    pub message: String,
+    /// The folder the review belongs to and references resolve against.
+    #[serde(rename = "baseUri")]
+    pub base_uri: String,
+    /// Counts this review's changes.
+    pub revision: u64,
+    /// The editor windows now showing it.
+    pub delivered_to: Vec<DeliveredTo>,
+    pub references: ReferenceReport,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct DeliveredTo {
+    pub editor: String,
+    #[serde(rename = "editorId", skip_serializing_if = "Option::is_none")]
+    pub editor_id: Option<String>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ReferenceReport {
+    /// How many references resolved to an existing file and line.
+    pub resolved: usize,
+    /// References that point nowhere, with the reason.
+    pub unresolved: Vec<UnresolvedReference>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct UnresolvedReference {
+    /// The reference as written.
+    pub reference: String,
+    pub problem: String,
+}
+
+/// Arguments of `get_selection`: none.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// What `get_selection` returns. Lines and columns are 1-based; columns
+/// count characters. Every field but `message` is null when nothing is selected.
+#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SelectionResult {
+    pub selected_text: Option<String>,
+    pub file_path: Option<String>,
+    pub start_line: Option<u32>,
+    pub start_column: Option<u32>,
+    pub end_line: Option<u32>,
+    pub end_column: Option<u32>,
+    pub document_language: Option<String>,
+    /// The editor window that answered.
+    pub editor: Option<String>,
+    /// Why this window was asked, or why there is no selection.
+    pub message: String,
+}
+
+/// Facts about the agent on the other end of this connection.
+#[derive(Debug)]
+struct Agent {
+    connection_id: u64,
+    cwd: Option<PathBuf>,
+    editor_id: Option<String>,
+    /// The workspace: the client's first root when it offers roots, else the
+    /// git root (or folder) holding the shim's working directory.
+    workspace: RwLock<Option<PathBuf>>,
+}
+
+/// The MCP server for one agent connection.
+#[derive(Clone)]
+pub struct ParleyMcp {
+    context: Context,
+    agent: Arc<Agent>,
+    /// Built once per process: rmcp would otherwise rebuild it on every call.
+    tool_router: Arc<ToolRouter<Self>>,
+}
+
+fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
+    static ROUTER: std::sync::OnceLock<Arc<ToolRouter<ParleyMcp>>> = std::sync::OnceLock::new();
+    ROUTER.get_or_init(|| Arc::new(ParleyMcp::tool_router())).clone()
+}
+
+/// Serves MCP on a connection whose hello said `mcp`, until it closes.
+pub async fn serve(
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    id: u64,
+    hello: &Hello,
+    facts: ClientFacts,
+    context: &Context,
+) -> anyhow::Result<()> {
+    let agent = Agent {
+        connection_id: id,
+        cwd: hello.cwd.clone(),
+        editor_id: hello.editor_id.clone(),
+        workspace: RwLock::new(facts.workspaces.first().cloned()),
+    };
+    let server = ParleyMcp { context: context.clone(), agent: Arc::new(agent), tool_router: shared_router() };
+    let ct = context.shutdown.close.child_token();
+    match rmcp::service::serve_server_with_ct(server, (reader, writer), ct).await {
+        Ok(running) => {
+            let _ = running.waiting().await;
+        }
+        Err(e) => tracing::debug!(connection = id, "MCP session ended before it began: {e}"),
+    }
+    Ok(())
+}
+
+#[tool_router]
+impl ParleyMcp {
+    #[tool(
+        description = "Display a code review in the editor's review panel: every editor window open on the review's folder shows it, and windows that open later get it too. Reviews should be structured markdown with clear sections and actionable feedback. Use [`filename:line`][] format for file references (rustdoc-style); the result lists references that do not resolve so you can fix them."
+    )]
+    async fn present_review(
+        &self,
+        Parameters(args): Parameters<PresentReviewArgs>,
+    ) -> Result<Json<PresentReviewResult>, String> {
+        let _call = self.context.shutdown.call();
+        let presentation =
+            Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
+        let base = self.base_dir(args.base_uri.as_deref())?;
+        let committed = self.commit(&base, &presentation).await?;
+        self.context.store.flush().await.map_err(|e| format!("the review is shown but could not be saved: {e}"))?;
+        Ok(Json(present_result(committed.review, committed.delivered_to)))
+    }
+
+    #[tool(
+        description = "Get the currently selected text from the editor window the human is most likely looking at (the window this agent runs in, else the most recently focused window on this workspace). Works with source files and any other text editor. Returns null fields with a message if no text is selected or no editor is connected."
+    )]
+    async fn get_selection(&self, Parameters(_): Parameters<NoArgs>) -> Json<SelectionResult> {
+        let _call = self.context.shutdown.call();
+        Json(self.selection().await)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for ParleyMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("parley", parley_protocol::BUILD_VERSION))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    #[allow(deprecated)] // Roots are deprecated in 2026-07-28 but legacy hosts still offer them.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let offers_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers_roots {
+            return;
+        }
+        let agent = self.agent.clone();
+        let peer = context.peer.clone();
+        // Asked in the background: the client answers only after it has seen
+        // this notification handled.
+        tokio::spawn(async move {
+            match tokio::time::timeout(Duration::from_secs(5), peer.list_roots()).await {
+                Ok(Ok(roots)) => {
+                    if let Some(root) = roots.roots.first() {
+                        let path = workspace::path_from_uri(&root.uri);
+                        tracing::debug!(
+                            connection = agent.connection_id,
+                            "agent workspace from roots: {}",
+                            path.display()
+                        );
+                        if let Ok(mut workspace) = agent.workspace.write() {
+                            *workspace = Some(path);
+                        }
+                    }
+                }
+                Ok(Err(e)) => tracing::debug!(connection = agent.connection_id, "roots/list failed: {e}"),
+                Err(_) => tracing::debug!(connection = agent.connection_id, "roots/list timed out"),
+            }
+        });
+    }
+}
+
+impl ParleyMcp {
+    fn workspace(&self) -> Option<PathBuf> {
+        self.agent.workspace.read().ok().and_then(|w| w.clone())
+    }
+
+    /// The folder references resolve against: `baseUri` when given (relative
+    /// to the agent's working directory), else the agent's workspace.
+    fn base_dir(&self, base_uri: Option<&str>) -> Result<PathBuf, String> {
+        let base = match base_uri.filter(|b| !b.trim().is_empty()) {
+            Some(uri) => {
+                let path = workspace::path_from_uri(uri.trim());
+                let cwd = self.agent.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+                workspace::absolute(&path, &cwd)
+            }
+            None => self.workspace().ok_or(
+                "baseUri is required here: this agent's working directory is unknown. Pass the absolute folder your references are relative to",
+            )?,
+        };
+        if !base.is_dir() {
+            return Err(format!(
+                "baseUri {} is not a directory; pass the folder your file references are relative to",
+                base.display()
+            ));
+        }
+        Ok(base)
+    }
+
+    async fn commit(&self, base: &Path, presentation: &Presentation) -> Result<crate::state::Committed, String> {
+        let stopping = |_| "the Parley daemon is shutting down; call again in a moment".to_owned();
+        for _ in 0..COMMIT_ATTEMPTS {
+            let current = self
+                .context
+                .state
+                .ask(|reply| Command::Review { base: base.to_owned(), reply })
+                .await
+                .map_err(stopping)?;
+            let content = presentation.apply(current.as_ref().map(|r| r.content.as_str()));
+            let revision = current.map_or(1, |r| r.revision + 1);
+            let check_base = base.to_owned();
+            let check_content = content.clone();
+            let references = tokio::task::spawn_blocking(move || {
+                reviews::check_references(reviews::find_references(&check_content), &check_base, file_facts)
+            })
+            .await
+            .map_err(|e| format!("checking references failed: {e}"))?;
+            let review = Review { base: base.to_owned(), content, revision, updated_at: String::new(), references };
+            match self.context.state.ask(|reply| Command::Commit { review, reply }).await.map_err(stopping)? {
+                Ok(committed) => return Ok(committed),
+                Err(CommitError::Raced) => continue,
+                Err(CommitError::Store(e)) => return Err(format!("the review could not be stored: {e}")),
+            }
+        }
+        Err("other agents kept changing this review at the same moment; call again".into())
+    }
+
+    async fn selection(&self) -> SelectionResult {
+        let folder = self.workspace().or_else(|| self.agent.cwd.clone());
+        let editor_id = self.agent.editor_id.clone();
+        let picked = match self.context.state.ask(|reply| Command::PickEditor { editor_id, folder, reply }).await {
+            Ok(Some(picked)) => picked,
+            Ok(None) => {
+                return SelectionResult {
+                    message: "No editor window is connected to Parley. Open the workspace in an editor with the Parley extension (VS Code or Neovim), or run `parley watch`.".into(),
+                    ..SelectionResult::default()
+                };
+            }
+            Err(_) => {
+                return SelectionResult {
+                    message: "The Parley daemon is shutting down.".into(),
+                    ..SelectionResult::default()
+                };
+            }
+        };
+        let why = match picked.reason {
+            Reason::NamedByEnvironment => "the window this agent runs in",
+            Reason::FocusedInWorkspace => "the most recently focused window on this workspace",
+            Reason::MostRecentlyFocused => "the most recently focused window",
+        };
+        let (selection, note) = ask_editor(&picked).await;
+        let name = picked.name.clone();
+        match selection {
+            Some(selection) if !selection.text.is_empty() => {
+                selection_result(selection, &picked, format!("Selection from {name}, {why}{note}."))
+            }
+            _ => SelectionResult {
+                editor: Some(name.clone()),
+                message: format!("Nothing is selected in {name} ({why}){note}."),
+                ..SelectionResult::default()
+            },
+        }
+    }
+}
+
+/// Asks the editor for its selection; falls back to the last one it pushed
+/// when it does not answer in time.
+async fn ask_editor(picked: &PickedEditor) -> (Option<Selection>, &'static str) {
+    let (reply, answer) = oneshot::channel();
+    let request = Outbound::Request { method: SELECTION_GET, params: serde_json::json!({}), reply };
+    if picked.outbox.try_send(request).is_err() {
+        return (picked.last_selection.clone(), "; the window is busy, so this is the last selection it reported");
+    }
+    match tokio::time::timeout(SELECTION_TIMEOUT, answer).await {
+        Ok(Ok(Ok(value))) => match serde_json::from_value::<Option<Selection>>(value) {
+            Ok(selection) => (selection, ""),
+            Err(_) => (picked.last_selection.clone(), "; the window answered in an unknown shape"),
+        },
+        Ok(Ok(Err(_))) | Ok(Err(_)) => (picked.last_selection.clone(), "; the window could not answer"),
+        Err(_) => (picked.last_selection.clone(), "; the window did not answer within 2 s"),
+    }
+}
+
+fn selection_result(selection: Selection, picked: &PickedEditor, message: String) -> SelectionResult {
+    let lines = std::fs::read_to_string(&selection.path).ok();
+    let column = |line: u32, character: u32| {
+        let text = lines.as_deref().and_then(|t| t.lines().nth(line as usize)).unwrap_or("");
+        position::to_char_column(text, character, picked.encoding) + 1
+    };
+    SelectionResult {
+        start_line: Some(selection.start.line + 1),
+        start_column: Some(column(selection.start.line, selection.start.character)),
+        end_line: Some(selection.end.line + 1),
+        end_column: Some(column(selection.end.line, selection.end.character)),
+        file_path: Some(selection.path.display().to_string()),
+        document_language: selection.language_id,
+        selected_text: Some(selection.text),
+        editor: Some(picked.name.clone()),
+        message,
+    }
+}
+
+fn present_result(review: Review, delivered: Vec<crate::state::Delivery>) -> PresentReviewResult {
+    let unresolved: Vec<UnresolvedReference> = review
+        .references
+        .iter()
+        .filter_map(|r| {
+            r.problem
+                .as_ref()
+                .map(|problem| UnresolvedReference { reference: r.found.text.clone(), problem: problem.clone() })
+        })
+        .collect();
+    let resolved = review.references.len() - unresolved.len();
+    let shown = match delivered.len() {
+        0 => format!(
+            "Review stored for {}, but no editor window on that folder is connected, so nobody is looking at it yet; it appears when one connects (or run `parley watch`).",
+            review.base.display()
+        ),
+        1 => "Review displayed in 1 editor window.".to_owned(),
+        n => format!("Review displayed in {n} editor windows."),
+    };
+    let message = match unresolved.len() {
+        0 => shown,
+        n => format!("{shown} {n} reference(s) did not resolve; see references.unresolved."),
+    };
+    PresentReviewResult {
+        success: true,
+        message,
+        base_uri: review.base.display().to_string(),
+        revision: review.revision,
+        delivered_to: delivered.into_iter().map(|d| DeliveredTo { editor: d.name, editor_id: d.editor_id }).collect(),
+        references: ReferenceReport { resolved, unresolved },
+    }
+}
+
+/// Looks a referenced file up on disk: its existence, kind and line count.
+fn file_facts(path: &Path) -> FileFacts {
+    use std::io::Read;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return FileFacts::Missing;
+    };
+    if !meta.is_file() {
+        return FileFacts::NotAFile;
+    }
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return FileFacts::Missing;
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let (mut newlines, mut last) = (0u32, b'\n');
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u32;
+                last = buf[n - 1];
+            }
+        }
+    }
+    FileFacts::Lines((newlines + u32::from(last != b'\n')).max(1))
+}

@@ -1,0 +1,490 @@
+//! Reviews as documents: applying `present_review`'s three modes, finding the
+//! sections of a markdown document, and finding and checking its file
+//! references. Pure functions; the caller supplies file facts, so nothing here
+//! touches the disk.
+
+use std::path::{Component, Path, PathBuf};
+
+/// A review as the daemon holds it: one per base directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Review {
+    /// The absolute directory references are resolved against.
+    pub base: PathBuf,
+    pub content: String,
+    /// Counts the changes to this review, starting at 1.
+    pub revision: u64,
+    /// RFC 3339.
+    pub updated_at: String,
+    pub references: Vec<CheckedReference>,
+}
+
+/// How `present_review` combines new content with the current review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Replace,
+    UpdateSection,
+    Append,
+}
+
+/// Why a `present_review` call was refused. The texts are the ones agents
+/// already know from seed 000.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PresentError {
+    #[error("Content parameter is required")]
+    ContentRequired,
+    #[error("Mode must be 'replace', 'update-section', or 'append'")]
+    InvalidMode,
+    #[error("Section parameter required for update-section mode")]
+    SectionRequired,
+}
+
+impl Mode {
+    /// Parses the `mode` argument; absent means replace.
+    pub fn parse(mode: Option<&str>) -> Result<Mode, PresentError> {
+        match mode {
+            None | Some("replace") => Ok(Mode::Replace),
+            Some("update-section") => Ok(Mode::UpdateSection),
+            Some("append") => Ok(Mode::Append),
+            Some(_) => Err(PresentError::InvalidMode),
+        }
+    }
+}
+
+/// A validated `present_review` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presentation {
+    pub content: String,
+    pub mode: Mode,
+    pub section: Option<String>,
+}
+
+impl Presentation {
+    /// Validates the raw arguments in the order seed 000 reports them.
+    pub fn new(content: Option<String>, mode: Option<&str>, section: Option<String>) -> Result<Self, PresentError> {
+        let content = content.filter(|c| !c.trim().is_empty()).ok_or(PresentError::ContentRequired)?;
+        let mode = Mode::parse(mode)?;
+        let section = section.filter(|s| !s.trim().is_empty());
+        if mode == Mode::UpdateSection && section.is_none() {
+            return Err(PresentError::SectionRequired);
+        }
+        Ok(Presentation { content, mode, section })
+    }
+
+    /// The document that results from applying this to `current`.
+    pub fn apply(&self, current: Option<&str>) -> String {
+        let current = current.unwrap_or("");
+        match (self.mode, self.section.as_deref()) {
+            (Mode::Replace, _) => self.content.clone(),
+            (Mode::Append, _) => append(current, &self.content),
+            (Mode::UpdateSection, Some(section)) => update_section(current, section, &self.content),
+            (Mode::UpdateSection, None) => append(current, &self.content),
+        }
+    }
+}
+
+fn append(current: &str, content: &str) -> String {
+    if current.trim().is_empty() {
+        return content.to_owned();
+    }
+    format!("{}\n\n{}", current.trim_end(), content.trim_start_matches(['\n', '\r']))
+}
+
+/// A markdown ATX heading found in a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heading {
+    /// Byte offset of the start of the heading line.
+    pub start: usize,
+    pub level: usize,
+    pub title: String,
+}
+
+/// The ATX headings of a document, outside fenced code blocks.
+pub fn headings(doc: &str) -> Vec<Heading> {
+    let mut found = Vec::new();
+    let mut fence: Option<&str> = None;
+    let mut offset = 0;
+    for line in doc.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim_start();
+        if let Some(marker) = fence_marker(trimmed) {
+            match fence {
+                None => fence = Some(marker),
+                Some(open) if trimmed.starts_with(open) => fence = None,
+                Some(_) => {}
+            }
+            continue;
+        }
+        if fence.is_some() || line.len() - trimmed.len() > 3 {
+            continue;
+        }
+        if let Some((level, title)) = parse_heading(trimmed) {
+            found.push(Heading { start, level, title });
+        }
+    }
+    found
+}
+
+fn fence_marker(line: &str) -> Option<&'static str> {
+    if line.starts_with("```") {
+        Some("```")
+    } else if line.starts_with("~~~") {
+        Some("~~~")
+    } else {
+        None
+    }
+}
+
+fn parse_heading(line: &str) -> Option<(usize, String)> {
+    let level = line.bytes().take_while(|&b| b == b'#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &line[level..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t', '\n', '\r'])) {
+        return None;
+    }
+    let title = rest.trim().trim_end_matches('#').trim_end();
+    Some((level, title.to_owned()))
+}
+
+fn normalize_title(title: &str) -> String {
+    title.trim().trim_start_matches('#').trim().to_lowercase()
+}
+
+/// Replaces the section titled `section` (any level, up to the next heading
+/// of the same or a higher level) with `content`, or appends it when no such
+/// section exists. Content that starts with its own heading replaces the old
+/// heading too; otherwise the old heading is kept.
+pub fn update_section(doc: &str, section: &str, content: &str) -> String {
+    let wanted = normalize_title(section);
+    let all = headings(doc);
+    let content_heading = content.trim_start().lines().next().and_then(parse_heading);
+    let Some(index) = all.iter().position(|h| normalize_title(&h.title) == wanted) else {
+        let block = match content_heading {
+            Some(_) => content.trim_start().to_owned(),
+            None => format!("## {}\n\n{}", section.trim().trim_start_matches('#').trim(), content.trim_start()),
+        };
+        return append(doc, &block);
+    };
+    let found = &all[index];
+    let end = all[index + 1..].iter().find(|h| h.level <= found.level).map(|h| h.start);
+    let mut replacement = match content_heading {
+        Some(_) => content.trim().to_owned(),
+        None => {
+            let heading_line = doc[found.start..].lines().next().unwrap_or("").trim_end();
+            format!("{heading_line}\n\n{}", content.trim())
+        }
+    };
+    let mut out = String::with_capacity(doc.len() + content.len());
+    out.push_str(&doc[..found.start]);
+    match end {
+        Some(end) => {
+            replacement.push_str("\n\n");
+            out.push_str(&replacement);
+            out.push_str(&doc[end..]);
+        }
+        None => {
+            replacement.push('\n');
+            out.push_str(&replacement);
+        }
+    }
+    out
+}
+
+/// A file reference as written in a review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundReference {
+    /// The reference as written.
+    pub text: String,
+    pub path: String,
+    pub line: Option<u32>,
+    pub end_line: Option<u32>,
+}
+
+/// Finds `` [`path:line`][] ``, `` [`path:line-line`][] `` and
+/// `[text](path#L10-L20)` references outside fenced code blocks.
+pub fn find_references(doc: &str) -> Vec<FoundReference> {
+    let mut found = Vec::new();
+    let mut fence: Option<&str> = None;
+    for line in doc.lines() {
+        let trimmed = line.trim_start();
+        if let Some(marker) = fence_marker(trimmed) {
+            match fence {
+                None => fence = Some(marker),
+                Some(open) if trimmed.starts_with(open) => fence = None,
+                Some(_) => {}
+            }
+            continue;
+        }
+        if fence.is_none() {
+            find_in_line(line, &mut found);
+        }
+    }
+    found
+}
+
+fn find_in_line(line: &str, found: &mut Vec<FoundReference>) {
+    let mut rest = line;
+    while let Some(open) = rest.find('[') {
+        let after = &rest[open..];
+        if let Some(reference) = rustdoc_reference(after).or_else(|| link_reference(after)) {
+            rest = &after[reference.text.len()..];
+            found.push(reference);
+        } else {
+            rest = &after[1..];
+        }
+    }
+}
+
+/// `` [`path:line`][] `` at the start of `s`.
+fn rustdoc_reference(s: &str) -> Option<FoundReference> {
+    let inner = s.strip_prefix("[`")?;
+    let close = inner.find("`][]")?;
+    let target = &inner[..close];
+    if target.is_empty() || target.contains('`') {
+        return None;
+    }
+    let text = s[..close + 2 + 4].to_owned();
+    let (path, line, end_line) = split_path_and_lines(target)?;
+    Some(FoundReference { text, path, line, end_line })
+}
+
+fn split_path_and_lines(target: &str) -> Option<(String, Option<u32>, Option<u32>)> {
+    if let Some((path, lines)) = target.rsplit_once(':')
+        && !lines.is_empty()
+        && lines.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+    {
+        let (first, last) = match lines.split_once('-') {
+            Some((a, b)) => (a.parse().ok()?, Some(b.parse().ok()?)),
+            None => (lines.parse().ok()?, None),
+        };
+        return Some((path.to_owned(), Some(first), last));
+    }
+    if target.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((target.to_owned(), None, None))
+}
+
+/// `[text](path#L10-L20)` at the start of `s`, for local paths only.
+fn link_reference(s: &str) -> Option<FoundReference> {
+    let close_text = s.find("](")?;
+    if s[1..close_text].contains(['[', ']']) {
+        return None;
+    }
+    let target_start = close_text + 2;
+    let close = s[target_start..].find(')')? + target_start;
+    let target = s[target_start..close].trim();
+    let is_url = target.contains("://") || target.starts_with("mailto:") || target.starts_with('#');
+    if target.is_empty() || is_url || target.contains(char::is_whitespace) {
+        return None;
+    }
+    let (path, anchor) = match target.split_once('#') {
+        Some((path, anchor)) => (path, Some(anchor)),
+        None => (target, None),
+    };
+    let (line, end_line) = match anchor {
+        None => (None, None),
+        Some(anchor) => {
+            let lines = anchor.strip_prefix('L')?;
+            match lines.split_once('-') {
+                Some((a, b)) => (Some(a.parse().ok()?), Some(b.trim_start_matches('L').parse().ok()?)),
+                None => (Some(lines.parse().ok()?), None),
+            }
+        }
+    };
+    Some(FoundReference { text: s[..=close].to_owned(), path: path.to_owned(), line, end_line })
+}
+
+/// What the caller knows of a referenced file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileFacts {
+    Missing,
+    NotAFile,
+    /// A readable file with this many lines.
+    Lines(u32),
+}
+
+/// A reference after checking it against the files under the base.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedReference {
+    pub found: FoundReference,
+    /// The absolute file, when the reference resolved.
+    pub resolved: Option<PathBuf>,
+    /// Why it did not resolve.
+    pub problem: Option<String>,
+}
+
+/// Checks each reference: inside `base`, an existing file, lines in range.
+pub fn check_references(
+    found: Vec<FoundReference>,
+    base: &Path,
+    mut facts: impl FnMut(&Path) -> FileFacts,
+) -> Vec<CheckedReference> {
+    found
+        .into_iter()
+        .map(|reference| {
+            let outcome = check_one(&reference, base, &mut facts);
+            let (resolved, problem) = match outcome {
+                Ok(path) => (Some(path), None),
+                Err(problem) => (None, Some(problem)),
+            };
+            CheckedReference { found: reference, resolved, problem }
+        })
+        .collect()
+}
+
+fn check_one(r: &FoundReference, base: &Path, facts: &mut impl FnMut(&Path) -> FileFacts) -> Result<PathBuf, String> {
+    let path = join_inside(base, Path::new(&r.path))
+        .ok_or_else(|| format!("{} is outside the review's baseUri {}", r.path, base.display()))?;
+    let lines = match facts(&path) {
+        FileFacts::Missing => return Err(format!("file {} does not exist under {}", r.path, base.display())),
+        FileFacts::NotAFile => return Err(format!("{} is not a file", r.path)),
+        FileFacts::Lines(n) => n,
+    };
+    if let Some(line) = r.line {
+        if line == 0 {
+            return Err("line numbers start at 1".into());
+        }
+        if line > lines {
+            return Err(format!("line {line} is past the end of {} ({lines} lines)", r.path));
+        }
+        if let Some(end) = r.end_line {
+            if end < line {
+                return Err(format!("range {line}-{end} ends before it starts"));
+            }
+            if end > lines {
+                return Err(format!("line {end} is past the end of {} ({lines} lines)", r.path));
+            }
+        }
+    }
+    Ok(path)
+}
+
+/// Joins `relative` onto `base` lexically; `None` when the result leaves `base`.
+pub fn join_inside(base: &Path, relative: &Path) -> Option<PathBuf> {
+    let mut joined = if relative.is_absolute() { PathBuf::new() } else { base.to_owned() };
+    for component in relative.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => joined.push(component.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                joined.pop();
+            }
+            Component::Normal(part) => joined.push(part),
+        }
+    }
+    joined.starts_with(base).then_some(joined)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_apply(current: &str, content: &str, mode: &str, section: Option<&str>, want: &str) {
+        let p = Presentation::new(Some(content.into()), Some(mode), section.map(Into::into)).expect("valid");
+        assert_eq!(p.apply(Some(current)), want, "mode {mode} section {section:?}");
+    }
+
+    #[test]
+    fn modes() {
+        check_apply("# Old\n", "# New\n", "replace", None, "# New\n");
+        check_apply("# R\n\nbody\n", "\n## More\n\nx\n", "append", None, "# R\n\nbody\n\n## More\n\nx\n");
+        check_apply("", "# First\n", "append", None, "# First\n");
+        // Section replaced up to the next heading of the same level; the
+        // nested heading inside it goes too.
+        check_apply(
+            "# R\n\n## A\n\na\n\n### A.1\n\na1\n\n## B\n\nb\n",
+            "new a",
+            "update-section",
+            Some("A"),
+            "# R\n\n## A\n\nnew a\n\n## B\n\nb\n",
+        );
+        // Content with its own heading replaces the old heading.
+        check_apply(
+            "# R\n\n## Implementation Details\n\nold\n",
+            "## Updated Implementation Details\n\nnew",
+            "update-section",
+            Some("Implementation Details"),
+            "# R\n\n## Updated Implementation Details\n\nnew\n",
+        );
+        // Any level, case-insensitive; the last section runs to the end.
+        check_apply("# R\n\n### notes ###\n\nx\n", "y", "update-section", Some("Notes"), "# R\n\n### notes ###\n\ny\n");
+        // Missing section: appended under a heading of its name.
+        check_apply("# R\n\nbody\n", "text", "update-section", Some("Security"), "# R\n\nbody\n\n## Security\n\ntext");
+        // A heading-like line inside a code fence is not a section.
+        check_apply(
+            "# R\n\n```\n## A\n```\n\n## A\n\nreal\n",
+            "new",
+            "update-section",
+            Some("A"),
+            "# R\n\n```\n## A\n```\n\n## A\n\nnew\n",
+        );
+    }
+
+    #[test]
+    fn argument_errors_use_the_seed_texts() {
+        let err = |c: Option<&str>, m: Option<&str>, s: Option<&str>| {
+            Presentation::new(c.map(Into::into), m, s.map(Into::into)).map(|_| ()).map_err(|e| e.to_string())
+        };
+        assert_eq!(err(None, None, None), Err("Content parameter is required".into()));
+        assert_eq!(err(Some("  "), None, None), Err("Content parameter is required".into()));
+        assert_eq!(
+            err(Some("x"), Some("merge"), None),
+            Err("Mode must be 'replace', 'update-section', or 'append'".into())
+        );
+        assert_eq!(
+            err(Some("x"), Some("update-section"), None),
+            Err("Section parameter required for update-section mode".into())
+        );
+        assert_eq!(err(Some("x"), Some("append"), None), Ok(()));
+    }
+
+    #[test]
+    fn finds_references_in_every_form() {
+        let doc = "See [`src/auth.ts:23`][] and [`src/a.rs:3-9`][], [`README.md`][].\n\
+                   Also [login](src/login.ts#L10-L20), [x](lib.rs#L4) and [docs](docs/plan.md).\n\
+                   Not [web](https://example.com/a.rs#L1), not [anchor](#top).\n\
+                   ```\n[`in/code.rs:1`][]\n```\n";
+        let got: Vec<(String, Option<u32>, Option<u32>)> =
+            find_references(doc).into_iter().map(|r| (r.path, r.line, r.end_line)).collect();
+        let want = vec![
+            ("src/auth.ts".to_owned(), Some(23), None),
+            ("src/a.rs".to_owned(), Some(3), Some(9)),
+            ("README.md".to_owned(), None, None),
+            ("src/login.ts".to_owned(), Some(10), Some(20)),
+            ("lib.rs".to_owned(), Some(4), None),
+            ("docs/plan.md".to_owned(), None, None),
+        ];
+        assert_eq!(got, want);
+        assert_eq!(find_references("[`src/auth.ts:23`][]")[0].text, "[`src/auth.ts:23`][]");
+    }
+
+    #[test]
+    fn checks_references_against_files() {
+        let base = Path::new("/ws");
+        let facts = |p: &Path| match p.to_str() {
+            Some("/ws/src/a.rs") => FileFacts::Lines(10),
+            Some("/ws/src") => FileFacts::NotAFile,
+            _ => FileFacts::Missing,
+        };
+        let doc = "[`src/a.rs:3`][] [`src/a.rs:11`][] [`src/a.rs:4-12`][] [`nope.rs:1`][] \
+                   [`../etc/passwd:1`][] [`src:1`][] [`src/a.rs:0`][] [`/ws/src/a.rs:2`][]";
+        let problems: Vec<Option<String>> =
+            check_references(find_references(doc), base, facts).into_iter().map(|r| r.problem).collect();
+        assert_eq!(
+            problems,
+            vec![
+                None,
+                Some("line 11 is past the end of src/a.rs (10 lines)".into()),
+                Some("line 12 is past the end of src/a.rs (10 lines)".into()),
+                Some("file nope.rs does not exist under /ws".into()),
+                Some("../etc/passwd is outside the review's baseUri /ws".into()),
+                Some("src is not a file".into()),
+                Some("line numbers start at 1".into()),
+                None,
+            ]
+        );
+    }
+}

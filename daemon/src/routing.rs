@@ -1,0 +1,72 @@
+//! Which editor window an agent most likely means when it asks for "the
+//! selection": the window its environment names, else the most recently
+//! focused window whose workspace holds the agent's folder, else the most
+//! recently focused window.
+
+use std::path::Path;
+
+use crate::workspace;
+
+/// What routing needs to know of a connected editor.
+#[derive(Debug, Clone)]
+pub struct Candidate<'a> {
+    pub connection_id: u64,
+    pub editor_id: Option<&'a str>,
+    pub workspaces: &'a [std::path::PathBuf],
+    /// Higher is more recent.
+    pub focus_rank: u64,
+}
+
+/// Why a window was chosen, for the agent's benefit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    NamedByEnvironment,
+    FocusedInWorkspace,
+    MostRecentlyFocused,
+}
+
+/// Picks a window for an agent with `editor_id` (from `PARLEY_EDITOR_ID`)
+/// working in `folder`.
+pub fn choose(candidates: &[Candidate<'_>], editor_id: Option<&str>, folder: Option<&Path>) -> Option<(u64, Reason)> {
+    if let Some(wanted) = editor_id
+        && let Some(c) = candidates.iter().find(|c| c.editor_id == Some(wanted))
+    {
+        return Some((c.connection_id, Reason::NamedByEnvironment));
+    }
+    let latest = |filter: &dyn Fn(&Candidate<'_>) -> bool| {
+        candidates.iter().filter(|c| filter(c)).max_by_key(|c| c.focus_rank).map(|c| c.connection_id)
+    };
+    if let Some(folder) = folder
+        && let Some(id) =
+            latest(&|c| c.workspaces.iter().any(|w| workspace::holds(w, folder) || workspace::holds(folder, w)))
+    {
+        return Some((id, Reason::FocusedInWorkspace));
+    }
+    latest(&|_| true).map(|id| (id, Reason::MostRecentlyFocused))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn prefers_named_then_workspace_then_recent() {
+        let a = [PathBuf::from("/a")];
+        let b = [PathBuf::from("/b")];
+        let editors = [
+            Candidate { connection_id: 1, editor_id: Some("one"), workspaces: &a, focus_rank: 1 },
+            Candidate { connection_id: 2, editor_id: Some("two"), workspaces: &b, focus_rank: 3 },
+            Candidate { connection_id: 3, editor_id: None, workspaces: &a, focus_rank: 2 },
+        ];
+        let check = |id: Option<&str>, folder: Option<&str>, want: Option<(u64, Reason)>| {
+            assert_eq!(choose(&editors, id, folder.map(Path::new)), want, "{id:?} {folder:?}");
+        };
+        check(Some("one"), Some("/b"), Some((1, Reason::NamedByEnvironment)));
+        check(Some("gone"), Some("/a/src"), Some((3, Reason::FocusedInWorkspace)));
+        check(None, Some("/b"), Some((2, Reason::FocusedInWorkspace)));
+        check(None, Some("/elsewhere"), Some((2, Reason::MostRecentlyFocused)));
+        check(None, None, Some((2, Reason::MostRecentlyFocused)));
+        assert_eq!(choose(&[], None, None), None);
+    }
+}

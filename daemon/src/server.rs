@@ -1,0 +1,129 @@
+//! Running the daemon: bind the socket, open the store, start the state owner
+//! and the hub, and shut all of it down in order on a signal or request.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use parley_protocol::socket;
+use tokio_util::task::TaskTracker;
+
+use crate::config;
+use crate::hub::{self, Context, listener};
+use crate::shutdown::Shutdown;
+use crate::state::{self, StartTime};
+use crate::store::Store;
+
+/// How long in-flight tool calls may run on after shutdown begins.
+const DRAIN_CALLS: Duration = Duration::from_secs(3);
+/// How long connections get to close after that.
+const DRAIN_CONNECTIONS: Duration = Duration::from_secs(2);
+
+/// Runs the daemon in the foreground until it is stopped.
+pub fn run() -> anyhow::Result<()> {
+    // Read before the runtime starts threads: the environment is not
+    // thread-safe to read while others may change it.
+    let notify_socket = config::notify_socket();
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("parley")
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve(notify_socket))
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_new(config::log_filter())
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+}
+
+async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
+    let started = StartTime { instant: Instant::now(), wall: chrono::Utc::now() };
+    let socket_path = socket::socket_path()?;
+    let data_dir = config::data_dir()?;
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
+    let bound = listener::bind(&socket_path).await?;
+    let store = Store::open(&data_dir)?;
+    let reviews = store.reviews().with_context(|| format!("reading reviews from {}", store.path().display()))?;
+    let (state, _state_task) = state::spawn(store.clone(), reviews);
+    let shutdown = Shutdown::default();
+    spawn_signal_handler(shutdown.clone())?;
+    let context = Arc::new(Context {
+        state,
+        store: store.clone(),
+        shutdown: shutdown.clone(),
+        socket: socket_path.clone(),
+        data_dir,
+        started,
+    });
+    let tracker = TaskTracker::new();
+    tracing::info!(
+        pid = std::process::id(),
+        version = parley_protocol::BUILD_VERSION,
+        "listening on {}",
+        socket_path.display()
+    );
+    if let Some(path) = notify_socket {
+        notify_ready(&path);
+    }
+    let (listener, guard) = bound.into_parts();
+    hub::accept_loop(listener, context, tracker.clone()).await;
+
+    tracing::info!("shutting down: no longer accepting connections");
+    let still_running = shutdown.wait_idle(DRAIN_CALLS).await;
+    if still_running > 0 {
+        tracing::warn!("{still_running} tool call(s) still running after {DRAIN_CALLS:?}; their agents get an error");
+    }
+    shutdown.close.cancel();
+    tracker.close();
+    if tokio::time::timeout(DRAIN_CONNECTIONS, tracker.wait()).await.is_err() {
+        tracing::warn!("some connections did not close within {DRAIN_CONNECTIONS:?}");
+    }
+    store.flush().await.context("flushing the store")?;
+    guard.remove();
+    tracing::info!("stopped");
+    Ok(())
+}
+
+fn spawn_signal_handler(shutdown: Shutdown) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+        shutdown.stop.cancel();
+    });
+    Ok(())
+}
+
+/// Tells systemd the daemon is ready (`Type=notify` units).
+fn notify_ready(path: &Path) {
+    let socket = match std::os::unix::net::UnixDatagram::unbound() {
+        Ok(socket) => socket,
+        Err(e) => return tracing::warn!("cannot notify systemd: {e}"),
+    };
+    let sent = match path.to_str().and_then(|p| p.strip_prefix('@')) {
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
+                .and_then(|addr| socket.send_to_addr(b"READY=1", &addr))
+        }
+        _ => socket.send_to(b"READY=1", path),
+    };
+    if let Err(e) = sent {
+        tracing::warn!("cannot notify systemd at {}: {e}", path.display());
+    }
+}

@@ -1,0 +1,418 @@
+//! The single owner of the daemon's mutable state: connected clients, the
+//! reviews, and the event log. Connections talk to it over a bounded channel
+//! of [`Command`]s and get answers on oneshots; it never awaits IO, so no
+//! client can stall it.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parley_protocol::hello::{PositionEncoding, Role};
+use parley_protocol::jsonrpc::{ErrorObject, Notification, to_line};
+use parley_protocol::methods::{self as wire, Selection};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::reviews::Review;
+use crate::routing::{self, Candidate, Reason};
+use crate::store::Store;
+use crate::workspace;
+
+/// Events kept for `events/replay`.
+const EVENT_LOG_LEN: usize = 1024;
+/// Messages queued for one editor before it counts as too slow and is dropped.
+pub const OUTBOX_LEN: usize = 256;
+
+/// What the daemon sends to an editor connection's task.
+#[derive(Debug)]
+pub enum Outbound {
+    /// A ready-made notification line.
+    Line(Arc<Vec<u8>>),
+    /// A request to the editor; its answer comes back on `reply`.
+    Request { method: &'static str, params: Value, reply: oneshot::Sender<Result<Value, ErrorObject>> },
+}
+
+/// What a client said of itself in hello.
+#[derive(Debug, Clone)]
+pub struct ClientFacts {
+    pub role: Role,
+    pub name: String,
+    pub editor_id: Option<String>,
+    /// For editors, the folders they have open; for agents, their workspace.
+    pub workspaces: Vec<PathBuf>,
+    pub encoding: PositionEncoding,
+}
+
+/// An editor chosen to answer a selection request.
+#[derive(Debug, Clone)]
+pub struct PickedEditor {
+    pub name: String,
+    pub editor_id: Option<String>,
+    pub encoding: PositionEncoding,
+    pub reason: Reason,
+    pub outbox: mpsc::Sender<Outbound>,
+    /// The last selection the editor pushed, as a fallback.
+    pub last_selection: Option<Selection>,
+}
+
+/// An editor a review was delivered to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub name: String,
+    pub editor_id: Option<String>,
+}
+
+/// The result of committing a review.
+#[derive(Debug, Clone)]
+pub struct Committed {
+    pub review: Review,
+    pub delivered_to: Vec<Delivery>,
+}
+
+/// Why a commit was not applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommitError {
+    /// Another agent changed the review since it was read; read and retry.
+    Raced,
+    Store(String),
+}
+
+/// Requests to the state owner. Every `reply` is answered exactly once.
+#[derive(Debug)]
+pub enum Command {
+    Connected {
+        id: u64,
+        facts: ClientFacts,
+        /// Present for editors, which receive events.
+        outbox: Option<mpsc::Sender<Outbound>>,
+        reply: oneshot::Sender<u64>,
+    },
+    Disconnected {
+        id: u64,
+    },
+    Focus {
+        id: u64,
+        focused: bool,
+    },
+    SelectionChanged {
+        id: u64,
+        selection: Option<Selection>,
+    },
+    /// The current review for `base`, if any.
+    Review {
+        base: PathBuf,
+        reply: oneshot::Sender<Option<Review>>,
+    },
+    /// Stores `review` if the stored revision is still `review.revision - 1`,
+    /// then pushes it to every editor whose workspace holds its base.
+    Commit {
+        review: Review,
+        reply: oneshot::Sender<Result<Committed, CommitError>>,
+    },
+    /// Reviews whose base lies in one of `folders` (all when `None`), newest first.
+    Reviews {
+        folders: Option<Vec<PathBuf>>,
+        reply: oneshot::Sender<Vec<Review>>,
+    },
+    PickEditor {
+        editor_id: Option<String>,
+        folder: Option<PathBuf>,
+        reply: oneshot::Sender<Option<PickedEditor>>,
+    },
+    Replay {
+        id: u64,
+        after: u64,
+        reply: oneshot::Sender<wire::EventsReplayResult>,
+    },
+    Status {
+        reply: oneshot::Sender<StatusFacts>,
+    },
+}
+
+/// What `status` reports from the state.
+#[derive(Debug, Clone)]
+pub struct StatusFacts {
+    pub connections: wire::ConnectionCounts,
+    pub editors: Vec<wire::EditorSummary>,
+    pub workspaces: Vec<PathBuf>,
+    pub reviews: usize,
+}
+
+/// A cloneable handle for sending commands to the state owner.
+#[derive(Debug, Clone)]
+pub struct StateHandle {
+    /// Sent by every connection; received by [`run`]; closed when the daemon stops.
+    tx: mpsc::Sender<Command>,
+}
+
+/// The state owner stopped; only happens while the daemon shuts down.
+#[derive(Debug, thiserror::Error)]
+#[error("the daemon is shutting down")]
+pub struct Stopped;
+
+impl StateHandle {
+    /// Sends a command that carries its own reply channel and awaits the answer.
+    pub async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Command) -> Result<T, Stopped> {
+        let (reply, answer) = oneshot::channel();
+        self.tx.send(make(reply)).await.map_err(|_| Stopped)?;
+        answer.await.map_err(|_| Stopped)
+    }
+
+    /// Sends a command with no answer.
+    pub async fn tell(&self, command: Command) {
+        // A send fails only while the daemon shuts down, when nothing matters.
+        let _ = self.tx.send(command).await;
+    }
+}
+
+struct Client {
+    facts: ClientFacts,
+    outbox: Option<mpsc::Sender<Outbound>>,
+    focus_rank: u64,
+    last_selection: Option<Selection>,
+}
+
+struct LoggedEvent {
+    event: wire::Event,
+    /// The base of the review it concerns, to filter replays by workspace.
+    base: PathBuf,
+}
+
+struct State {
+    clients: HashMap<u64, Client>,
+    reviews: BTreeMap<PathBuf, Review>,
+    events: VecDeque<LoggedEvent>,
+    seq: u64,
+    focus_counter: u64,
+    store: Store,
+}
+
+/// Starts the state owner with the reviews already in `store`.
+pub fn spawn(store: Store, reviews: Vec<Review>) -> (StateHandle, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel(1024);
+    let state = State {
+        clients: HashMap::new(),
+        reviews: reviews.into_iter().map(|r| (r.base.clone(), r)).collect(),
+        events: VecDeque::with_capacity(EVENT_LOG_LEN),
+        seq: 0,
+        focus_counter: 0,
+        store,
+    };
+    let task = tokio::spawn(run(state, rx));
+    (StateHandle { tx }, task)
+}
+
+async fn run(mut state: State, mut rx: mpsc::Receiver<Command>) {
+    while let Some(command) = rx.recv().await {
+        state.handle(command);
+    }
+}
+
+impl State {
+    fn handle(&mut self, command: Command) {
+        match command {
+            Command::Connected { id, facts, outbox, reply } => {
+                self.focus_counter += 1;
+                let client = Client { facts, outbox, focus_rank: self.focus_counter, last_selection: None };
+                self.clients.insert(id, client);
+                let _ = reply.send(self.seq);
+            }
+            Command::Disconnected { id } => {
+                self.clients.remove(&id);
+            }
+            Command::Focus { id, focused } => {
+                if focused {
+                    self.focus_counter += 1;
+                    if let Some(client) = self.clients.get_mut(&id) {
+                        client.focus_rank = self.focus_counter;
+                    }
+                }
+            }
+            Command::SelectionChanged { id, selection } => {
+                if let Some(client) = self.clients.get_mut(&id) {
+                    client.last_selection = selection;
+                }
+            }
+            Command::Review { base, reply } => {
+                let _ = reply.send(self.reviews.get(&base).cloned());
+            }
+            Command::Commit { review, reply } => {
+                let _ = reply.send(self.commit(review));
+            }
+            Command::Reviews { folders, reply } => {
+                let mut found: Vec<Review> = self
+                    .reviews
+                    .values()
+                    .filter(|r| match &folders {
+                        None => true,
+                        Some(folders) => folders.iter().any(|f| in_workspace(f, &r.base)),
+                    })
+                    .cloned()
+                    .collect();
+                found.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+                let _ = reply.send(found);
+            }
+            Command::PickEditor { editor_id, folder, reply } => {
+                let _ = reply.send(self.pick_editor(editor_id.as_deref(), folder.as_deref()));
+            }
+            Command::Replay { id, after, reply } => {
+                let _ = reply.send(self.replay(id, after));
+            }
+            Command::Status { reply } => {
+                let _ = reply.send(self.status());
+            }
+        }
+    }
+
+    fn commit(&mut self, mut review: Review) -> Result<Committed, CommitError> {
+        let current = self.reviews.get(&review.base).map_or(0, |r| r.revision);
+        if review.revision != current + 1 {
+            return Err(CommitError::Raced);
+        }
+        review.updated_at = now_rfc3339();
+        self.store.put_review(&review).map_err(|e| CommitError::Store(e.to_string()))?;
+        self.seq += 1;
+        let params = serde_json::to_value(wire::ReviewUpdated { seq: self.seq, review: wire_review(&review) })
+            .expect("wire types always serialize");
+        let line = Arc::new(to_line(&Notification::new(wire::REVIEW_UPDATED, params.clone())));
+        if self.events.len() == EVENT_LOG_LEN {
+            self.events.pop_front();
+        }
+        let event = wire::Event { seq: self.seq, method: wire::REVIEW_UPDATED.into(), params };
+        self.events.push_back(LoggedEvent { event, base: review.base.clone() });
+        let delivered_to = self.broadcast(&review.base, &line);
+        self.reviews.insert(review.base.clone(), review.clone());
+        Ok(Committed { review, delivered_to })
+    }
+
+    /// Queues `line` for every editor whose workspace holds `base`. An editor
+    /// whose queue is full is too slow: it is dropped, and its connection
+    /// closes when its task sees the queue end.
+    fn broadcast(&mut self, base: &Path, line: &Arc<Vec<u8>>) -> Vec<Delivery> {
+        let mut delivered = Vec::new();
+        let mut too_slow = Vec::new();
+        for (id, client) in &self.clients {
+            let Some(outbox) = &client.outbox else { continue };
+            if !client.facts.workspaces.iter().any(|w| in_workspace(w, base)) {
+                continue;
+            }
+            match outbox.try_send(Outbound::Line(line.clone())) {
+                Ok(()) => delivered
+                    .push(Delivery { name: client.facts.name.clone(), editor_id: client.facts.editor_id.clone() }),
+                Err(_) => too_slow.push(*id),
+            }
+        }
+        for id in too_slow {
+            tracing::warn!(connection = id, "editor is not reading its events; dropping it");
+            self.clients.remove(&id);
+        }
+        delivered.sort_by(|a, b| a.name.cmp(&b.name));
+        delivered
+    }
+
+    fn pick_editor(&self, editor_id: Option<&str>, folder: Option<&Path>) -> Option<PickedEditor> {
+        let candidates: Vec<Candidate<'_>> = self
+            .clients
+            .iter()
+            .filter(|(_, c)| c.facts.role == Role::Editor && c.outbox.is_some())
+            .map(|(id, c)| Candidate {
+                connection_id: *id,
+                editor_id: c.facts.editor_id.as_deref(),
+                workspaces: &c.facts.workspaces,
+                focus_rank: c.focus_rank,
+            })
+            .collect();
+        let (id, reason) = routing::choose(&candidates, editor_id, folder)?;
+        let client = self.clients.get(&id)?;
+        Some(PickedEditor {
+            name: client.facts.name.clone(),
+            editor_id: client.facts.editor_id.clone(),
+            encoding: client.facts.encoding,
+            reason,
+            outbox: client.outbox.clone()?,
+            last_selection: client.last_selection.clone(),
+        })
+    }
+
+    fn replay(&self, id: u64, after: u64) -> wire::EventsReplayResult {
+        let folders = self.clients.get(&id).map(|c| c.facts.workspaces.clone()).unwrap_or_default();
+        let oldest = self.events.front().map_or(self.seq + 1, |e| e.event.seq);
+        let complete = after + 1 >= oldest || after >= self.seq;
+        let events = self
+            .events
+            .iter()
+            .filter(|e| e.event.seq > after && folders.iter().any(|f| in_workspace(f, &e.base)))
+            .map(|e| e.event.clone())
+            .collect();
+        wire::EventsReplayResult { events, complete, seq: self.seq }
+    }
+
+    fn status(&self) -> StatusFacts {
+        let mut connections = wire::ConnectionCounts { mcp: 0, editor: 0, cli: 0 };
+        let mut editors = Vec::new();
+        let mut workspaces: Vec<PathBuf> = self.reviews.keys().cloned().collect();
+        for (id, client) in &self.clients {
+            match client.facts.role {
+                Role::Mcp => connections.mcp += 1,
+                Role::Editor => connections.editor += 1,
+                Role::Cli => connections.cli += 1,
+            }
+            if client.facts.role != Role::Cli {
+                workspaces.extend(client.facts.workspaces.iter().cloned());
+            }
+            if client.facts.role == Role::Editor {
+                editors.push(wire::EditorSummary {
+                    connection_id: *id,
+                    name: client.facts.name.clone(),
+                    editor_id: client.facts.editor_id.clone(),
+                    workspaces: client.facts.workspaces.clone(),
+                });
+            }
+        }
+        editors.sort_by_key(|e| e.connection_id);
+        workspaces.sort();
+        workspaces.dedup();
+        StatusFacts { connections, editors, workspaces, reviews: self.reviews.len() }
+    }
+}
+
+/// Whether a review based at `base` belongs to an editor with workspace
+/// `folder`: the folder holds the base.
+fn in_workspace(folder: &Path, base: &Path) -> bool {
+    workspace::holds(folder, base)
+}
+
+/// The wire form of a review.
+pub fn wire_review(review: &Review) -> wire::Review {
+    wire::Review {
+        base_uri: review.base.clone(),
+        content: review.content.clone(),
+        revision: review.revision,
+        updated_at: review.updated_at.clone(),
+        references: review
+            .references
+            .iter()
+            .map(|r| wire::Reference {
+                text: r.found.text.clone(),
+                path: r.found.path.clone(),
+                line: r.found.line,
+                end_line: r.found.end_line,
+                resolved_path: r.resolved.clone(),
+                problem: r.problem.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The current time as RFC 3339 in UTC, with milliseconds.
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// When the daemon started, for `status`.
+#[derive(Debug, Clone, Copy)]
+pub struct StartTime {
+    pub instant: Instant,
+    pub wall: chrono::DateTime<chrono::Utc>,
+}

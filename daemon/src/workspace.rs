@@ -1,0 +1,93 @@
+//! Which folder a path belongs to: the git root (or the folder itself) that
+//! holds an agent's working directory, and whether one folder holds a path.
+
+use std::path::{Path, PathBuf};
+
+/// The workspace of `dir`: the nearest ancestor holding `.git`, else `dir`.
+pub fn root_of(dir: &Path) -> PathBuf {
+    dir.ancestors().find(|a| a.join(".git").exists()).unwrap_or(dir).to_owned()
+}
+
+/// Whether `folder` holds `path` (or is it), comparing whole components.
+pub fn holds(folder: &Path, path: &Path) -> bool {
+    path.starts_with(folder)
+}
+
+/// A path made absolute against `cwd` and stripped of `.` and `..`, without
+/// touching the disk.
+pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
+    let joined = if path.is_absolute() { path.to_owned() } else { cwd.join(path) };
+    let mut out = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Turns a `file://` URI (as MCP roots and some hosts send) into a path;
+/// plain paths pass through.
+pub fn path_from_uri(uri: &str) -> PathBuf {
+    match uri.strip_prefix("file://") {
+        Some(rest) => PathBuf::from(percent_decode(rest.strip_prefix("localhost").unwrap_or(rest))),
+        None => PathBuf::from(uri),
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holds_compares_components() {
+        assert!(holds(Path::new("/ws"), Path::new("/ws/src/a.rs")));
+        assert!(holds(Path::new("/ws"), Path::new("/ws")));
+        assert!(!holds(Path::new("/ws"), Path::new("/ws2/a.rs")));
+    }
+
+    #[test]
+    fn absolute_resolves_dots() {
+        assert_eq!(absolute(Path::new("../b/./c"), Path::new("/ws/a")), PathBuf::from("/ws/b/c"));
+        assert_eq!(absolute(Path::new("/x/y"), Path::new("/ws")), PathBuf::from("/x/y"));
+    }
+
+    #[test]
+    fn file_uris_become_paths() {
+        assert_eq!(path_from_uri("file:///home/me/my%20proj"), PathBuf::from("/home/me/my proj"));
+        assert_eq!(path_from_uri("/plain/path"), PathBuf::from("/plain/path"));
+    }
+
+    #[test]
+    fn root_is_the_git_root() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("repo/.git")).expect("mkdir");
+        std::fs::create_dir_all(dir.path().join("repo/src/deep")).expect("mkdir");
+        assert_eq!(root_of(&dir.path().join("repo/src/deep")), dir.path().join("repo"));
+        assert_eq!(root_of(dir.path()), dir.path());
+    }
+}

@@ -1,0 +1,91 @@
+//! The `hello` exchange that opens every connection: who the client is, which
+//! role it plays, and what the daemon answers.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The method name of the opening request.
+pub const HELLO: &str = "hello";
+
+/// What a connection is for; it decides what the rest of the connection carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// An agent's `parley-mcp` shim: after hello the connection carries MCP only.
+    Mcp,
+    /// An editor window: hub methods both ways.
+    Editor,
+    /// The `parley` command line: hub methods, requests from the client only.
+    Cli,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Mcp => "mcp",
+            Role::Editor => "editor",
+            Role::Cli => "cli",
+        })
+    }
+}
+
+/// How a client counts characters within a line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PositionEncoding {
+    /// UTF-16 code units, as VS Code and LSP count.
+    #[default]
+    #[serde(rename = "utf-16")]
+    Utf16,
+    /// Bytes of UTF-8, as Neovim counts.
+    #[serde(rename = "utf-8")]
+    Utf8,
+    /// Unicode scalar values.
+    #[serde(rename = "utf-32")]
+    Utf32,
+}
+
+/// The client program's name and version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// Parameters of `hello`, the first request on every connection.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hello {
+    /// The hub protocol major the client speaks.
+    pub protocol: u32,
+    pub role: Role,
+    pub client: ClientInfo,
+    #[serde(default)]
+    pub pid: Option<u32>,
+    /// The client's working directory: an agent's workspace is derived from it.
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    /// Absolute folders an editor window has open.
+    #[serde(default)]
+    pub workspaces: Vec<PathBuf>,
+    /// An editor's own id; from an agent, the id of the editor it runs inside
+    /// (taken from `PARLEY_EDITOR_ID`), used to route `get_selection`.
+    #[serde(default)]
+    pub editor_id: Option<String>,
+    #[serde(default)]
+    pub position_encoding: PositionEncoding,
+}
+
+/// The daemon's answer to `hello`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloReply {
+    pub protocol: u32,
+    /// The daemon's build version.
+    pub version: String,
+    pub pid: u32,
+    /// This connection's id, as it appears in the daemon's logs and `status`.
+    pub connection_id: u64,
+    /// The newest event sequence number: a client that later reconnects asks
+    /// `events/replay` for what came after the last one it saw.
+    pub seq: u64,
+}

@@ -1,0 +1,201 @@
+//! Where the daemon's socket lives: one resolution shared by the daemon, the
+//! shim, the CLI and the tests, so that every side meets at the same path.
+//!
+//! The default depends only on the uid, never on environment variables,
+//! because MCP hosts start the shim with a scrubbed environment (no
+//! `XDG_RUNTIME_DIR`, no `TMPDIR`) while a daemon under systemd or launchd
+//! sees a different one.
+
+use std::ffi::OsString;
+use std::fs;
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::PROTOCOL_VERSION;
+
+/// Overrides the socket path; both sides must be configured alike.
+pub const SOCKET_ENV: &str = "PARLEY_SOCKET";
+
+/// The longest socket path every platform accepts: macOS's `sun_path` holds
+/// 104 bytes including the terminating NUL, Linux's 108. Node truncates longer
+/// paths silently, so Parley refuses them up front.
+pub const MAX_SOCKET_PATH_BYTES: usize = if cfg!(target_os = "linux") { 107 } else { 103 };
+
+/// Why no usable socket path could be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum SocketPathError {
+    #[error(
+        "socket path {path} is {len} bytes, longer than the {max} this platform allows: set {SOCKET_ENV} to a shorter path"
+    )]
+    TooLong { path: PathBuf, len: usize, max: usize },
+    #[error("{SOCKET_ENV} must be an absolute path, got {0:?}")]
+    NotAbsolute(OsString),
+}
+
+/// The socket's file name for this protocol major, e.g. `parley-v1.sock`.
+pub fn socket_file_name() -> String {
+    format!("parley-v{PROTOCOL_VERSION}.sock")
+}
+
+/// Decides the socket path: `$PARLEY_SOCKET` when set, else a per-user
+/// directory derived from the uid (see the module comment).
+pub fn socket_path() -> Result<PathBuf, SocketPathError> {
+    let path = match std::env::var_os(SOCKET_ENV).filter(|v| !v.is_empty()) {
+        Some(value) => {
+            let path = PathBuf::from(&value);
+            if !path.is_absolute() {
+                return Err(SocketPathError::NotAbsolute(value));
+            }
+            path
+        }
+        None => default_socket_dir().join(socket_file_name()),
+    };
+    check_length(path)
+}
+
+fn check_length(path: PathBuf) -> Result<PathBuf, SocketPathError> {
+    let len = path.as_os_str().len();
+    if len > MAX_SOCKET_PATH_BYTES {
+        return Err(SocketPathError::TooLong { path, len, max: MAX_SOCKET_PATH_BYTES });
+    }
+    Ok(path)
+}
+
+/// The default directory holding the socket, decided without the environment.
+pub fn default_socket_dir() -> PathBuf {
+    let uid = current_uid();
+    if cfg!(target_os = "linux") {
+        let run_user = PathBuf::from(format!("/run/user/{uid}"));
+        if is_private_dir_of(&run_user, uid) {
+            return run_user.join("parley");
+        }
+    }
+    if let Some(dir) = os_user_temp_dir() {
+        return dir.join(format!("parley-{uid}"));
+    }
+    PathBuf::from(format!("/tmp/parley-{uid}"))
+}
+
+/// The lock file a daemon holds for its whole life, beside the socket.
+pub fn daemon_lock_path(socket: &Path) -> PathBuf {
+    socket.with_extension("lock")
+}
+
+/// The lock file clients hold while they start a daemon, so that two clients
+/// starting at once end with one daemon.
+pub fn start_lock_path(socket: &Path) -> PathBuf {
+    socket.with_extension("start.lock")
+}
+
+/// The effective uid of this process.
+pub fn current_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+fn is_private_dir_of(dir: &Path, uid: u32) -> bool {
+    match fs::symlink_metadata(dir) {
+        Ok(meta) => meta.is_dir() && meta.uid() == uid && meta.mode() & 0o777 == 0o700,
+        Err(_) => false,
+    }
+}
+
+/// Why the socket's directory cannot be trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum SocketDirError {
+    #[error("cannot create socket directory {dir}: {source}")]
+    Create { dir: PathBuf, source: io::Error },
+    #[error("{dir} is a symbolic link; remove it so Parley can create a private directory there")]
+    Symlink { dir: PathBuf },
+    #[error("{dir} is not a directory; remove it or set {SOCKET_ENV}")]
+    NotDir { dir: PathBuf },
+    #[error("{dir} belongs to uid {owner}, not to you (uid {uid}); remove it or set {SOCKET_ENV}")]
+    Owner { dir: PathBuf, owner: u32, uid: u32 },
+    #[error("cannot make {dir} private (chmod 0700): {source}")]
+    Chmod { dir: PathBuf, source: io::Error },
+}
+
+/// Creates the socket's directory with mode 0700 if missing, then checks that
+/// it is a real directory owned by this user and makes it private.
+///
+/// The directory is the security boundary: not every platform honours
+/// permissions on the socket file itself, all honour them on its directory.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), SocketDirError> {
+    let created = fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
+    if let Err(source) = created {
+        return Err(SocketDirError::Create { dir: dir.to_owned(), source });
+    }
+    let meta = fs::symlink_metadata(dir).map_err(|source| SocketDirError::Create { dir: dir.to_owned(), source })?;
+    if meta.file_type().is_symlink() {
+        return Err(SocketDirError::Symlink { dir: dir.to_owned() });
+    }
+    if !meta.is_dir() {
+        return Err(SocketDirError::NotDir { dir: dir.to_owned() });
+    }
+    let uid = current_uid();
+    if meta.uid() != uid {
+        return Err(SocketDirError::Owner { dir: dir.to_owned(), owner: meta.uid(), uid });
+    }
+    if meta.mode() & 0o077 != 0 {
+        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+            .map_err(|source| SocketDirError::Chmod { dir: dir.to_owned(), source })?;
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "macos")]
+#[allow(unsafe_code)] // confstr is the only way to ask for the per-user temp dir without the environment.
+fn os_user_temp_dir() -> Option<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut buf = vec![0u8; 1024];
+    // SAFETY: `buf` is valid for `buf.len()` bytes and confstr writes at most that many.
+    let len = unsafe { libc::confstr(libc::_CS_DARWIN_USER_TEMP_DIR, buf.as_mut_ptr().cast(), buf.len()) };
+    if len == 0 || len > buf.len() {
+        return None;
+    }
+    buf.truncate(len - 1);
+    Some(PathBuf::from(OsString::from_vec(buf)))
+}
+
+#[cfg(not(target_os = "macos"))]
+fn os_user_temp_dir() -> Option<PathBuf> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_paths_sit_beside_the_socket() {
+        let socket = Path::new("/tmp/parley-1000/parley-v1.sock");
+        assert_eq!(daemon_lock_path(socket), Path::new("/tmp/parley-1000/parley-v1.lock"));
+        assert_eq!(start_lock_path(socket), Path::new("/tmp/parley-1000/parley-v1.start.lock"));
+    }
+
+    #[test]
+    fn too_long_paths_are_refused_with_advice() {
+        let long = PathBuf::from(format!("/tmp/{}/x.sock", "d".repeat(120)));
+        let err = check_length(long).expect_err("a 130-byte path must be refused");
+        assert!(err.to_string().contains("set PARLEY_SOCKET to a shorter path"), "{err}");
+    }
+
+    #[test]
+    fn default_dir_is_per_user() {
+        let dir = default_socket_dir();
+        let uid = current_uid().to_string();
+        assert!(dir.to_string_lossy().contains(&uid), "{}", dir.display());
+    }
+
+    #[test]
+    fn private_dir_is_created_0700_and_tightened() {
+        let base = std::env::temp_dir().join(format!("parley-proto-test-{}", std::process::id()));
+        let dir = base.join("sock");
+        ensure_private_dir(&dir).expect("create");
+        assert_eq!(fs::metadata(&dir).expect("stat").mode() & 0o777, 0o700);
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
+        ensure_private_dir(&dir).expect("tighten");
+        assert_eq!(fs::metadata(&dir).expect("stat").mode() & 0o777, 0o700);
+        fs::remove_dir_all(&base).expect("cleanup");
+    }
+}

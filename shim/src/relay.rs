@@ -1,0 +1,374 @@
+//! The relay between an MCP host's stdio and the daemon's socket.
+//!
+//! Lines pass through as raw bytes: re-serializing MCP through typed messages
+//! would drop fields this build does not know. The relay reads only the `id`
+//! and `method` of each line, enough to
+//! - remember the handshake (`initialize`, `notifications/initialized`,
+//!   `logging/setLevel`) so it can replay it to a restarted daemon,
+//! - answer requests that were in flight when the daemon went away with an
+//!   error carrying their own ids (a request is never sent twice),
+//! - know which replies are still due when the host closes stdin.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::time::Duration;
+
+use parley_protocol::framing::{LineError, LineReader};
+use parley_protocol::jsonrpc::code;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+
+use crate::connect::{ConnectError, HubConnection};
+
+/// How long replies still due are awaited after the host closes stdin.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a replayed handshake may take on a restarted daemon.
+const REPLAY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Opens a fresh connection to the daemon (starting it if need be).
+pub trait Connector {
+    fn connect(&mut self) -> impl Future<Output = Result<HubConnection, ConnectError>>;
+}
+
+/// The part of an MCP line the relay looks at.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CancelledParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: &'a RawValue,
+}
+
+/// What was learnt from one line.
+enum Kind {
+    /// Has an id and a method; the raw id text.
+    Request(String),
+    /// Has a method and no id.
+    Notification,
+    /// Has an id and no method; the raw id text.
+    Response(String),
+    /// Not JSON, or not an object: passed through untouched.
+    Other,
+}
+
+fn classify(line: &[u8]) -> (Kind, Option<String>, Option<String>) {
+    let Ok(env) = serde_json::from_slice::<Envelope>(line) else {
+        return (Kind::Other, None, None);
+    };
+    let method = env.method.map(|m| m.into_owned());
+    let id = env.id.map(|id| id.get().to_owned()).filter(|id| id != "null");
+    let cancelled = match (&method, env.params) {
+        (Some(m), Some(params)) if m == "notifications/cancelled" => {
+            serde_json::from_str::<CancelledParams>(params.get()).ok().map(|p| p.request_id.get().to_owned())
+        }
+        _ => None,
+    };
+    let kind = match (id, &method) {
+        (Some(id), Some(_)) => Kind::Request(id),
+        (None, Some(_)) => Kind::Notification,
+        (Some(id), None) => Kind::Response(id),
+        (None, None) => Kind::Other,
+    };
+    (kind, method, cancelled)
+}
+
+fn error_line(raw_id: &str, code: i64, message: &str) -> Vec<u8> {
+    let message = serde_json::to_string(message).expect("a string always serializes");
+    format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"error":{{"code":{code},"message":{message}}}}}"#).into_bytes()
+}
+
+/// The handshake lines a legacy (`initialize`) client sent, for replay.
+#[derive(Default)]
+struct Handshake {
+    initialize: Option<Vec<u8>>,
+    initialized: Option<Vec<u8>>,
+    set_level: Option<Vec<u8>>,
+}
+
+struct Relay<O, C> {
+    stdout: O,
+    connector: C,
+    daemon: Option<HubConnection>,
+    /// Ids (raw JSON text) of host requests sent to the daemon and not yet answered.
+    in_flight: HashSet<String>,
+    /// Ids of replayed requests whose answers the host must not see.
+    swallow: HashSet<String>,
+    handshake: Handshake,
+    replays: u64,
+}
+
+/// Relays between `stdin`/`stdout` and the daemon until the host closes stdin.
+/// Returns the process exit code.
+pub async fn run<I, O, C>(stdin: I, stdout: O, connector: C) -> i32
+where
+    I: AsyncBufRead + Unpin,
+    O: AsyncWrite + Unpin,
+    C: Connector,
+{
+    let mut host = LineReader::new(stdin);
+    let mut relay = Relay {
+        stdout,
+        connector,
+        daemon: None,
+        in_flight: HashSet::new(),
+        swallow: HashSet::new(),
+        handshake: Handshake::default(),
+        replays: 0,
+    };
+    // Connect eagerly so a missing daemon starts while the host prepares its
+    // first message; failure here is retried on the first request.
+    if let Err(e) = relay.reconnect().await {
+        eprintln!("parley-mcp: {e}");
+    }
+    loop {
+        let event = match relay.daemon.as_mut() {
+            Some(daemon) => tokio::select! {
+                line = host.next_line() => Side::Host(line),
+                line = daemon.reader.next_line() => Side::Daemon(line),
+            },
+            None => Side::Host(host.next_line().await),
+        };
+        let result = match event {
+            Side::Host(Ok(Some(line))) => relay.on_host_line(line).await,
+            Side::Host(Ok(None)) => return relay.drain().await,
+            Side::Host(Err(LineError::TooLong)) => {
+                eprintln!("parley-mcp: dropped a message over the 16 MiB limit");
+                let line =
+                    error_line("null", code::LINE_TOO_LONG, "message exceeds the 16 MiB line limit and was dropped");
+                relay.write_host(&line).await
+            }
+            Side::Host(Err(LineError::Io(e))) => {
+                eprintln!("parley-mcp: reading stdin: {e}");
+                return relay.drain().await;
+            }
+            Side::Daemon(Ok(Some(line))) => relay.on_daemon_line(line).await,
+            Side::Daemon(Ok(None)) => relay.lost("the Parley daemon closed the connection").await,
+            Side::Daemon(Err(e)) => relay.lost(&format!("reading from the Parley daemon: {e}")).await,
+        };
+        if let Err(e) = result {
+            // stdout is gone: the host has exited, nobody is left to answer.
+            eprintln!("parley-mcp: writing stdout: {e}");
+            return 1;
+        }
+    }
+}
+
+enum Side {
+    Host(Result<Option<Vec<u8>>, LineError>),
+    Daemon(Result<Option<Vec<u8>>, LineError>),
+}
+
+impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
+    async fn write_host(&mut self, line: &[u8]) -> std::io::Result<()> {
+        self.stdout.write_all(line).await?;
+        self.stdout.write_all(b"\n").await?;
+        self.stdout.flush().await
+    }
+
+    async fn on_host_line(&mut self, line: Vec<u8>) -> std::io::Result<()> {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        let (kind, method, cancelled) = classify(&line);
+        match method.as_deref() {
+            Some("initialize") => {
+                self.handshake = Handshake { initialize: Some(line.clone()), ..Handshake::default() };
+            }
+            Some("notifications/initialized") => self.handshake.initialized = Some(line.clone()),
+            Some("logging/setLevel") => self.handshake.set_level = Some(line.clone()),
+            _ => {}
+        }
+        if let Some(id) = cancelled {
+            self.in_flight.remove(&id);
+        }
+        let is_initialize = method.as_deref() == Some("initialize");
+        if self.daemon.is_none() {
+            // A new `initialize` is itself the handshake: nothing to replay.
+            let replay = !is_initialize;
+            if let Err(e) = self.reconnect_and_replay(replay).await {
+                eprintln!("parley-mcp: {e}");
+                if let Kind::Request(id) = kind {
+                    let message = format!("Parley daemon unavailable: {e}");
+                    return self.write_host(&error_line(&id, code::DAEMON_UNAVAILABLE, &message)).await;
+                }
+                return Ok(());
+            }
+        }
+        if let Kind::Request(id) = &kind {
+            self.in_flight.insert(id.clone());
+        }
+        if let Some(daemon) = self.daemon.as_mut() {
+            let mut framed = line;
+            framed.push(b'\n');
+            if daemon.writer.write_all(&framed).await.is_err() {
+                return self.lost("the Parley daemon closed the connection").await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn on_daemon_line(&mut self, line: Vec<u8>) -> std::io::Result<()> {
+        if let (Kind::Response(id), _, _) = classify(&line) {
+            if self.swallow.remove(&id) {
+                return Ok(());
+            }
+            self.in_flight.remove(&id);
+        }
+        self.write_host(&line).await
+    }
+
+    /// The daemon went away: every request it had not answered gets an error
+    /// with its own id. The next host message reconnects.
+    async fn lost(&mut self, why: &str) -> std::io::Result<()> {
+        self.daemon = None;
+        self.swallow.clear();
+        let mut ids: Vec<String> = self.in_flight.drain().collect();
+        ids.sort();
+        if !ids.is_empty() {
+            eprintln!("parley-mcp: {why}; failing {} request(s) in flight", ids.len());
+        }
+        let message = format!(
+            "{why} while handling this request; it was not retried. Call again: the daemon is restarted on the next call"
+        );
+        for id in ids {
+            self.write_host(&error_line(&id, code::DAEMON_UNAVAILABLE, &message)).await?;
+        }
+        Ok(())
+    }
+
+    async fn reconnect(&mut self) -> Result<(), ConnectError> {
+        self.daemon = Some(self.connector.connect().await?);
+        Ok(())
+    }
+
+    /// Reconnects and, for a legacy client, replays its handshake so the new
+    /// daemon connection is in the state the host believes it is in.
+    async fn reconnect_and_replay(&mut self, replay: bool) -> Result<(), ConnectError> {
+        self.reconnect().await?;
+        if !replay {
+            return Ok(());
+        }
+        let Some(initialize) = self.handshake.initialize.clone() else {
+            return Ok(());
+        };
+        let why = match tokio::time::timeout(REPLAY_TIMEOUT, self.replay(initialize)).await {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(why)) => why,
+            Err(_) => "the restarted daemon did not answer initialize within 10 s".to_owned(),
+        };
+        self.daemon = None;
+        Err(ConnectError::HelloBroken(format!("replaying the MCP handshake: {why}")))
+    }
+
+    async fn replay(&mut self, initialize: Vec<u8>) -> Result<(), String> {
+        let init_id = self.replay_request(&initialize).await?;
+        // The server accepts nothing else before it has answered initialize.
+        loop {
+            let daemon = self.daemon.as_mut().ok_or("no daemon")?;
+            match daemon.reader.next_line().await {
+                Ok(Some(line)) => {
+                    if let (Kind::Response(id), _, _) = classify(&line)
+                        && id == init_id
+                    {
+                        self.swallow.remove(&id);
+                        break;
+                    }
+                }
+                Ok(None) | Err(_) => {
+                    self.daemon = None;
+                    return Err("the restarted daemon closed the connection".into());
+                }
+            }
+        }
+        if let Some(initialized) = self.handshake.initialized.clone() {
+            self.send_raw(initialized).await?;
+        }
+        if let Some(set_level) = self.handshake.set_level.clone() {
+            self.replay_request(&set_level).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends a copy of a host request under a relay-owned id; returns that id.
+    async fn replay_request(&mut self, line: &[u8]) -> Result<String, String> {
+        let mut value: serde_json::Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+        self.replays += 1;
+        let id = format!("\"parley-mcp-replay-{}\"", self.replays);
+        value["id"] = serde_json::Value::String(format!("parley-mcp-replay-{}", self.replays));
+        let line = serde_json::to_vec(&value).map_err(|e| e.to_string())?;
+        self.swallow.insert(id.clone());
+        self.send_raw(line).await?;
+        Ok(id)
+    }
+
+    async fn send_raw(&mut self, mut line: Vec<u8>) -> Result<(), String> {
+        let daemon = self.daemon.as_mut().ok_or("no daemon")?;
+        line.push(b'\n');
+        daemon.writer.write_all(&line).await.map_err(|e| e.to_string())
+    }
+
+    /// The host closed stdin: half-close toward the daemon and pass on the
+    /// replies still due, for at most [`DRAIN_TIMEOUT`].
+    async fn drain(mut self) -> i32 {
+        let Some(mut daemon) = self.daemon.take() else {
+            return 0;
+        };
+        let _ = daemon.writer.shutdown().await;
+        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+        while !self.in_flight.is_empty() {
+            match tokio::time::timeout_at(deadline, daemon.reader.next_line()).await {
+                Ok(Ok(Some(line))) => {
+                    if let (Kind::Response(id), _, _) = classify(&line) {
+                        self.in_flight.remove(&id);
+                    }
+                    if self.write_host(&line).await.is_err() {
+                        return 1;
+                    }
+                }
+                Ok(Ok(None)) | Ok(Err(_)) | Err(_) => break,
+            }
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_lines_by_id_and_method() {
+        let kind = |line: &str| match classify(line.as_bytes()).0 {
+            Kind::Request(id) => format!("request {id}"),
+            Kind::Notification => "notification".into(),
+            Kind::Response(id) => format!("response {id}"),
+            Kind::Other => "other".into(),
+        };
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#), "request 1");
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":"a b","method":"x"}"#), "request \"a b\"");
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#), "notification");
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#), "response 7");
+        assert_eq!(kind("garbage"), "other");
+        let (_, _, cancelled) =
+            classify(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#);
+        assert_eq!(cancelled.as_deref(), Some("4"));
+    }
+
+    #[test]
+    fn error_lines_keep_the_raw_id() {
+        let line = error_line("\"x\"", -32000, "gone \"now\"");
+        assert_eq!(
+            String::from_utf8(line).expect("utf-8"),
+            r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32000,"message":"gone \"now\""}}"#
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Support for the integration tests: see `harness`.
