@@ -1,1 +1,391 @@
-//! Support for the integration tests: see `harness`.
+//! The integration-test harness: a sandbox per test (its own socket and data
+//! directory under a short `/tmp` path), the real `parley` daemon and
+//! `parley-mcp` shim binaries, a raw hub client standing in for an editor
+//! window, and real git repositories.
+//!
+//! Tests wait on events with deadlines that fail loudly; they never sleep to
+//! synchronise.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use parley_protocol::hello::{ClientInfo, Hello, HelloReply, PositionEncoding, Role};
+use parley_protocol::jsonrpc::{Id, Message, Notification, Request, Response, to_line};
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+/// How long any awaited event may take before the test fails.
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// The directory holding the built binaries (`target/debug`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary has a path");
+    // target/debug/deps/<test> → target/debug
+    exe.parent().and_then(Path::parent).expect("tests run from target/<profile>/deps").to_owned()
+}
+
+/// The path of a built binary; fails with advice when it was not built.
+pub fn bin(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: build it first with `cargo build --workspace` (scripts/test does)",
+        path.display()
+    );
+    path
+}
+
+/// Everything one test needs, removed when dropped.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Sandbox {
+    /// A fresh sandbox under `/tmp` (short, so the socket path stays well
+    /// under the platform limit).
+    pub fn new() -> Sandbox {
+        let dir = tempfile::Builder::new().prefix("pz").tempdir_in("/tmp").expect("create sandbox");
+        let socket = dir.path().join("run/parley.sock");
+        let data = dir.path().join("data");
+        Sandbox { dir, socket, data }
+    }
+
+    /// A command for one of Parley's binaries with this sandbox's environment.
+    pub fn command(&self, binary: &str) -> Command {
+        let mut command = Command::new(bin(binary));
+        command
+            .env("PARLEY_SOCKET", &self.socket)
+            .env("PARLEY_DATA_DIR", &self.data)
+            .env("PARLEY_DAEMON", bin("parley"))
+            .env("PARLEY_LOG", "debug")
+            .env_remove("PARLEY_EDITOR_ID")
+            .env_remove("PARLEY_NO_SPAWN");
+        command
+    }
+
+    /// Starts `parley daemon` and waits until it answers.
+    pub fn start_daemon(&self) -> DaemonProcess {
+        let log = std::fs::File::create(self.dir.path().join(format!("daemon-{}.log", unique()))).expect("log file");
+        let child = self
+            .command("parley")
+            .arg("daemon")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start parley daemon");
+        let daemon = DaemonProcess { child };
+        self.wait_for_socket();
+        daemon
+    }
+
+    /// Waits until something accepts connections on the socket.
+    pub fn wait_for_socket(&self) {
+        let deadline = std::time::Instant::now() + DEADLINE;
+        while std::os::unix::net::UnixStream::connect(&self.socket).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the daemon did not listen on {} in time",
+                self.socket.display()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Runs the `parley` CLI and returns (exit code, stdout, stderr).
+    pub fn cli(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.command("parley").args(args).stdin(Stdio::null()).output().expect("run parley");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// `parley status --json`, parsed.
+    pub fn status(&self) -> Value {
+        let (code, out, err) = self.cli(&["status", "--json"]);
+        assert_eq!(code, 0, "parley status failed: {out}{err}");
+        serde_json::from_str(&out).expect("status prints JSON")
+    }
+
+    /// An MCP client (rmcp) driving the real `parley-mcp` shim started in `cwd`.
+    pub async fn agent(&self, cwd: &Path) -> Agent {
+        self.agent_with(cwd, &[]).await
+    }
+
+    /// Like [`Sandbox::agent`] with extra environment variables for the shim.
+    pub async fn agent_with(&self, cwd: &Path, env: &[(&str, &str)]) -> Agent {
+        let mut command = tokio::process::Command::from(self.command("parley-mcp"));
+        command.current_dir(cwd);
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let (transport, _) =
+            TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().expect("start parley-mcp");
+        let service = tokio::time::timeout(DEADLINE, rmcp::ServiceExt::serve((), transport))
+            .await
+            .expect("MCP handshake within the deadline")
+            .expect("MCP handshake");
+        Agent { service }
+    }
+
+    /// A raw hub client saying hello as an editor open on `workspaces`.
+    pub async fn editor(&self, name: &str, workspaces: &[&Path]) -> Editor {
+        self.editor_with(name, None, workspaces).await
+    }
+
+    pub async fn editor_with(&self, name: &str, editor_id: Option<&str>, workspaces: &[&Path]) -> Editor {
+        let hello = Hello {
+            protocol: parley_protocol::PROTOCOL_VERSION,
+            role: Role::Editor,
+            client: ClientInfo { name: name.into(), version: "test".into() },
+            pid: Some(std::process::id()),
+            cwd: None,
+            workspaces: workspaces.iter().map(|w| w.to_path_buf()).collect(),
+            editor_id: editor_id.map(Into::into),
+            position_encoding: PositionEncoding::Utf16,
+        };
+        Editor::connect(&self.socket, &hello).await
+    }
+
+    /// A git repository under the sandbox with the given files.
+    pub fn repo(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let root = self.dir.path().join(name);
+        std::fs::create_dir_all(&root).expect("create repo dir");
+        let status = Command::new("git").args(["init", "-q"]).current_dir(&root).status().expect("run git init");
+        assert!(status.success(), "git init failed");
+        for (path, content) in files {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().expect("file has a parent")).expect("mkdir");
+            std::fs::write(&file, content).expect("write file");
+        }
+        root
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A daemon started by a test; killed when dropped.
+pub struct DaemonProcess {
+    pub child: Child,
+}
+
+impl DaemonProcess {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `kill -9`: no chance to clean up.
+    pub fn kill_hard(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// SIGTERM, then waits for the exit; returns the exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        let status = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().expect("run kill");
+        assert!(status.success());
+        let deadline = std::time::Instant::now() + DEADLINE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for daemon") {
+                return status.code();
+            }
+            assert!(std::time::Instant::now() < deadline, "the daemon did not exit after SIGTERM");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for DaemonProcess {
+    fn drop(&mut self) {
+        self.kill_hard();
+    }
+}
+
+/// Stops any daemon a shim started in this sandbox.
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if self.socket.exists() {
+            let _ = self.command("parley").arg("stop").stdout(Stdio::null()).stderr(Stdio::null()).status();
+        }
+    }
+}
+
+/// An MCP client on the real shim.
+pub struct Agent {
+    pub service: RunningService<RoleClient, ()>,
+}
+
+impl Agent {
+    /// Calls a tool and returns its result.
+    pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        let Value::Object(arguments) = arguments else { panic!("tool arguments must be an object") };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        tokio::time::timeout(DEADLINE, self.service.call_tool(params))
+            .await
+            .expect("tool call within the deadline")
+            .expect("tool call succeeds at the protocol level")
+    }
+
+    /// Calls a tool that must succeed and returns its structured content.
+    pub async fn call_ok(&self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments).await;
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text_of(&result));
+        let structured = result.structured_content.clone().expect("structured content");
+        let text: Value = serde_json::from_str(&text_of(&result)).expect("the text copy is JSON");
+        assert_eq!(text, structured, "the text copy matches structuredContent");
+        structured
+    }
+
+    /// Calls a tool that must fail and returns its error text.
+    pub async fn call_err(&self, tool: &str, arguments: Value) -> String {
+        let result = self.call(tool, arguments).await;
+        assert_eq!(result.is_error, Some(true), "{tool} should have failed: {}", text_of(&result));
+        text_of(&result)
+    }
+}
+
+/// The text of a tool result's first content block.
+pub fn text_of(result: &CallToolResult) -> String {
+    result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
+}
+
+/// A raw hub client acting as an editor window.
+pub struct Editor {
+    pub reply: HelloReply,
+    lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
+    writer: OwnedWriteHalf,
+    next_id: i64,
+    /// Messages read while waiting for something else.
+    backlog: VecDeque<Message>,
+    /// What this editor answers to `selection/get`.
+    pub selection: Value,
+}
+
+impl Editor {
+    pub async fn connect(socket: &Path, hello: &Hello) -> Editor {
+        let stream = UnixStream::connect(socket).await.expect("connect to the daemon");
+        let (read, mut writer) = stream.into_split();
+        let mut lines = BufReader::new(read).lines();
+        let request = Request::new(Id::Number(0), "hello", serde_json::to_value(hello).expect("hello serializes"));
+        writer.write_all(&to_line(&request)).await.expect("send hello");
+        let line = tokio::time::timeout(DEADLINE, lines.next_line())
+            .await
+            .expect("hello answered in time")
+            .expect("read hello answer")
+            .expect("daemon answered hello");
+        let response: Response = serde_json::from_str(&line).expect("hello answer is a response");
+        let reply = serde_json::from_value(response.result.expect("hello succeeded")).expect("hello reply shape");
+        Editor { reply, lines, writer, next_id: 0, backlog: VecDeque::new(), selection: Value::Null }
+    }
+
+    pub async fn send_line(&mut self, line: &[u8]) {
+        self.writer.write_all(line).await.expect("write to daemon");
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Value) {
+        self.send_line(&to_line(&Notification::new(method, params))).await;
+    }
+
+    /// Reads the next message, answering `selection/get` on the way.
+    async fn read(&mut self) -> Option<Message> {
+        loop {
+            let line = self.lines.next_line().await.expect("read from daemon")?;
+            let message = Message::parse(line.as_bytes()).expect("the daemon sends valid JSON-RPC");
+            if let Message::Request(request) = &message
+                && request.method == "selection/get"
+            {
+                let answer = Response::ok(request.id.clone(), self.selection.clone());
+                self.writer.write_all(&to_line(&answer)).await.expect("answer selection");
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    /// Calls a hub method and returns the whole response.
+    pub async fn request(&mut self, method: &str, params: Value) -> Response {
+        self.next_id += 1;
+        let id = Id::String(format!("t{}", self.next_id));
+        self.send_line(&to_line(&Request::new(id.clone(), method, params))).await;
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let message = tokio::time::timeout_at(deadline, self.read())
+                .await
+                .unwrap_or_else(|_| panic!("no answer to {method} in time"))
+                .unwrap_or_else(|| panic!("the daemon closed the connection before answering {method}"));
+            match message {
+                Message::Response(response) if response.id.as_ref() == Some(&id) => return response,
+                other => self.backlog.push_back(other),
+            }
+        }
+    }
+
+    /// Calls a hub method that must succeed and returns its result.
+    pub async fn call(&mut self, method: &str, params: Value) -> Value {
+        let response = self.request(method, params).await;
+        assert!(response.error.is_none(), "{method} failed: {:?}", response.error);
+        response.result.unwrap_or(Value::Null)
+    }
+
+    /// The next notification, failing the test if none arrives in time.
+    pub async fn next_notification(&mut self) -> Notification {
+        self.try_next_notification(DEADLINE).await.expect("a notification arrives in time")
+    }
+
+    /// The next notification within `wait`, or `None`.
+    pub async fn try_next_notification(&mut self, wait: Duration) -> Option<Notification> {
+        while let Some(message) = self.backlog.pop_front() {
+            if let Message::Notification(n) = message {
+                return Some(n);
+            }
+        }
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.read()).await {
+                Ok(Some(Message::Notification(n))) => return Some(n),
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => return None,
+            }
+        }
+    }
+
+    /// Keeps answering `selection/get` until `until` completes.
+    pub async fn serve_while<F: std::future::Future>(&mut self, until: F) -> F::Output {
+        tokio::pin!(until);
+        loop {
+            tokio::select! {
+                out = &mut until => return out,
+                message = self.read() => match message {
+                    Some(message) => self.backlog.push_back(message),
+                    None => return until.await,
+                },
+            }
+        }
+    }
+}
+
+/// A JSON object of a present_review call.
+pub fn review_args(content: &str, base: &Path) -> Value {
+    json!({ "content": content, "baseUri": base })
+}
