@@ -370,6 +370,29 @@ impl Editor {
         }
     }
 
+    /// Waits for the daemon to send a request `method` and returns it
+    /// unanswered.
+    pub async fn wait_request(&mut self, method: &str) -> Request {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        loop {
+            let line = tokio::time::timeout_at(deadline, self.lines.next_line())
+                .await
+                .unwrap_or_else(|_| panic!("no {method} request in time"))
+                .expect("read from daemon")
+                .unwrap_or_else(|| panic!("the daemon closed the connection before sending {method}"));
+            match Message::parse(line.as_bytes()).expect("valid JSON-RPC") {
+                Message::Request(request) if request.method == method => return request,
+                other => self.backlog.push_back(other),
+            }
+        }
+    }
+
+    /// Answers `selection/get` from a background task for as long as the
+    /// connection lasts.
+    pub fn answer_in_background(mut self) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move { while self.read().await.is_some() {} })
+    }
+
     /// Keeps answering `selection/get` until `until` completes.
     pub async fn serve_while<F: std::future::Future>(&mut self, until: F) -> F::Output {
         tokio::pin!(until);
@@ -388,4 +411,65 @@ impl Editor {
 /// A JSON object of a present_review call.
 pub fn review_args(content: &str, base: &Path) -> Value {
     json!({ "content": content, "baseUri": base })
+}
+
+/// The real shim as a plain child process, for tests that need raw lines.
+pub struct RawShim {
+    pub child: tokio::process::Child,
+    stdin: Option<tokio::process::ChildStdin>,
+    stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawShim {
+    /// Starts `parley-mcp` in `cwd` with extra environment.
+    pub fn start(sandbox: &Sandbox, cwd: &Path, env: &[(&str, &str)]) -> RawShim {
+        let mut command = tokio::process::Command::from(sandbox.command("parley-mcp"));
+        command.current_dir(cwd).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        let mut child = command.kill_on_drop(true).spawn().expect("start parley-mcp");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        RawShim { child, stdin, stdout }
+    }
+
+    pub async fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin still open");
+        stdin.write_all(line.as_bytes()).await.expect("write to shim");
+        stdin.write_all(b"\n").await.expect("write to shim");
+    }
+
+    pub async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.as_mut().expect("stdin still open").write_all(bytes).await.expect("write to shim");
+    }
+
+    /// Closes the shim's stdin, as a host does when it is done.
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next line on the shim's stdout, parsed.
+    pub async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(DEADLINE, self.stdout.next_line())
+            .await
+            .expect("the shim answered in time")
+            .expect("read shim stdout")
+            .expect("the shim's stdout is still open");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("the shim wrote a non-JSON line {line:?}: {e}"))
+    }
+
+    /// Waits for the shim to exit and returns its code.
+    pub async fn exit_code(&mut self) -> Option<i32> {
+        let status = tokio::time::timeout(DEADLINE, self.child.wait()).await.expect("the shim exits in time");
+        status.expect("wait for shim").code()
+    }
+
+    /// The MCP `initialize` request a legacy host sends first.
+    pub fn initialize(id: u64) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "1"}}})
+        .to_string()
+    }
 }

@@ -1,0 +1,224 @@
+// Drives the real parley-mcp shim with the official MCP TypeScript SDK
+// (@modelcontextprotocol/sdk 1.32, legacy `initialize` handshake at
+// 2025-11-25), the way Claude Code, Cursor and the MCP Inspector connect.
+// tests/tests/sdk_clients.rs runs it against a daemon in a sandbox; it must
+// not start, stop or configure a daemon itself.
+//
+// Usage: node ts_client.mjs SHIM WORKSPACE
+//   SHIM       path of the parley-mcp binary
+//   WORKSPACE  a git repository holding src/main.rs of 3 lines; the shim runs there
+// Environment: PARLEY_SOCKET, PARLEY_DATA_DIR and PARLEY_DAEMON are handed to
+// the shim (the SDK passes only HOME, LOGNAME, PATH, SHELL, TERM and USER
+// plus what it is given). PARLEY_TEST_NODE_MODULES overrides where the SDK is
+// installed (default: .test-deps/node/node_modules at the repository root).
+//
+// Prints one line per check, then `N passed, N failed`; exits 1 on any failure.
+
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { isDeepStrictEqual } from "node:util";
+
+const SDK_VERSION = "1.32.2";
+/** How long any one request may take before its check fails. */
+const CALL_TIMEOUT_MS = 10_000;
+/** How long the whole scenario may take: a hang fails loudly instead of blocking CI. */
+const SCENARIO_TIMEOUT_MS = 90_000;
+const SEED_MODE_ERROR = "Mode must be 'replace', 'update-section', or 'append'";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const nodeModules = process.env.PARLEY_TEST_NODE_MODULES ?? resolve(here, "../../.test-deps/node/node_modules");
+const [shim, workspaceArg] = process.argv.slice(2);
+if (!shim || !workspaceArg) {
+  console.error("usage: node ts_client.mjs SHIM WORKSPACE");
+  process.exit(2);
+}
+for (const name of ["PARLEY_SOCKET", "PARLEY_DATA_DIR", "PARLEY_DAEMON"]) {
+  if (!process.env[name]) {
+    console.error(`${name} is not set: the test passes the sandbox's daemon to the shim through it`);
+    process.exit(2);
+  }
+}
+const workspace = realpathSync(workspaceArg);
+
+// The SDK lives outside this directory, so a bare `import "@modelcontextprotocol/sdk/..."`
+// would not find it; load the files its export map names for `import` instead.
+const sdkRoot = join(nodeModules, "@modelcontextprotocol/sdk");
+if (!existsSync(join(sdkRoot, "package.json"))) {
+  console.error(`the MCP TypeScript SDK is not installed in ${nodeModules}: run scripts/test (it installs the SDK clients)`);
+  process.exit(2);
+}
+const installed = JSON.parse(readFileSync(join(sdkRoot, "package.json"), "utf8")).version;
+const sdk = (file) => import(pathToFileURL(join(sdkRoot, "dist/esm", file)).href);
+const { Client } = await sdk("client/index.js");
+const { StdioClientTransport } = await sdk("client/stdio.js");
+
+let passed = 0;
+let failed = 0;
+
+/** Records one check; `detail` says what was seen when it fails. */
+function check(name, ok, detail = "") {
+  if (ok) {
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } else {
+    failed += 1;
+    console.log(`FAIL ${name}${detail ? `: ${detail}` : ""}`);
+  }
+  return ok;
+}
+
+/** Runs one step; an exception fails it instead of ending the scenario. */
+async function step(name, body) {
+  try {
+    await body();
+  } catch (error) {
+    check(name, false, `threw ${error?.stack ?? error}`);
+  }
+}
+
+function finish() {
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+
+setTimeout(() => {
+  check(`the scenario finishes within ${SCENARIO_TIMEOUT_MS / 1000} s`, false, "it hung");
+  finish();
+}, SCENARIO_TIMEOUT_MS).unref();
+
+const textOf = (result) => result?.content?.find((c) => c.type === "text")?.text ?? "";
+const show = (value) => JSON.stringify(value);
+
+check(`the pinned SDK is installed (${SDK_VERSION})`, installed === SDK_VERSION, `found ${installed}`);
+
+const transport = new StdioClientTransport({
+  command: shim,
+  args: [],
+  env: {
+    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
+    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
+    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
+    ...(process.env.PARLEY_LOG ? { PARLEY_LOG: process.env.PARLEY_LOG } : {}),
+  },
+  cwd: workspace,
+  stderr: "inherit",
+});
+// The client hands the negotiated version to transports that want it (HTTP
+// does); stdio does not, so catch it here.
+let negotiated;
+transport.setProtocolVersion = (version) => {
+  negotiated = version;
+};
+const client = new Client({ name: "parley-ts-sdk-test", version: "0.0.0" });
+
+let connected = false;
+await step("connect", async () => {
+  await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+  connected = true;
+  check("connect: initialize negotiates 2025-11-25", negotiated === "2025-11-25", `negotiated ${negotiated}`);
+  const server = client.getServerVersion();
+  check("connect: the server is parley", server?.name === "parley", show(server));
+  check("connect: the server offers tools", client.getServerCapabilities()?.tools !== undefined);
+  check(
+    "connect: the instructions explain references",
+    (client.getInstructions() ?? "").includes("[`path:line`][]"),
+    show(client.getInstructions()),
+  );
+});
+if (!connected) finish();
+
+await step("tools/list", async () => {
+  const { tools } = await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS });
+  const names = tools.map((t) => t.name).sort();
+  check("tools/list: present_review and get_selection", show(names) === show(["get_selection", "present_review"]), show(names));
+  for (const tool of tools) {
+    check(`tools/list: ${tool.name} has an object inputSchema`, tool.inputSchema?.type === "object", show(tool.inputSchema));
+    check(`tools/list: ${tool.name} has an object outputSchema`, tool.outputSchema?.type === "object", show(tool.outputSchema));
+  }
+});
+
+// callTool validates structuredContent against the tool's outputSchema
+// (fetched by listTools above) and throws when it does not conform, so a
+// result that arrives at all has passed the SDK's own validation.
+await step("present_review", async () => {
+  const content = "# Review from the TypeScript SDK\n\nGood: [`src/main.rs:1`][]\nBroken: [`src/main.rs:99`][]\n";
+  const result = await client.callTool({ name: "present_review", arguments: { content } }, undefined, {
+    timeout: CALL_TIMEOUT_MS,
+  });
+  const structured = result.structuredContent;
+  check("present_review: succeeds", result.isError !== true && structured?.success === true, show(result));
+  check("present_review: baseUri defaults to the workspace", structured?.baseUri === workspace, show(structured?.baseUri));
+  check("present_review: one reference resolved", structured?.references?.resolved === 1, show(structured?.references));
+  const unresolved = structured?.references?.unresolved ?? [];
+  check(
+    "present_review: the broken reference is reported",
+    unresolved.length === 1 &&
+      unresolved[0].reference.includes("src/main.rs:99") &&
+      unresolved[0].problem.includes("line 99 is past the end of src/main.rs (3 lines)"),
+    show(unresolved),
+  );
+  let copy;
+  try {
+    copy = JSON.parse(textOf(result));
+  } catch {
+    copy = undefined;
+  }
+  check("present_review: the text block is the same JSON", isDeepStrictEqual(copy, structured), textOf(result));
+});
+
+await step("present_review with an unknown argument", async () => {
+  const result = await client.callTool(
+    { name: "present_review", arguments: { content: "x", mesage: "typo" } },
+    undefined,
+    { timeout: CALL_TIMEOUT_MS },
+  );
+  check(
+    "present_review with an unknown argument: a tool error naming the field",
+    result.isError === true && textOf(result).includes("unknown field `mesage`"),
+    show(result),
+  );
+});
+
+await step("present_review with mode merge", async () => {
+  const result = await client.callTool(
+    { name: "present_review", arguments: { content: "x", mode: "merge" } },
+    undefined,
+    { timeout: CALL_TIMEOUT_MS },
+  );
+  check(
+    "present_review with mode merge: the seed error text",
+    result.isError === true && textOf(result).includes(SEED_MODE_ERROR),
+    show(result),
+  );
+});
+
+await step("get_selection", async () => {
+  const result = await client.callTool({ name: "get_selection", arguments: {} }, undefined, {
+    timeout: CALL_TIMEOUT_MS,
+  });
+  const structured = result.structuredContent;
+  check("get_selection: succeeds", result.isError !== true, show(result));
+  check("get_selection: nothing selected", structured?.selectedText === null, show(structured));
+  check(
+    "get_selection: says no editor is connected",
+    (structured?.message ?? "").includes("No editor window is connected"),
+    show(structured?.message),
+  );
+});
+
+await step("ping", async () => {
+  const result = await client.ping({ timeout: CALL_TIMEOUT_MS });
+  check("ping", result !== undefined, show(result));
+});
+
+await step("close", async () => {
+  // The SDK closes stdin and waits 2 s before it sends SIGTERM: a shim that
+  // exits on end of input is gone well before that.
+  const started = Date.now();
+  await client.close();
+  const took = Date.now() - started;
+  check("close: the shim exits when its stdin closes", took < 1900, `close took ${took} ms`);
+});
+
+finish();

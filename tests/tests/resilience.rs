@@ -1,0 +1,367 @@
+//! The daemon and the shim under stress: crashes, restarts, races to start,
+//! over-long lines, garbage, and clients that break the rules.
+
+use std::time::Duration;
+
+use parley_tests::{DEADLINE, RawShim, Sandbox, review_args};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+#[tokio::test]
+async fn agents_survive_a_daemon_killed_with_sigkill() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let mut daemon = sandbox.start_daemon();
+    let first_pid = daemon.pid();
+    let mut agents = Vec::new();
+    for _ in 0..8 {
+        agents.push(sandbox.agent(&repo).await);
+    }
+    agents[0].call_ok("present_review", review_args("# before the crash", &repo)).await;
+    daemon.kill_hard();
+    assert!(sandbox.socket.exists(), "kill -9 leaves a stale socket behind");
+
+    // Every agent's next call succeeds: the shims start one new daemon
+    // between them and replay each agent's handshake.
+    let calls = agents.iter().enumerate().map(|(i, agent)| {
+        let repo = repo.clone();
+        async move { agent.call_ok("present_review", review_args(&format!("# after, from {i}"), &repo)).await }
+    });
+    let results = futures::future::join_all(calls).await;
+    assert_eq!(results.len(), 8);
+    let status = sandbox.status();
+    assert_ne!(status["pid"], json!(first_pid), "a new daemon runs");
+    assert_eq!(status["connections"]["mcp"], json!(8), "all eight agents reconnected to the one new daemon");
+    // The review acknowledged before the crash was durable; the new daemon
+    // built on it (revisions continue).
+    let revisions: Vec<u64> = results.iter().filter_map(|r| r["revision"].as_u64()).collect();
+    assert_eq!(revisions.iter().max(), Some(&9), "{revisions:?}");
+}
+
+#[tokio::test]
+async fn a_call_in_flight_at_a_crash_fails_with_its_own_id_and_is_not_resent() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let mut daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("window", &[&repo]).await;
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(1)).await;
+    assert_eq!(shim.recv().await["id"], json!(1));
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    shim.send(
+        r#"{"jsonrpc":"2.0","id":"call-7","method":"tools/call","params":{"name":"get_selection","arguments":{}}}"#,
+    )
+    .await;
+    // The call is in the daemon, waiting for the window's answer: crash now.
+    window.wait_request("selection/get").await;
+    daemon.kill_hard();
+    let failed = shim.recv().await;
+    assert_eq!(failed["id"], json!("call-7"));
+    assert_eq!(failed["error"]["code"], json!(-32000));
+    let message = failed["error"]["message"].as_str().expect("message");
+    assert!(message.contains("not retried"), "{message}");
+
+    // A window on the new daemon must never see the old request again.
+    let next = r##"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"present_review","arguments":{"content":"# back"}}}"##;
+    shim.send(next).await;
+    let answer = shim.recv().await;
+    assert_eq!(answer["id"], json!(8), "{answer}");
+    assert_eq!(answer["result"]["structuredContent"]["success"], json!(true), "{answer}");
+    let mut window = sandbox.editor("window", &[&repo]).await;
+    let replay = window.call("events/replay", json!({"after": 0})).await;
+    assert_eq!(replay["events"].as_array().map(Vec::len), Some(1), "exactly one call reached the new daemon");
+    shim.close_stdin();
+    assert_eq!(shim.exit_code().await, Some(0));
+}
+
+#[tokio::test]
+async fn two_shims_racing_to_start_the_daemon_end_with_one() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let (one, two, three) = tokio::join!(sandbox.agent(&repo), sandbox.agent(&repo), sandbox.agent(&repo));
+    let status = sandbox.status();
+    assert_eq!(status["connections"]["mcp"], json!(3), "all shims reached the same daemon: {status}");
+    for agent in [&one, &two, &three] {
+        agent.call_ok("get_selection", json!({})).await;
+    }
+    let log = std::fs::read_to_string(sandbox.socket.with_extension("log"))
+        .expect("the started daemon logs beside its socket");
+    assert_eq!(log.matches("listening on").count(), 1, "exactly one daemon started:\n{log}");
+}
+
+#[tokio::test]
+async fn the_shim_drops_a_line_over_the_cap_and_carries_on() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(1)).await;
+    shim.recv().await;
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let mut huge =
+        br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"present_review","arguments":{"content":""#
+            .to_vec();
+    huge.resize(17 * 1024 * 1024, b'a');
+    huge.extend_from_slice(b"\"}}}\n");
+    shim.send_bytes(&huge).await;
+    shim.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    let dropped = shim.recv().await;
+    assert_eq!(dropped["error"]["code"], json!(-32001), "{dropped}");
+    assert!(dropped["error"]["message"].as_str().is_some_and(|m| m.contains("16 MiB")));
+    let listed = shim.recv().await;
+    assert_eq!(listed["id"], json!(3));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn replies_still_due_are_written_before_the_shim_exits() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    // The whole conversation at once, then EOF, as `printf … | parley-mcp` does.
+    let conversation = [
+        RawShim::initialize(1),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
+        r##"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"present_review","arguments":{"content":"# piped"}}}"##.to_owned(),
+    ];
+    for line in &conversation {
+        shim.send(line).await;
+    }
+    shim.close_stdin();
+    assert_eq!(shim.recv().await["id"], json!(1));
+    let call = shim.recv().await;
+    assert_eq!(call["id"], json!(2));
+    assert_eq!(call["result"]["structuredContent"]["success"], json!(true), "{call}");
+    assert_eq!(shim.exit_code().await, Some(0));
+}
+
+#[tokio::test]
+async fn with_spawning_forbidden_a_missing_daemon_is_a_clear_error() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let mut shim = RawShim::start(&sandbox, &repo, &[("PARLEY_NO_SPAWN", "1")]);
+    shim.send(&RawShim::initialize(1)).await;
+    let answer = shim.recv().await;
+    assert_eq!(answer["id"], json!(1));
+    assert_eq!(answer["error"]["code"], json!(-32000));
+    let message = answer["error"]["message"].as_str().expect("message");
+    assert!(message.contains("PARLEY_NO_SPAWN is set") && message.contains("parley daemon"), "{message}");
+    assert!(!sandbox.socket.exists(), "no daemon was started");
+}
+
+/// Sends raw lines on a fresh connection and reads what comes back.
+async fn raw_connection(
+    sandbox: &Sandbox,
+) -> (BufReader<tokio::net::unix::OwnedReadHalf>, tokio::net::unix::OwnedWriteHalf) {
+    let stream = UnixStream::connect(&sandbox.socket).await.expect("connect");
+    let (read, write) = stream.into_split();
+    (BufReader::new(read), write)
+}
+
+async fn read_json(reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>) -> Option<Value> {
+    let mut line = String::new();
+    let n = tokio::time::timeout(DEADLINE, reader.read_line(&mut line)).await.expect("answer in time").expect("read");
+    (n > 0).then(|| serde_json::from_str(&line).expect("the daemon sends JSON"))
+}
+
+#[tokio::test]
+async fn garbage_and_unknown_methods_never_hurt_the_daemon() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+
+    // No hello first: refused and closed.
+    let (mut reader, mut writer) = raw_connection(&sandbox).await;
+    writer.write_all(b"\x00\xff garbage\n").await.expect("write");
+    let refused = read_json(&mut reader).await.expect("an error before closing");
+    assert_eq!(refused["error"]["code"], json!(-32700));
+    assert_eq!(read_json(&mut reader).await, None, "closed after a bad hello");
+
+    // Protocol mismatch: refused with advice.
+    let (mut reader, mut writer) = raw_connection(&sandbox).await;
+    let hello = json!({"jsonrpc":"2.0","id":1,"method":"hello","params":{"protocol":99,"role":"cli","client":{"name":"x","version":"0"}}});
+    writer.write_all(format!("{hello}\n").as_bytes()).await.expect("write");
+    let mismatch = read_json(&mut reader).await.expect("an error");
+    assert_eq!(mismatch["error"]["code"], json!(-32003));
+    assert!(mismatch["error"]["message"].as_str().is_some_and(|m| m.contains("upgrade")), "{mismatch}");
+
+    // After a good hello, bad lines get errors and the connection lives on.
+    let (mut reader, mut writer) = raw_connection(&sandbox).await;
+    let hello = json!({"jsonrpc":"2.0","id":1,"method":"hello","params":{"protocol":1,"role":"cli","client":{"name":"x","version":"0"}}});
+    writer.write_all(format!("{hello}\n").as_bytes()).await.expect("write");
+    assert!(read_json(&mut reader).await.expect("hello answer")["result"]["pid"].is_number());
+    let cases: [(&[u8], Value, i64); 5] = [
+        (b"{not json\n", Value::Null, -32700),
+        (b"\xc3\x28\xff\xfe\n", Value::Null, -32700),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"no/such\"}\n", json!(5), -32601),
+        (b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"review/get\",\"params\":{\"workspace\":7}}\n", json!(6), -32602),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"events/replay\",\"params\":{\"after\":0,\"extra\":1}}\n",
+            json!(7),
+            -32602,
+        ),
+    ];
+    for (line, id, code) in cases {
+        writer.write_all(line).await.expect("write");
+        let answer = read_json(&mut reader).await.expect("an answer");
+        assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (id, json!(code)), "{answer}");
+    }
+    writer.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"status\"}\n").await.expect("write");
+    assert_eq!(read_json(&mut reader).await.expect("status")["result"]["connections"]["cli"], json!(1));
+
+    // A line over the cap: an error, then the connection closes.
+    let mut huge = vec![b'x'; 17 * 1024 * 1024];
+    huge.push(b'\n');
+    writer.write_all(&huge).await.expect("write");
+    let over = read_json(&mut reader).await.expect("an error before closing");
+    assert_eq!(over["error"]["code"], json!(-32001));
+    assert_eq!(read_json(&mut reader).await, None);
+
+    // Everyone else is still served.
+    agent.call_ok("present_review", review_args("# still here", &repo)).await;
+}
+
+#[tokio::test]
+async fn a_window_that_stops_reading_is_dropped_and_others_carry_on() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let _stuck = sandbox.editor("stuck", &[&repo]).await; // never reads again
+    let mut healthy = sandbox.editor("healthy", &[&repo]).await;
+    let big = format!("# big\n\n{}", "word ".repeat(200_000));
+    let mut dropped = false;
+    for round in 0..400 {
+        let result = agent.call_ok("present_review", review_args(&big, &repo)).await;
+        let update = healthy.next_notification().await;
+        assert_eq!(update.params["review"]["revision"], result["revision"], "round {round}");
+        if result["delivered_to"] == json!([{"editor": "healthy"}]) {
+            dropped = true;
+            break;
+        }
+    }
+    assert!(dropped, "the stuck window was never dropped");
+    assert_eq!(sandbox.status()["connections"]["editor"], json!(1), "the stuck window's connection was closed");
+}
+
+#[tokio::test]
+async fn a_second_daemon_is_refused_and_a_stale_socket_replaced() {
+    let sandbox = Sandbox::new();
+    let mut daemon = sandbox.start_daemon();
+    let (code, _, err) = sandbox.cli(&["daemon"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("another Parley daemon") && err.contains("parley stop"), "{err}");
+    daemon.kill_hard();
+    assert!(sandbox.socket.exists());
+    let _again = sandbox.start_daemon();
+    assert!(sandbox.status()["pid"].is_number());
+}
+
+#[tokio::test]
+async fn the_socket_and_its_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let dir = sandbox.socket.parent().expect("socket dir").to_owned();
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let _daemon = sandbox.start_daemon();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700, "the daemon tightened its directory");
+    assert_eq!(mode(&sandbox.socket), 0o600);
+}
+
+#[tokio::test]
+async fn stop_and_status_report_what_happened() {
+    let sandbox = Sandbox::new();
+    let (code, out, _) = sandbox.cli(&["status"]);
+    assert_eq!(code, 3, "status of a stopped daemon exits 3");
+    assert!(out.contains("not running"), "{out}");
+    let _daemon = sandbox.start_daemon();
+    let (code, out, _) = sandbox.cli(&["status"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Parley daemon") && out.contains(&sandbox.socket.display().to_string()), "{out}");
+    let (code, out, _) = sandbox.cli(&["stop"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("stopped"), "{out}");
+    assert!(!sandbox.socket.exists(), "stop removes the socket");
+    let (_, out, _) = sandbox.cli(&["status", "--json"]);
+    assert_eq!(serde_json::from_str::<Value>(&out).expect("json")["running"], json!(false));
+}
+
+#[tokio::test]
+async fn the_socket_path_does_not_depend_on_the_environment() {
+    let scrubbed = std::process::Command::new(parley_tests::bin("parley"))
+        .arg("socket-path")
+        .env_clear()
+        .env("HOME", "/nonexistent")
+        .env("PATH", "/usr/bin:/bin")
+        .env("USER", "someone")
+        .output()
+        .expect("run parley");
+    let full = std::process::Command::new(parley_tests::bin("parley"))
+        .arg("socket-path")
+        .env_remove("PARLEY_SOCKET")
+        .env("XDG_RUNTIME_DIR", "/tmp/elsewhere")
+        .env("TMPDIR", "/var/tmp/other")
+        .output()
+        .expect("run parley");
+    assert!(scrubbed.status.success() && full.status.success());
+    let path = String::from_utf8_lossy(&scrubbed.stdout).trim().to_owned();
+    assert_eq!(path, String::from_utf8_lossy(&full.stdout).trim());
+    assert!(path.ends_with("parley-v1.sock"), "{path}");
+}
+
+#[tokio::test]
+async fn a_shim_with_a_scrubbed_environment_meets_a_daemon_started_with_a_full_one() {
+    // Uses the real default socket path: the daemon runs without PARLEY_SOCKET.
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let mut daemon = std::process::Command::new(parley_tests::bin("parley"))
+        .arg("daemon")
+        .env_remove("PARLEY_SOCKET")
+        .env("PARLEY_DATA_DIR", &sandbox.data)
+        .env("XDG_RUNTIME_DIR", "/tmp/not-the-runtime-dir")
+        .env("TMPDIR", "/var/tmp")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start daemon");
+    let default_socket = String::from_utf8(
+        std::process::Command::new(parley_tests::bin("parley"))
+            .arg("socket-path")
+            .env_clear()
+            .output()
+            .expect("socket-path")
+            .stdout,
+    )
+    .expect("utf-8");
+    let default_socket = std::path::PathBuf::from(default_socket.trim());
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while std::os::unix::net::UnixStream::connect(&default_socket).is_err() {
+        assert!(std::time::Instant::now() < deadline, "daemon did not listen on {}", default_socket.display());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "printf '%s\\n%s\\n%s\\n' '{}' '{}' '{}' | env -i HOME=/nonexistent PATH=/usr/bin:/bin USER=someone PARLEY_NO_SPAWN=1 {}",
+            RawShim::initialize(1),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            parley_tests::bin("parley-mcp").display()
+        ))
+        .current_dir(&repo)
+        .output()
+        .expect("run shim");
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let _ = std::fs::remove_file(&default_socket);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"tools\""),
+        "the scrubbed shim reached the daemon: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
