@@ -5,6 +5,7 @@
 //! `config` alone reads settings from the environment; `reviews`, `routing`,
 //! `position` and `state` do no IO.
 
+pub mod anchor;
 pub mod cli;
 pub mod client;
 pub mod config;
