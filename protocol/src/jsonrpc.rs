@@ -46,7 +46,7 @@ pub struct Response {
     pub jsonrpc: String,
     /// `None` only when the request could not be read well enough to know its id.
     pub id: Option<Id>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorObject>,
@@ -108,10 +108,16 @@ struct Loose {
     method: Option<Value>,
     #[serde(default)]
     params: Option<Value>,
-    #[serde(default)]
+    /// `Some(Null)` for `"result": null`, which is a valid result.
+    #[serde(default, deserialize_with = "present")]
     result: Option<Value>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+/// Deserializes a member that is present, even as `null`, to `Some`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl Message {

@@ -28,8 +28,8 @@ const SEED_MODE_ERROR = "Mode must be 'replace', 'update-section', or 'append'";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const nodeModules = process.env.PARLEY_TEST_NODE_MODULES ?? resolve(here, "../../.test-deps/node/node_modules");
-const [shim, workspaceArg] = process.argv.slice(2);
-if (!shim || !workspaceArg) {
+const [shimArg, workspaceArg] = process.argv.slice(2);
+if (!shimArg || !workspaceArg) {
   console.error("usage: node ts_client.mjs SHIM WORKSPACE");
   process.exit(2);
 }
@@ -39,6 +39,8 @@ for (const name of ["PARLEY_SOCKET", "PARLEY_DATA_DIR", "PARLEY_DAEMON"]) {
     process.exit(2);
   }
 }
+// The shim is spawned in the workspace, so a relative path must not be read from there.
+const shim = resolve(shimArg);
 const workspace = realpathSync(workspaceArg);
 
 // The SDK lives outside this directory, so a bare `import "@modelcontextprotocol/sdk/..."`
