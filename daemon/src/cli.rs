@@ -1,6 +1,7 @@
 //! The `parley` command line: argument parsing and the small commands; the
 //! longer ones live in `cli/`.
 
+mod feedback;
 mod review;
 mod watch;
 
@@ -18,7 +19,7 @@ use crate::workspace;
 
 /// Parley: where AI coding agents and the humans who work with them talk about code.
 #[derive(Debug, Parser)]
-#[command(name = "parley", version, about)]
+#[command(name = "parley", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,12 +44,59 @@ enum Command {
         #[command(subcommand)]
         command: ReviewCommand,
     },
+    /// Feedback threads on code: add, list, reply, resolve.
+    Feedback {
+        #[command(subcommand)]
+        command: FeedbackCommand,
+    },
+    /// Write every review and thread as JSON (to FILE, or stdout).
+    Export { file: Option<PathBuf> },
+    /// Restore reviews and threads from a JSON export.
+    Import { file: PathBuf },
     /// Print reviews as agents present them (a terminal stand-in for an editor).
     Watch {
         /// The folder to watch (default: the git root holding the current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum FeedbackCommand {
+    /// Comment on lines of a file: `parley feedback add src/auth.rs:14-21 "Handle expired tokens"`.
+    Add {
+        /// FILE:LINE or FILE:FIRST-LAST (1-based).
+        location: String,
+        message: String,
+        /// Who the comment is from (default: your login name).
+        #[arg(long)]
+        author: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the open threads of the workspace, or of one file.
+    List {
+        file: Option<PathBuf>,
+        /// The folder (default: the git root holding the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Include resolved threads.
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a thread.
+    Reply {
+        id: String,
+        message: String,
+        #[arg(long)]
+        author: Option<String>,
+    },
+    /// Mark a thread addressed.
+    Resolve { id: String },
+    /// Bring a resolved thread back.
+    Reopen { id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -103,6 +151,19 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             review::show(&workspace_or_cwd(workspace)?, json).await
         }
         Command::Watch { workspace } => watch::run(workspace_or_cwd(workspace)?).await,
+        Command::Feedback { command } => match command {
+            FeedbackCommand::Add { location, message, author, json } => {
+                feedback::add(&location, &message, author, json).await
+            }
+            FeedbackCommand::List { file, workspace, all, json } => {
+                feedback::list(file, &workspace_or_cwd(workspace)?, all, json).await
+            }
+            FeedbackCommand::Reply { id, message, author } => feedback::reply(&id, &message, author).await,
+            FeedbackCommand::Resolve { id } => feedback::set_resolved(&id, true).await,
+            FeedbackCommand::Reopen { id } => feedback::set_resolved(&id, false).await,
+        },
+        Command::Export { file } => feedback::export(file).await,
+        Command::Import { file } => feedback::import(&file).await,
     }
 }
 
@@ -157,6 +218,10 @@ async fn status(json: bool) -> anyhow::Result<i32> {
         println!("workspace:   {}", folder.display());
     }
     println!("reviews:     {}", status.reviews);
+    println!("threads:     {} open", status.threads);
+    if let Some(notice) = &status.store_notice {
+        println!("WARNING:     {notice}");
+    }
     Ok(0)
 }
 

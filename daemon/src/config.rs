@@ -31,3 +31,12 @@ pub fn log_filter() -> String {
 pub fn notify_socket() -> Option<PathBuf> {
     std::env::var_os("NOTIFY_SOCKET").filter(|v| !v.is_empty()).map(PathBuf::from)
 }
+
+/// Who a human's comments are from by default: the login name.
+pub fn user_name() -> String {
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "human".into())
+}

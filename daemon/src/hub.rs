@@ -30,11 +30,14 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct Context {
     pub state: StateHandle,
+    pub watch: crate::watch::WatchHandle,
     pub store: Store,
     pub shutdown: Shutdown,
     pub socket: PathBuf,
     pub data_dir: PathBuf,
     pub started: StartTime,
+    /// Said loudly in `status` when the store had to be recovered at start.
+    pub store_notice: Option<String>,
 }
 
 /// Accepts connections until shutdown begins. A connection's failure ends
@@ -88,13 +91,15 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
     let facts = client_facts(&hello);
     let role = hello.role;
     let (outbox, inbox) = match role {
-        Role::Editor => {
+        // CLI clients receive events only after `subscribe`.
+        Role::Editor | Role::Cli => {
             let (tx, rx) = tokio::sync::mpsc::channel(crate::state::OUTBOX_LEN);
             (Some(tx), Some(rx))
         }
-        Role::Mcp | Role::Cli => (None, None),
+        Role::Mcp => (None, None),
     };
-    let seq = context.state.ask(|reply| Command::Connected { id, facts: facts.clone(), outbox, reply }).await?;
+    let (seq, instance) =
+        context.state.ask(|reply| Command::Connected { id, facts: facts.clone(), outbox, reply }).await?;
     tracing::info!(connection = id, %role, client = %hello.client.name, pid = ?hello.pid, "connected");
     let reply = HelloReply {
         protocol: PROTOCOL_VERSION,
@@ -102,6 +107,7 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
         pid: std::process::id(),
         connection_id: id,
         seq,
+        instance,
     };
     let reply = serde_json::to_value(reply).expect("wire types always serialize");
     let result = match write.write_all(&to_line(&Response::ok(request_id, reply))).await {

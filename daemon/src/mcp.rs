@@ -2,6 +2,8 @@
 //! `mcp` connection, serving both the 2026-07-28 handshake and `initialize`.
 //! The only module that imports rmcp.
 
+mod feedback;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -10,9 +12,12 @@ use parley_protocol::hello::Hello;
 use parley_protocol::methods::{SELECTION_GET, Selection};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
-use rmcp::service::{NotificationContext, RoleServer};
-use rmcp::{ServerHandler, schemars, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -21,8 +26,12 @@ use tokio::sync::oneshot;
 use crate::hub::Context;
 use crate::reviews::{self, FileFacts, Presentation, Review};
 use crate::routing::Reason;
-use crate::state::{ClientFacts, Command, CommitError, Outbound, PickedEditor};
-use crate::{position, workspace};
+use crate::state::{ClientFacts, Command, CommitError, Outbound, PickedEditor, ThreadEdit, ThreadError};
+use crate::{position, refresh, workspace};
+use feedback::{
+    FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs, ResolveResult, SummaryResult,
+    error_text,
+};
 
 /// How long an editor has to answer a selection request.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
@@ -38,7 +47,12 @@ present_review shows a markdown review in every editor window open on its folder
 - References: write [`path:line`][] or [`path:start-end`][] (rustdoc style), or [text](path#L10-L20), with paths relative to baseUri (your workspace root by default). They become clickable links. Reference the most important lines — entry points of functions and types, not every change — and group related references. The result lists references that did not resolve (missing file, line past the end, path outside baseUri): fix them and present again.
 - Modes: replace (default) for a new review; append to add context or answer a question; update-section, sparingly, to rewrite one section (matched by heading, any level) in place. Keep each call focused.
 
-get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace). Call it when the human says \"this\", \"here\" or \"the selected code\".";
+get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace). Call it when the human says \"this\", \"here\" or \"the selected code\".
+
+Feedback threads are comments humans leave on ranges of your workspace's files (in their editor, or with `parley feedback add`). They stay attached to their text while files change.
+- Call get_feedback_summary to see whether there is feedback, then get_feedback (optionally for one file) to read it. Each thread has a state: anchored, moved, modified (the text changed since the comment; originalQuote shows what it was) or orphaned (the text is gone).
+- Address a thread in the code, then reply_feedback to say what you did, and resolve_feedback once it is done. Ask with reply_feedback when a comment is unclear instead of guessing.
+- The current review and the threads can also be read as the resources parley://review and parley://feedback.";
 
 /// Arguments of `present_review`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -194,14 +208,143 @@ impl ParleyMcp {
         let _call = self.context.shutdown.call();
         Json(self.selection().await)
     }
+
+    #[tool(
+        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence) or orphaned (text deleted; orphaned: true). Threads follow edits: they are re-anchored against the files on disk before answering.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>()
+    )]
+    async fn get_feedback(&self, Parameters(args): Parameters<GetFeedbackArgs>) -> Result<CallToolResult, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        let file = match args.file_path.as_deref().filter(|p| !p.trim().is_empty()) {
+            Some(path) => Some(feedback::file_in_scope(&scope, path)?),
+            None => None,
+        };
+        let threads = self.current_threads(&scope, file).await?;
+        let items = threads.iter().map(|t| feedback::item(t, &scope)).collect();
+        Ok(feedback::list_result(FeedbackList { threads: items }))
+    }
+
+    #[tool(
+        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback. Returns {resolved, threadId}; an unknown or already resolved thread gives an error \"Thread not found\"."
+    )]
+    async fn resolve_feedback(
+        &self,
+        Parameters(args): Parameters<ResolveFeedbackArgs>,
+    ) -> Result<Json<ResolveResult>, String> {
+        let _call = self.context.shutdown.call();
+        let thread_id = self.thread_in_scope(&args.thread_id).await?;
+        match self.edit(&thread_id, ThreadEdit::Resolve).await {
+            Ok(_) => Ok(Json(ResolveResult { resolved: true, thread_id })),
+            Err(ThreadError::NotFound | ThreadError::AlreadyResolved) => Err(not_found()),
+            Err(e) => Err(error_text(&e.to_string())),
+        }
+    }
+
+    #[tool(
+        description = "Get a workspace-wide overview of feedback: total threads and comments, files sorted by thread count, and how many threads are orphaned. All zeros when there is no feedback."
+    )]
+    async fn get_feedback_summary(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<SummaryResult>, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        refresh::refresh(&self.context.state, &self.context.store, &scope, None).await.map_err(|e| error_text(&e))?;
+        let summary = self
+            .context
+            .state
+            .ask(|reply| Command::Summary { scope: scope.clone(), reply })
+            .await
+            .map_err(|_| error_text("the Parley daemon is shutting down; call again in a moment"))?;
+        Ok(Json(feedback::summary(summary)))
+    }
+
+    #[tool(
+        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread."
+    )]
+    async fn reply_feedback(
+        &self,
+        Parameters(args): Parameters<ReplyFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<ReplyResult>, String> {
+        let _call = self.context.shutdown.call();
+        if args.body.trim().is_empty() {
+            return Err(error_text("body is required: write the reply"));
+        }
+        let thread_id = self.thread_in_scope(&args.thread_id).await?;
+        let author = context.peer.peer_info().map_or_else(|| "agent".to_owned(), |info| info.client_info.name.clone());
+        let comment = crate::feedback::Comment {
+            id: crate::feedback::new_id(),
+            body: args.body,
+            author,
+            created_at: crate::state::now_rfc3339(),
+        };
+        match self.edit(&thread_id, ThreadEdit::Reply(comment.clone())).await {
+            Ok(_) => Ok(Json(ReplyResult { replied: true, thread_id, comment: feedback::comment(&comment) })),
+            Err(ThreadError::NotFound | ThreadError::AlreadyResolved) => Err(not_found()),
+            Err(e) => Err(error_text(&e.to_string())),
+        }
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ParleyMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
             .with_server_info(Implementation::new("parley", parley_protocol::BUILD_VERSION))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(REVIEW_RESOURCE, "review")
+                .with_title("Current review")
+                .with_description("The review presented for this workspace, as markdown")
+                .with_mime_type("text/markdown"),
+            Resource::new(FEEDBACK_RESOURCE, "feedback")
+                .with_title("Feedback threads")
+                .with_description("The open feedback threads of this workspace, as get_feedback returns them")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let scope = self.scope().map_err(|e| ErrorData::internal_error(e, None))?;
+        let text = match request.uri.as_str() {
+            REVIEW_RESOURCE => {
+                let folders = Some(vec![scope.clone()]);
+                let reviews = self
+                    .context
+                    .state
+                    .ask(|reply| Command::Reviews { folders, reply })
+                    .await
+                    .map_err(|_| ErrorData::internal_error("the daemon is shutting down", None))?;
+                let review = reviews.into_iter().next();
+                let markdown =
+                    review.map_or_else(|| "No review has been presented for this workspace.".to_owned(), |r| r.content);
+                ResourceContents::text(markdown, REVIEW_RESOURCE).with_mime_type("text/markdown")
+            }
+            FEEDBACK_RESOURCE => {
+                let threads =
+                    self.current_threads(&scope, None).await.map_err(|e| ErrorData::internal_error(e, None))?;
+                let items: Vec<_> = threads.iter().map(|t| feedback::item(t, &scope)).collect();
+                let json = serde_json::to_string_pretty(&items).expect("feedback items always serialize");
+                ResourceContents::text(json, FEEDBACK_RESOURCE).with_mime_type("application/json")
+            }
+            other => {
+                return Err(ErrorData::resource_not_found(
+                    format!("no resource {other}; Parley offers {REVIEW_RESOURCE} and {FEEDBACK_RESOURCE}"),
+                    None,
+                ));
+            }
+        };
+        Ok(ReadResourceResult::new(vec![text]).into())
     }
 
     #[allow(deprecated)] // Roots are deprecated in 2026-07-28 but legacy hosts still offer them.
@@ -239,6 +382,59 @@ impl ServerHandler for ParleyMcp {
 impl ParleyMcp {
     fn workspace(&self) -> Option<PathBuf> {
         self.agent.workspace.read().ok().and_then(|w| w.clone())
+    }
+
+    /// The folder feedback is scoped to: the agent's workspace.
+    fn scope(&self) -> Result<PathBuf, String> {
+        self.workspace()
+            .ok_or_else(|| error_text("this agent's workspace is unknown: start the agent inside the project folder"))
+    }
+
+    /// Threads in `scope` (or one file), re-anchored against the files on disk.
+    async fn current_threads(
+        &self,
+        scope: &Path,
+        file: Option<PathBuf>,
+    ) -> Result<Vec<crate::feedback::Thread>, String> {
+        refresh::refresh(&self.context.state, &self.context.store, scope, file.as_deref())
+            .await
+            .map_err(|e| error_text(&e))?;
+        self.context
+            .state
+            .ask(|reply| Command::Threads { scope: scope.to_owned(), file, include_resolved: false, reply })
+            .await
+            .map_err(|_| error_text("the Parley daemon is shutting down; call again in a moment"))
+    }
+
+    /// Checks a thread id's format and that the thread is in this agent's
+    /// workspace; returns the id.
+    async fn thread_in_scope(&self, thread_id: &str) -> Result<String, String> {
+        let thread_id = thread_id.trim();
+        if !crate::feedback::is_thread_id(thread_id) {
+            return Err(error_text("Invalid thread ID format"));
+        }
+        let scope = self.scope()?;
+        let threads = self
+            .context
+            .state
+            .ask(|reply| Command::Threads { scope, file: None, include_resolved: false, reply })
+            .await
+            .map_err(|_| error_text("the Parley daemon is shutting down; call again in a moment"))?;
+        if threads.iter().any(|t| t.id == thread_id) { Ok(thread_id.to_owned()) } else { Err(not_found()) }
+    }
+
+    async fn edit(&self, thread_id: &str, edit: ThreadEdit) -> Result<crate::feedback::Thread, ThreadError> {
+        let id = thread_id.to_owned();
+        let result = self
+            .context
+            .state
+            .ask(|reply| Command::EditThread { id, edit, reply })
+            .await
+            .map_err(|_| ThreadError::Store("the daemon is shutting down".into()))?;
+        if result.is_ok() {
+            self.context.store.flush().await.map_err(|e| ThreadError::Store(e.to_string()))?;
+        }
+        result
     }
 
     /// The folder references resolve against: `baseUri` when given (relative
@@ -318,7 +514,9 @@ impl ParleyMcp {
         let name = picked.name.clone();
         match selection {
             Some(selection) if !selection.text.is_empty() => {
-                selection_result(selection, &picked, format!("Selection from {name}, {why}{note}."))
+                let path = selection.path.clone();
+                let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(path).ok()).await.ok().flatten();
+                selection_result(selection, text, &picked, format!("Selection from {name}, {why}{note}."))
             }
             _ => SelectionResult {
                 editor: Some(name.clone()),
@@ -327,6 +525,14 @@ impl ParleyMcp {
             },
         }
     }
+}
+
+const REVIEW_RESOURCE: &str = "parley://review";
+const FEEDBACK_RESOURCE: &str = "parley://feedback";
+
+/// Seed 002's answer for a thread that does not exist (or is resolved).
+fn not_found() -> String {
+    serde_json::json!({ "resolved": false, "error": "Thread not found" }).to_string()
 }
 
 /// Asks the editor for its selection; falls back to the last one it pushed
@@ -347,8 +553,14 @@ async fn ask_editor(picked: &PickedEditor) -> (Option<Selection>, &'static str) 
     }
 }
 
-fn selection_result(selection: Selection, picked: &PickedEditor, message: String) -> SelectionResult {
-    let lines = std::fs::read_to_string(&selection.path).ok();
+/// Converts an editor's selection for the agent; `lines` is the file's text,
+/// used to count the editor's columns as characters.
+fn selection_result(
+    selection: Selection,
+    lines: Option<String>,
+    picked: &PickedEditor,
+    message: String,
+) -> SelectionResult {
     let column = |line: u32, character: u32| {
         let text = lines.as_deref().and_then(|t| t.lines().nth(line as usize)).unwrap_or("");
         position::to_char_column(text, character, picked.encoding) + 1

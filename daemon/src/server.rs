@@ -10,11 +10,11 @@ use anyhow::Context as _;
 use parley_protocol::socket;
 use tokio_util::task::TaskTracker;
 
-use crate::config;
 use crate::hub::{self, Context, listener};
 use crate::shutdown::Shutdown;
 use crate::state::{self, StartTime};
 use crate::store::Store;
+use crate::{config, watch};
 
 /// How long in-flight tool calls may run on after shutdown begins.
 const DRAIN_CALLS: Duration = Duration::from_secs(3);
@@ -52,18 +52,41 @@ async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
     let data_dir = config::data_dir()?;
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
     let bound = listener::bind(&socket_path).await?;
-    let store = Store::open(&data_dir)?;
+    let (store, recovery) = Store::open_or_recover(&data_dir)?;
+    let store_path = store.path().to_owned();
+    let store_notice = recovery.map(|r| {
+        let from = r.backup.map_or_else(
+            || "no backup existed, so it starts empty".to_owned(),
+            |b| format!("restored from {}", b.display()),
+        );
+        let place = if r.moved_to == store_path {
+            "was repaired in place".to_owned()
+        } else {
+            format!("was moved to {}", r.moved_to.display())
+        };
+        let notice = format!(
+            "Feedback store corrupted, attempting recovery from backup: the damaged store ({}) {place}; {from}",
+            r.cause
+        );
+        tracing::error!("{notice}");
+        notice
+    });
     let reviews = store.reviews().with_context(|| format!("reading reviews from {}", store.path().display()))?;
-    let (state, _state_task) = state::spawn(store.clone(), reviews);
+    let threads = store.threads().with_context(|| format!("reading threads from {}", store.path().display()))?;
+    backup(&store, &data_dir);
+    let (state, _state_task) = state::spawn(store.clone(), reviews, threads);
     let shutdown = Shutdown::default();
     spawn_signal_handler(shutdown.clone())?;
+    let watch = watch::spawn(state.clone(), store.clone(), shutdown.clone()).await;
     let context = Arc::new(Context {
         state,
+        watch,
         store: store.clone(),
         shutdown: shutdown.clone(),
         socket: socket_path.clone(),
-        data_dir,
+        data_dir: data_dir.clone(),
         started,
+        store_notice,
     });
     let tracker = TaskTracker::new();
     tracing::info!(
@@ -76,7 +99,9 @@ async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
         notify_ready(&path);
     }
     let (listener, guard) = bound.into_parts();
+    let backups = tokio::spawn(periodic_backups(store.clone(), data_dir.clone()));
     hub::accept_loop(listener, context, tracker.clone()).await;
+    backups.abort();
 
     tracing::info!("shutting down: no longer accepting connections");
     let still_running = shutdown.wait_idle(DRAIN_CALLS).await;
@@ -89,9 +114,31 @@ async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
         tracing::warn!("some connections did not close within {DRAIN_CONNECTIONS:?}");
     }
     store.flush().await.context("flushing the store")?;
+    backup(&store, &data_dir);
     guard.remove();
     tracing::info!("stopped");
     Ok(())
+}
+
+/// How often a backup is taken while the daemon runs.
+const BACKUP_EVERY: Duration = Duration::from_secs(600);
+
+/// Writes an automatic backup; a failure is logged, never fatal.
+fn backup(store: &Store, data_dir: &Path) {
+    match store.write_backup(data_dir) {
+        Ok(path) => tracing::debug!("backup written to {}", path.display()),
+        Err(e) => tracing::warn!("cannot write a backup: {e}"),
+    }
+}
+
+async fn periodic_backups(store: Store, data_dir: PathBuf) {
+    let mut every = tokio::time::interval(BACKUP_EVERY);
+    every.tick().await;
+    loop {
+        every.tick().await;
+        let (store, dir) = (store.clone(), data_dir.clone());
+        let _ = tokio::task::spawn_blocking(move || backup(&store, &dir)).await;
+    }
 }
 
 fn spawn_signal_handler(shutdown: Shutdown) -> anyhow::Result<()> {

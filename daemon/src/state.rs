@@ -3,7 +3,9 @@
 //! of [`Command`]s and get answers on oneshots; it never awaits IO, so no
 //! client can stall it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+mod threads;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -14,10 +16,13 @@ use parley_protocol::methods::{self as wire, Selection};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+pub use threads::{FileStamp, FileToCheck, ThreadEdit, ThreadError};
+
+use crate::feedback::{Summary, Thread};
 use crate::reviews::Review;
 use crate::routing::{self, Candidate, Reason};
 use crate::store::Store;
-use crate::workspace;
+use crate::{views, workspace};
 
 /// Events kept for `events/replay`.
 const EVENT_LOG_LEN: usize = 1024;
@@ -86,7 +91,8 @@ pub enum Command {
         facts: ClientFacts,
         /// Present for editors, which receive events.
         outbox: Option<mpsc::Sender<Outbound>>,
-        reply: oneshot::Sender<u64>,
+        /// The newest sequence number and the daemon instance.
+        reply: oneshot::Sender<(u64, String)>,
     },
     Disconnected {
         id: u64,
@@ -123,10 +129,61 @@ pub enum Command {
     Replay {
         id: u64,
         after: u64,
+        instance: Option<String>,
         reply: oneshot::Sender<wire::EventsReplayResult>,
     },
     Status {
         reply: oneshot::Sender<StatusFacts>,
+    },
+    /// A CLI connection asks for the events of some folders.
+    Subscribe {
+        id: u64,
+        workspaces: Vec<PathBuf>,
+    },
+    /// Files with open threads inside `scope` (or just `file`), with what was
+    /// last known of them, so the caller can see which changed on disk.
+    FilesToCheck {
+        scope: PathBuf,
+        file: Option<PathBuf>,
+        reply: oneshot::Sender<Vec<FileToCheck>>,
+    },
+    /// Every thread (resolved ones too) on one file.
+    ThreadsOfFile {
+        file: PathBuf,
+        reply: oneshot::Sender<Vec<Thread>>,
+    },
+    /// The outcome of re-anchoring a file's threads: their new positions and
+    /// states, and the stamp of the text they were checked against.
+    Rechecked {
+        file: PathBuf,
+        stamp: Option<FileStamp>,
+        updates: Vec<Thread>,
+        reply: oneshot::Sender<Result<(), String>>,
+    },
+    /// Threads inside `scope` (or just `file`), ordered by file then line.
+    Threads {
+        scope: PathBuf,
+        file: Option<PathBuf>,
+        include_resolved: bool,
+        reply: oneshot::Sender<Vec<Thread>>,
+    },
+    Summary {
+        scope: PathBuf,
+        reply: oneshot::Sender<Summary>,
+    },
+    CreateThread {
+        thread: Box<Thread>,
+        reply: oneshot::Sender<Result<Thread, ThreadError>>,
+    },
+    EditThread {
+        id: String,
+        edit: ThreadEdit,
+        reply: oneshot::Sender<Result<Thread, ThreadError>>,
+    },
+    /// Replaces everything in memory with what the store holds (after an import).
+    Reload {
+        reviews: Vec<Review>,
+        threads: Vec<Thread>,
     },
 }
 
@@ -137,6 +194,8 @@ pub struct StatusFacts {
     pub editors: Vec<wire::EditorSummary>,
     pub workspaces: Vec<PathBuf>,
     pub reviews: usize,
+    /// Open feedback threads.
+    pub threads: usize,
 }
 
 /// A cloneable handle for sending commands to the state owner.
@@ -169,36 +228,59 @@ impl StateHandle {
 struct Client {
     facts: ClientFacts,
     outbox: Option<mpsc::Sender<Outbound>>,
+    /// Receives events for its workspaces: editors always, CLI clients after `subscribe`.
+    subscribed: bool,
     focus_rank: u64,
     last_selection: Option<Selection>,
 }
 
+/// What an event was about, kept so a replay can render it in the
+/// replaying client's position encoding.
+#[derive(Debug, Clone)]
+enum Payload {
+    Review(Review),
+    Thread { change: &'static str, thread: Box<Thread> },
+}
+
 struct LoggedEvent {
-    event: wire::Event,
-    /// The base of the review it concerns, to filter replays by workspace.
-    base: PathBuf,
+    seq: u64,
+    /// The review's base or the thread's file, to filter replays by workspace.
+    path: PathBuf,
+    payload: Payload,
 }
 
 struct State {
     clients: HashMap<u64, Client>,
     reviews: BTreeMap<PathBuf, Review>,
+    threads: HashMap<String, Thread>,
+    /// Thread ids by absolute file; all of a folder's files are one range.
+    by_file: BTreeMap<PathBuf, BTreeSet<String>>,
+    /// What was last read of each file with threads.
+    stamps: HashMap<PathBuf, FileStamp>,
     events: VecDeque<LoggedEvent>,
     seq: u64,
+    /// Names this run of the daemon; sequence numbers restart with it.
+    instance: String,
     focus_counter: u64,
     store: Store,
 }
 
-/// Starts the state owner with the reviews already in `store`.
-pub fn spawn(store: Store, reviews: Vec<Review>) -> (StateHandle, tokio::task::JoinHandle<()>) {
+/// Starts the state owner with the reviews and threads already in `store`.
+pub fn spawn(store: Store, reviews: Vec<Review>, threads: Vec<Thread>) -> (StateHandle, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(1024);
-    let state = State {
+    let mut state = State {
         clients: HashMap::new(),
-        reviews: reviews.into_iter().map(|r| (r.base.clone(), r)).collect(),
+        reviews: BTreeMap::new(),
+        threads: HashMap::new(),
+        by_file: BTreeMap::new(),
+        stamps: HashMap::new(),
         events: VecDeque::with_capacity(EVENT_LOG_LEN),
         seq: 0,
+        instance: crate::feedback::new_id(),
         focus_counter: 0,
         store,
     };
+    state.load(reviews, threads);
     let task = tokio::spawn(run(state, rx));
     (StateHandle { tx }, task)
 }
@@ -213,10 +295,12 @@ impl State {
     fn handle(&mut self, command: Command) {
         match command {
             Command::Connected { id, facts, outbox, reply } => {
+                let seq = (self.seq, self.instance.clone());
                 self.focus_counter += 1;
-                let client = Client { facts, outbox, focus_rank: self.focus_counter, last_selection: None };
+                let subscribed = facts.role == Role::Editor;
+                let client = Client { facts, outbox, subscribed, focus_rank: self.focus_counter, last_selection: None };
                 self.clients.insert(id, client);
-                let _ = reply.send(self.seq);
+                let _ = reply.send(seq);
             }
             Command::Disconnected { id } => {
                 self.clients.remove(&id);
@@ -256,12 +340,50 @@ impl State {
             Command::PickEditor { editor_id, folder, reply } => {
                 let _ = reply.send(self.pick_editor(editor_id.as_deref(), folder.as_deref()));
             }
-            Command::Replay { id, after, reply } => {
-                let _ = reply.send(self.replay(id, after));
+            Command::Replay { id, after, instance, reply } => {
+                let _ = reply.send(self.replay(id, after, instance.as_deref()));
             }
             Command::Status { reply } => {
                 let _ = reply.send(self.status());
             }
+            Command::Subscribe { id, workspaces } => {
+                if let Some(client) = self.clients.get_mut(&id) {
+                    client.subscribed = true;
+                    client.facts.workspaces = workspaces;
+                }
+            }
+            Command::FilesToCheck { scope, file, reply } => {
+                let _ = reply.send(self.files_to_check(&scope, file.as_deref()));
+            }
+            Command::ThreadsOfFile { file, reply } => {
+                let _ = reply.send(self.threads_of_file(&file).cloned().collect());
+            }
+            Command::Rechecked { file, stamp, updates, reply } => {
+                let _ = reply.send(self.rechecked(file, stamp, updates));
+            }
+            Command::Threads { scope, file, include_resolved, reply } => {
+                let _ = reply.send(self.threads_in(&scope, file.as_deref(), include_resolved));
+            }
+            Command::Summary { scope, reply } => {
+                let _ = reply.send(self.summary(&scope));
+            }
+            Command::CreateThread { thread, reply } => {
+                let _ = reply.send(self.create_thread(*thread));
+            }
+            Command::EditThread { id, edit, reply } => {
+                let _ = reply.send(self.edit_thread(&id, edit));
+            }
+            Command::Reload { reviews, threads } => self.load(reviews, threads),
+        }
+    }
+
+    fn load(&mut self, reviews: Vec<Review>, threads: Vec<Thread>) {
+        self.reviews = reviews.into_iter().map(|r| (r.base.clone(), r)).collect();
+        self.threads.clear();
+        self.by_file.clear();
+        self.stamps.clear();
+        for thread in threads {
+            self.index_thread(thread);
         }
     }
 
@@ -272,32 +394,33 @@ impl State {
         }
         review.updated_at = now_rfc3339();
         self.store.put_review(&review).map_err(|e| CommitError::Store(e.to_string()))?;
-        self.seq += 1;
-        let params = serde_json::to_value(wire::ReviewUpdated { seq: self.seq, review: wire_review(&review) })
-            .expect("wire types always serialize");
-        let line = Arc::new(to_line(&Notification::new(wire::REVIEW_UPDATED, params.clone())));
-        if self.events.len() == EVENT_LOG_LEN {
-            self.events.pop_front();
-        }
-        let event = wire::Event { seq: self.seq, method: wire::REVIEW_UPDATED.into(), params };
-        self.events.push_back(LoggedEvent { event, base: review.base.clone() });
-        let delivered_to = self.broadcast(&review.base, &line);
+        let delivered_to = self.publish(review.base.clone(), Payload::Review(review.clone()));
         self.reviews.insert(review.base.clone(), review.clone());
         Ok(Committed { review, delivered_to })
     }
 
-    /// Queues `line` for every editor whose workspace holds `base`. An editor
-    /// whose queue is full is too slow: it is dropped, and its connection
-    /// closes when its task sees the queue end.
-    fn broadcast(&mut self, base: &Path, line: &Arc<Vec<u8>>) -> Vec<Delivery> {
+    /// Logs an event and queues it for every subscribed client whose
+    /// workspace holds its path. A client whose queue is full is too slow: it
+    /// is dropped, and its connection closes when its task sees the queue end.
+    fn publish(&mut self, path: PathBuf, payload: Payload) -> Vec<Delivery> {
+        self.seq += 1;
+        let seq = self.seq;
+        let mut lines: HashMap<PositionEncoding, Arc<Vec<u8>>> = HashMap::new();
         let mut delivered = Vec::new();
         let mut too_slow = Vec::new();
         for (id, client) in &self.clients {
             let Some(outbox) = &client.outbox else { continue };
-            if !client.facts.workspaces.iter().any(|w| in_workspace(w, base)) {
+            if !client.subscribed || !client.facts.workspaces.iter().any(|w| in_workspace(w, &path)) {
                 continue;
             }
-            match outbox.try_send(Outbound::Line(line.clone())) {
+            let line = lines
+                .entry(client.facts.encoding)
+                .or_insert_with(|| {
+                    let event = render(seq, &payload, client.facts.encoding);
+                    Arc::new(to_line(&Notification::new(&event.method, event.params)))
+                })
+                .clone();
+            match outbox.try_send(Outbound::Line(line)) {
                 Ok(()) => delivered
                     .push(Delivery { name: client.facts.name.clone(), editor_id: client.facts.editor_id.clone() }),
                 Err(_) => too_slow.push(*id),
@@ -308,6 +431,10 @@ impl State {
             self.clients.remove(&id);
         }
         delivered.sort_by(|a, b| a.name.cmp(&b.name));
+        if self.events.len() == EVENT_LOG_LEN {
+            self.events.pop_front();
+        }
+        self.events.push_back(LoggedEvent { seq, path, payload });
         delivered
     }
 
@@ -335,23 +462,30 @@ impl State {
         })
     }
 
-    fn replay(&self, id: u64, after: u64) -> wire::EventsReplayResult {
-        let folders = self.clients.get(&id).map(|c| c.facts.workspaces.clone()).unwrap_or_default();
-        let oldest = self.events.front().map_or(self.seq + 1, |e| e.event.seq);
+    fn replay(&self, id: u64, after: u64, instance: Option<&str>) -> wire::EventsReplayResult {
+        let client = self.clients.get(&id);
+        let other_run = instance.is_some_and(|i| i != self.instance) || after > self.seq;
+        let (Some(client), false) = (client, other_run) else {
+            let instance = self.instance.clone();
+            return wire::EventsReplayResult { events: Vec::new(), complete: false, seq: self.seq, instance };
+        };
+        let folders = &client.facts.workspaces;
+        let oldest = self.events.front().map_or(self.seq + 1, |e| e.seq);
         let complete = after + 1 >= oldest || after >= self.seq;
         let events = self
             .events
             .iter()
-            .filter(|e| e.event.seq > after && folders.iter().any(|f| in_workspace(f, &e.base)))
-            .map(|e| e.event.clone())
+            .filter(|e| e.seq > after && folders.iter().any(|f| in_workspace(f, &e.path)))
+            .map(|e| render(e.seq, &e.payload, client.facts.encoding))
             .collect();
-        wire::EventsReplayResult { events, complete, seq: self.seq }
+        wire::EventsReplayResult { events, complete, seq: self.seq, instance: self.instance.clone() }
     }
 
     fn status(&self) -> StatusFacts {
         let mut connections = wire::ConnectionCounts { mcp: 0, editor: 0, cli: 0 };
         let mut editors = Vec::new();
         let mut workspaces: Vec<PathBuf> = self.reviews.keys().cloned().collect();
+        workspaces.extend(self.threads.values().map(|t| t.workspace.clone()));
         for (id, client) in &self.clients {
             match client.facts.role {
                 Role::Mcp => connections.mcp += 1,
@@ -373,7 +507,8 @@ impl State {
         editors.sort_by_key(|e| e.connection_id);
         workspaces.sort();
         workspaces.dedup();
-        StatusFacts { connections, editors, workspaces, reviews: self.reviews.len() }
+        let threads = self.threads.values().filter(|t| !t.resolved).count();
+        StatusFacts { connections, editors, workspaces, reviews: self.reviews.len(), threads }
     }
 }
 
@@ -383,26 +518,22 @@ fn in_workspace(folder: &Path, base: &Path) -> bool {
     workspace::holds(folder, base)
 }
 
-/// The wire form of a review.
-pub fn wire_review(review: &Review) -> wire::Review {
-    wire::Review {
-        base_uri: review.base.clone(),
-        content: review.content.clone(),
-        revision: review.revision,
-        updated_at: review.updated_at.clone(),
-        references: review
-            .references
-            .iter()
-            .map(|r| wire::Reference {
-                text: r.found.text.clone(),
-                path: r.found.path.clone(),
-                line: r.found.line,
-                end_line: r.found.end_line,
-                resolved_path: r.resolved.clone(),
-                problem: r.problem.clone(),
-            })
-            .collect(),
-    }
+/// An event as a client sees it.
+fn render(seq: u64, payload: &Payload, encoding: PositionEncoding) -> wire::Event {
+    let (method, params) = match payload {
+        Payload::Review(review) => {
+            (wire::REVIEW_UPDATED, serde_json::to_value(wire::ReviewUpdated { seq, review: views::review(review) }))
+        }
+        Payload::Thread { change, thread } => (
+            wire::FEEDBACK_CHANGED,
+            serde_json::to_value(wire::FeedbackChanged {
+                seq,
+                change: (*change).into(),
+                thread: views::thread(thread, encoding),
+            }),
+        ),
+    };
+    wire::Event { seq, method: method.into(), params: params.expect("wire types always serialize") }
 }
 
 /// The current time as RFC 3339 in UTC, with milliseconds.

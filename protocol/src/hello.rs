@@ -31,7 +31,7 @@ impl std::fmt::Display for Role {
 }
 
 /// How a client counts characters within a line.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PositionEncoding {
     /// UTF-16 code units, as VS Code and LSP count.
     #[default]
@@ -52,9 +52,9 @@ pub struct ClientInfo {
     pub version: String,
 }
 
-/// Parameters of `hello`, the first request on every connection.
+/// Parameters of `hello`, the first request on every connection. Unknown
+/// fields are ignored, so newer clients can add optional ones.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Hello {
     /// The hub protocol major the client speaks.
     pub protocol: u32,
@@ -88,4 +88,7 @@ pub struct HelloReply {
     /// The newest event sequence number: a client that later reconnects asks
     /// `events/replay` for what came after the last one it saw.
     pub seq: u64,
+    /// Names this run of the daemon; sequence numbers start again when it
+    /// changes, so a replay must name the instance its `after` came from.
+    pub instance: String,
 }

@@ -116,6 +116,10 @@ pub struct ReviewUpdated {
 pub struct EventsReplayParams {
     /// The last sequence number the client saw.
     pub after: u64,
+    /// The daemon instance `after` came from (from hello); when it is not the
+    /// running one, the replay is incomplete and the client must refetch.
+    #[serde(default)]
+    pub instance: Option<String>,
 }
 
 /// One event as it was sent, for replay.
@@ -129,10 +133,12 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EventsReplayResult {
     pub events: Vec<Event>,
-    /// False when events after `after` have been forgotten: the client should
-    /// fetch current state (`review/get`) instead.
+    /// False when events after `after` have been forgotten, or came from
+    /// another run of the daemon: the client should fetch current state
+    /// (`review/get`, `feedback/list`) instead.
     pub complete: bool,
     pub seq: u64,
+    pub instance: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,6 +173,11 @@ pub struct Status {
     /// and review bases.
     pub workspaces: Vec<PathBuf>,
     pub reviews: usize,
+    /// Open feedback threads.
+    pub threads: usize,
+    /// Set when the store was found corrupt at start and recovered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_notice: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -174,4 +185,147 @@ pub struct Status {
 pub struct ShutdownParams {
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// Client → daemon request: the open threads of a workspace or one file.
+pub const FEEDBACK_LIST: &str = "feedback/list";
+/// Client → daemon request: a new thread on a range, with its first comment.
+pub const FEEDBACK_CREATE: &str = "feedback/create";
+/// Client → daemon request: a comment added to a thread.
+pub const FEEDBACK_REPLY: &str = "feedback/reply";
+/// Client → daemon request: a thread marked addressed (hidden, kept).
+pub const FEEDBACK_RESOLVE: &str = "feedback/resolve";
+/// Client → daemon request: a resolved thread brought back.
+pub const FEEDBACK_REOPEN: &str = "feedback/reopen";
+/// Editor → daemon request: unsaved text of a buffer; answered with the
+/// file's threads positioned in that text.
+pub const BUFFER_CHANGED: &str = "buffer/changed";
+/// Daemon → client notification: a thread was created, changed or resolved.
+pub const FEEDBACK_CHANGED: &str = "feedback/changed";
+/// CLI → daemon request: receive events for some folders, as editors do.
+pub const SUBSCRIBE: &str = "subscribe";
+/// CLI → daemon request: everything, as a JSON backup.
+pub const STORE_EXPORT: &str = "store/export";
+/// CLI → daemon request: restore a JSON backup.
+pub const STORE_IMPORT: &str = "store/import";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Range {
+    pub start: Position,
+    pub end: Position,
+}
+
+/// A feedback thread as clients see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Thread {
+    pub id: String,
+    /// The workspace folder it belongs to.
+    pub workspace: PathBuf,
+    /// Relative to `workspace`, `/`-separated.
+    pub path: String,
+    /// The absolute file.
+    pub file: PathBuf,
+    /// Where the text is now (or was last seen, when orphaned), 0-based, in
+    /// the client's position encoding.
+    pub range: Range,
+    /// The text at `range`.
+    pub quote: String,
+    /// The text when the thread was made.
+    pub original_quote: String,
+    /// `anchored`, `moved`, `modified`, `orphaned` or `unreadable`.
+    pub state: String,
+    /// 1 for anchored and moved, the similarity for modified, 0 otherwise.
+    pub confidence: f32,
+    pub resolved: bool,
+    pub comments: Vec<Comment>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comment {
+    pub id: String,
+    pub body: String,
+    pub author: String,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackListParams {
+    /// A folder; defaults to the connection's workspaces (editors) or, for
+    /// the CLI, the git root holding its working directory.
+    #[serde(default)]
+    pub workspace: Option<PathBuf>,
+    /// One file (absolute, or relative to the workspace).
+    #[serde(default)]
+    pub path: Option<PathBuf>,
+    /// Include resolved threads.
+    #[serde(default)]
+    pub include_resolved: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackListResult {
+    /// Ordered by file, then line.
+    pub threads: Vec<Thread>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackCreateParams {
+    /// The absolute file.
+    pub path: PathBuf,
+    pub range: Range,
+    /// The text the client sees at `range`; when given and the file on disk
+    /// differs there, the request fails rather than anchor the wrong text.
+    #[serde(default)]
+    pub text: Option<String>,
+    pub body: String,
+    #[serde(default)]
+    pub author: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackReplyParams {
+    pub thread_id: String,
+    pub body: String,
+    #[serde(default)]
+    pub author: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadIdParams {
+    pub thread_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    pub thread: Thread,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BufferChangedParams {
+    /// The absolute file the buffer shows.
+    pub path: PathBuf,
+    /// The buffer's whole unsaved text.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FeedbackChanged {
+    pub seq: u64,
+    /// `created`, `replied`, `resolved`, `reopened` or `moved`.
+    pub change: String,
+    pub thread: Thread,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscribeParams {
+    /// Folders whose events to receive.
+    pub workspaces: Vec<PathBuf>,
 }

@@ -131,9 +131,13 @@ where
     }
     loop {
         let event = match relay.daemon.as_mut() {
+            // The daemon side first: when it has gone away and the host has
+            // written meanwhile, the loss must be noticed before the request
+            // is relayed into a dead connection.
             Some(daemon) => tokio::select! {
-                line = host.next_line() => Side::Host(line),
+                biased;
                 line = daemon.reader.next_line() => Side::Daemon(line),
+                line = host.next_line() => Side::Host(line),
             },
             None => Side::Host(host.next_line().await),
         };
@@ -203,17 +207,43 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
                 return Ok(());
             }
         }
-        if let Kind::Request(id) = &kind {
-            self.in_flight.insert(id.clone());
-        }
-        if let Some(daemon) = self.daemon.as_mut() {
-            let mut framed = line;
-            framed.push(b'\n');
-            if daemon.writer.write_all(&framed).await.is_err() {
-                return self.lost("the Parley daemon closed the connection").await;
+        let mut framed = line;
+        framed.push(b'\n');
+        if self.send(&framed).await {
+            if let Kind::Request(id) = kind {
+                self.in_flight.insert(id);
             }
+            return Ok(());
         }
-        Ok(())
+        // The write failed, so the daemon never received the line: it went
+        // away just now. Reconnect and send it this once.
+        self.lost("the Parley daemon closed the connection").await?;
+        let retried = match self.reconnect_and_replay(!is_initialize).await {
+            Ok(()) => self.send(&framed).await,
+            Err(e) => {
+                eprintln!("parley-mcp: {e}");
+                false
+            }
+        };
+        match kind {
+            Kind::Request(id) if retried => {
+                self.in_flight.insert(id);
+                Ok(())
+            }
+            Kind::Request(id) => {
+                let message = "Parley daemon unavailable: it went away and could not be restarted; run `parley daemon` in a terminal to see why";
+                self.write_host(&error_line(&id, code::DAEMON_UNAVAILABLE, message)).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes a framed line to the daemon; false when the connection is gone.
+    async fn send(&mut self, framed: &[u8]) -> bool {
+        match self.daemon.as_mut() {
+            Some(daemon) => daemon.writer.write_all(framed).await.is_ok(),
+            None => false,
+        }
     }
 
     async fn on_daemon_line(&mut self, line: Vec<u8>) -> std::io::Result<()> {

@@ -140,7 +140,8 @@ async def exercise(checks: Checks, client: Client, mode: str, workspace: str) ->
     async def tools_list() -> None:
         listed = await client.list_tools()
         names = sorted(tool.name for tool in listed.tools)
-        check("tools/list: present_review and get_selection", names == ["get_selection", "present_review"], names)
+        expected = ["get_feedback", "get_feedback_summary", "get_selection", "present_review", "reply_feedback", "resolve_feedback"]
+        check("tools/list: every Parley tool", names == expected, names)
         for tool in listed.tools:
             check(
                 f"tools/list: {tool.name} has an object inputSchema",
@@ -229,6 +230,26 @@ async def exercise(checks: Checks, client: Client, mode: str, workspace: str) ->
         )
 
     await checks.step("get_selection", get_selection)
+
+    # The Rust test added one thread ("Print something kinder" on src/main.rs:2).
+    async def feedback() -> None:
+        summary = await client.call_tool("get_feedback_summary", {})
+        structured = summary.structured_content or {}
+        check("get_feedback_summary: one thread", structured.get("totalThreads") == 1, show(structured))
+        listed = await client.call_tool("get_feedback", {"filePath": "src/main.rs"})
+        threads = json.loads(listed.content[0].text)
+        check(
+            "get_feedback: the comment on line 2",
+            len(threads) == 1 and threads[0]["comments"][0]["body"] == "Print something kinder"
+            and threads[0]["range"]["startLine"] == 2,
+            show(threads),
+        )
+        reply = await client.call_tool("reply_feedback", {"threadId": threads[0]["id"], "body": "Done"})
+        check("reply_feedback: replied", (reply.structured_content or {}).get("replied") is True, show(reply.structured_content))
+        resolved = await client.call_tool("resolve_feedback", {"threadId": threads[0]["id"]})
+        check("resolve_feedback: resolved", (resolved.structured_content or {}).get("resolved") is True, show(resolved.structured_content))
+
+    await checks.step("feedback", feedback)
 
     if mode == "legacy":
         # ping was removed in 2026-07-28; the SDK allows it only in legacy mode.

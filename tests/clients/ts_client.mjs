@@ -133,7 +133,8 @@ if (!connected) finish();
 await step("tools/list", async () => {
   const { tools } = await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS });
   const names = tools.map((t) => t.name).sort();
-  check("tools/list: present_review and get_selection", show(names) === show(["get_selection", "present_review"]), show(names));
+  const expected = ["get_feedback", "get_feedback_summary", "get_selection", "present_review", "reply_feedback", "resolve_feedback"];
+  check("tools/list: every Parley tool", show(names) === show(expected), show(names));
   for (const tool of tools) {
     check(`tools/list: ${tool.name} has an object inputSchema`, tool.inputSchema?.type === "object", show(tool.inputSchema));
     check(`tools/list: ${tool.name} has an object outputSchema`, tool.outputSchema?.type === "object", show(tool.outputSchema));
@@ -193,6 +194,32 @@ await step("present_review with mode merge", async () => {
     result.isError === true && textOf(result).includes(SEED_MODE_ERROR),
     show(result),
   );
+});
+
+// The Rust test added one thread ("Print something kinder" on src/main.rs:2).
+await step("feedback", async () => {
+  const call = (name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS });
+  const summary = await call("get_feedback_summary", {});
+  check(
+    "get_feedback_summary: one thread on src/main.rs",
+    summary.structuredContent?.totalThreads === 1 && summary.structuredContent?.files?.[0]?.path === "src/main.rs",
+    show(summary.structuredContent),
+  );
+  const listed = await call("get_feedback", { filePath: "src/main.rs" });
+  const threads = JSON.parse(textOf(listed));
+  check("get_feedback: the text is the bare array", Array.isArray(threads) && threads.length === 1, textOf(listed));
+  check(
+    "get_feedback: the comment and its range",
+    threads[0]?.comments?.[0]?.body === "Print something kinder" && threads[0]?.range?.startLine === 2,
+    show(threads[0]),
+  );
+  const id = threads[0]?.id;
+  const reply = await call("reply_feedback", { threadId: id, body: "Done" });
+  check("reply_feedback: replied", reply.structuredContent?.replied === true, show(reply));
+  const resolved = await call("resolve_feedback", { threadId: id });
+  check("resolve_feedback: resolved", resolved.structuredContent?.resolved === true, show(resolved));
+  const again = await call("resolve_feedback", { threadId: id });
+  check("resolve_feedback again: Thread not found", again.isError === true && textOf(again).includes("Thread not found"), show(again));
 });
 
 await step("get_selection", async () => {

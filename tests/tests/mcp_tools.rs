@@ -14,7 +14,17 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
     let agent = sandbox.agent(&repo).await;
     let tools = agent.service.list_all_tools().await.expect("tools/list");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["get_selection", "present_review"]);
+    assert_eq!(
+        names,
+        [
+            "get_feedback",
+            "get_feedback_summary",
+            "get_selection",
+            "present_review",
+            "reply_feedback",
+            "resolve_feedback"
+        ]
+    );
     for tool in &tools {
         assert!(tool.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{}", tool.name);
         let input = serde_json::to_value(&tool.input_schema).expect("schema");

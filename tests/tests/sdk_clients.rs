@@ -58,6 +58,9 @@ fn typescript() -> Case {
     }
 }
 
+/// The comment each client finds; the scripts look for this text.
+const FEEDBACK: &str = "Print something kinder";
+
 fn python(mode: &str, review: &'static str) -> Case {
     Case {
         name: if mode == "auto" { "Python SDK (auto)" } else { "Python SDK (legacy)" },
@@ -75,6 +78,10 @@ async fn check(case: Case) {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("ws", &[("src/main.rs", SOURCE)]);
     let _daemon = sandbox.start_daemon();
+    // A human's comment for the client to read, answer and resolve.
+    let added =
+        sandbox.command("parley").current_dir(&repo).args(["feedback", "add", "src/main.rs:2", FEEDBACK]).output();
+    assert!(added.expect("run parley feedback add").status.success(), "parley feedback add failed");
 
     let mut command = tokio::process::Command::new(&case.program);
     command

@@ -15,7 +15,7 @@ use crate::client::{HubClient, Opening};
 
 pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
     let opening = Opening { role: Role::Editor, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };
-    let mut last_seq: Option<u64> = None;
+    let mut last_seq: Option<(u64, String)> = None;
     let mut backoff = Duration::from_millis(100);
     loop {
         let mut client = match HubClient::open(&opening).await {
@@ -30,8 +30,8 @@ pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
         };
         backoff = Duration::from_millis(100);
         eprintln!("parley watch: watching {} (daemon pid {})", folder.display(), client.hello().pid);
-        catch_up(&mut client, &folder, last_seq).await?;
-        last_seq = Some(client.hello().seq.max(last_seq.unwrap_or(0)));
+        catch_up(&mut client, &folder, last_seq.take()).await?;
+        last_seq = Some((client.hello().seq, client.hello().instance.clone()));
         match follow(&mut client, &mut last_seq).await {
             Ok(()) => eprintln!("parley watch: the daemon went away; reconnecting"),
             Err(e) => eprintln!("parley watch: {e:#}; reconnecting"),
@@ -41,9 +41,14 @@ pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
 
 /// On first connect, prints the current review; after a reconnect, prints
 /// what was missed (or the current review when too much was missed).
-async fn catch_up(client: &mut HubClient, folder: &std::path::Path, last_seq: Option<u64>) -> anyhow::Result<()> {
-    if let Some(after) = last_seq {
-        let replay: wire::EventsReplayResult = client.call(wire::EVENTS_REPLAY, json!({ "after": after })).await?;
+async fn catch_up(
+    client: &mut HubClient,
+    folder: &std::path::Path,
+    last_seq: Option<(u64, String)>,
+) -> anyhow::Result<()> {
+    if let Some((after, instance)) = last_seq {
+        let params = json!({ "after": after, "instance": instance });
+        let replay: wire::EventsReplayResult = client.call(wire::EVENTS_REPLAY, params).await?;
         if replay.complete {
             for event in replay.events {
                 print_event(&event.method, event.params);
@@ -59,12 +64,12 @@ async fn catch_up(client: &mut HubClient, folder: &std::path::Path, last_seq: Op
     Ok(())
 }
 
-async fn follow(client: &mut HubClient, last_seq: &mut Option<u64>) -> anyhow::Result<()> {
+async fn follow(client: &mut HubClient, last_seq: &mut Option<(u64, String)>) -> anyhow::Result<()> {
     while let Some(message) = client.next_message().await? {
         match message {
             Message::Notification(n) => {
-                if let Some(seq) = n.params.get("seq").and_then(Value::as_u64) {
-                    *last_seq = Some(seq);
+                if let (Some(seq), Some((last, _))) = (n.params.get("seq").and_then(Value::as_u64), last_seq.as_mut()) {
+                    *last = seq;
                 }
                 print_event(&n.method, n.params);
             }

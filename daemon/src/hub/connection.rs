@@ -2,7 +2,7 @@
 //! its notifications, and writes the events and requests the daemon sends it.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use parley_protocol::framing::{LineError, LineReader};
@@ -16,8 +16,9 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::Context;
-use crate::state::{ClientFacts, Command, Outbound, wire_review};
-use crate::workspace;
+use crate::refresh::{self, NewThread};
+use crate::state::{ClientFacts, Command, Outbound, ThreadEdit, ThreadError};
+use crate::{feedback, views, workspace};
 
 /// A client that cannot take a line within this long is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -153,19 +154,19 @@ async fn handle_request(
         wire::REVIEW_GET => {
             let p: wire::ReviewGetParams = params(&request)?;
             let folders = match (p.workspace, role) {
-                (Some(folder), _) => Some(vec![workspace::absolute(&folder, &PathBuf::from("/"))]),
+                (Some(folder), _) => Some(vec![absolute_folder(&folder)?]),
                 (None, Role::Editor) => Some(facts.workspaces.clone()),
                 (None, _) => None,
             };
             let reviews =
                 context.state.ask(|reply| Command::Reviews { folders, reply }).await.map_err(|_| stopping())?;
-            Ok(to_value(wire::ReviewGetResult { reviews: reviews.iter().map(wire_review).collect() }))
+            Ok(to_value(wire::ReviewGetResult { reviews: reviews.iter().map(views::review).collect() }))
         }
         wire::EVENTS_REPLAY => {
             let p: EventsAfter = params(&request)?;
             let result = context
                 .state
-                .ask(|reply| Command::Replay { id, after: p.after, reply })
+                .ask(|reply| Command::Replay { id, after: p.after, instance: p.instance, reply })
                 .await
                 .map_err(|_| stopping())?;
             Ok(to_value(result))
@@ -185,6 +186,8 @@ async fn handle_request(
                 editors: facts.editors,
                 workspaces: facts.workspaces,
                 reviews: facts.reviews,
+                threads: facts.threads,
+                store_notice: context.store_notice.clone(),
             }))
         }
         wire::SHUTDOWN => {
@@ -192,6 +195,106 @@ async fn handle_request(
             tracing::info!(connection = id, reason = ?p.reason, "shutdown requested");
             context.shutdown.stop.cancel();
             Ok(serde_json::json!({ "stopping": true }))
+        }
+        wire::FEEDBACK_LIST => {
+            let p: wire::FeedbackListParams = params(&request)?;
+            let scopes = scopes(p.workspace.as_deref(), role, facts)?;
+            let mut threads = Vec::new();
+            for scope in &scopes {
+                let file = p.path.as_ref().map(|f| workspace::absolute(f, scope));
+                if file.as_ref().is_some_and(|f| !workspace::holds(scope, f)) {
+                    continue;
+                }
+                refresh::refresh(&context.state, &context.store, scope, file.as_deref()).await.map_err(failed)?;
+                let scope = scope.clone();
+                let include_resolved = p.include_resolved;
+                let found = context
+                    .state
+                    .ask(|reply| Command::Threads { scope, file, include_resolved, reply })
+                    .await
+                    .map_err(|_| stopping())?;
+                threads.extend(found.iter().map(|t| views::thread(t, facts.encoding)));
+            }
+            Ok(to_value(wire::FeedbackListResult { threads }))
+        }
+        wire::FEEDBACK_CREATE => {
+            let p: wire::FeedbackCreateParams = params_required(&request)?;
+            let file = workspace::absolute(&p.path, Path::new("/"));
+            // Watch first: once the thread is announced, an edit must move it.
+            context.watch.add(file.clone()).await;
+            let folder =
+                facts.workspaces.iter().filter(|w| workspace::holds(w, &file)).max_by_key(|w| w.as_os_str().len());
+            let new = NewThread {
+                workspace: folder.cloned(),
+                file,
+                range: p.range,
+                encoding: facts.encoding,
+                expected_text: p.text,
+                body: p.body,
+                author: p.author.unwrap_or_else(|| facts.name.clone()),
+            };
+            let thread = refresh::create(&context.state, &context.store, new).await.map_err(failed)?;
+            Ok(to_value(wire::ThreadResult { thread: views::thread(&thread, facts.encoding) }))
+        }
+        wire::FEEDBACK_REPLY => {
+            let p: wire::FeedbackReplyParams = params_required(&request)?;
+            if p.body.trim().is_empty() {
+                return Err(ErrorObject::new(code::INVALID_PARAMS, "a reply needs a body"));
+            }
+            let comment = feedback::Comment {
+                id: feedback::new_id(),
+                body: p.body,
+                author: p.author.unwrap_or_else(|| facts.name.clone()),
+                created_at: crate::state::now_rfc3339(),
+            };
+            edit(context, &p.thread_id, ThreadEdit::Reply(comment), facts).await
+        }
+        wire::FEEDBACK_RESOLVE => {
+            let p: wire::ThreadIdParams = params_required(&request)?;
+            edit(context, &p.thread_id, ThreadEdit::Resolve, facts).await
+        }
+        wire::FEEDBACK_REOPEN => {
+            let p: wire::ThreadIdParams = params_required(&request)?;
+            edit(context, &p.thread_id, ThreadEdit::Reopen, facts).await
+        }
+        wire::BUFFER_CHANGED => {
+            let p: wire::BufferChangedParams = params_required(&request)?;
+            let file = workspace::absolute(&p.path, Path::new("/"));
+            let threads = refresh::in_buffer(&context.state, &context.store, &file, p.text).await.map_err(failed)?;
+            Ok(to_value(wire::FeedbackListResult {
+                threads: threads.iter().map(|t| views::thread(t, facts.encoding)).collect(),
+            }))
+        }
+        wire::SUBSCRIBE => {
+            let p: wire::SubscribeParams = params(&request)?;
+            if p.workspaces.is_empty() {
+                return Err(ErrorObject::new(
+                    code::INVALID_PARAMS,
+                    "subscribe needs at least one folder in workspaces",
+                ));
+            }
+            let workspaces = p.workspaces.iter().map(|w| absolute_folder(w)).collect::<Result<_, _>>()?;
+            context.state.tell(Command::Subscribe { id, workspaces }).await;
+            Ok(serde_json::json!({ "subscribed": true }))
+        }
+        wire::STORE_EXPORT => {
+            let export = context.store.export().map_err(|e| failed(e.to_string()))?;
+            Ok(to_value(export))
+        }
+        wire::STORE_IMPORT => {
+            let export: crate::store::Export = params_required(&request)?;
+            if export.format != "parley-export" {
+                return Err(ErrorObject::new(
+                    code::INVALID_PARAMS,
+                    "not a Parley export: \"format\" must be \"parley-export\"",
+                ));
+            }
+            let (reviews, threads) = context.store.import(export).map_err(|e| failed(e.to_string()))?;
+            context.store.flush().await.map_err(|e| failed(e.to_string()))?;
+            let all_reviews = context.store.reviews().map_err(|e| failed(e.to_string()))?;
+            let all_threads = context.store.threads().map_err(|e| failed(e.to_string()))?;
+            context.state.tell(Command::Reload { reviews: all_reviews, threads: all_threads }).await;
+            Ok(serde_json::json!({ "reviews": reviews, "threads": threads }))
         }
         HELLO => Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection")),
         other => Err(ErrorObject::new(
@@ -201,12 +304,56 @@ async fn handle_request(
     }
 }
 
+fn params_required<T: DeserializeOwned>(request: &Request) -> Result<T, ErrorObject> {
+    serde_json::from_value(request.params.clone())
+        .map_err(|e| ErrorObject::new(code::INVALID_PARAMS, format!("invalid params for {}: {e}", request.method)))
+}
+
+/// A folder from a client, which must be absolute: the daemon's working
+/// directory means nothing to the client.
+fn absolute_folder(folder: &Path) -> Result<PathBuf, ErrorObject> {
+    if !folder.is_absolute() {
+        let message = format!("workspace {} must be an absolute path", folder.display());
+        return Err(ErrorObject::new(code::INVALID_PARAMS, message));
+    }
+    Ok(workspace::absolute(folder, Path::new("/")))
+}
+
+fn failed(message: String) -> ErrorObject {
+    ErrorObject::new(code::INVALID_PARAMS, message)
+}
+
+/// The folders a listing covers: the one asked for, else the editor's own.
+fn scopes(asked: Option<&Path>, role: Role, facts: &ClientFacts) -> Result<Vec<PathBuf>, ErrorObject> {
+    match (asked, role) {
+        (Some(folder), _) => Ok(vec![absolute_folder(folder)?]),
+        (None, Role::Editor) if !facts.workspaces.is_empty() => Ok(facts.workspaces.clone()),
+        _ => Err(ErrorObject::new(code::INVALID_PARAMS, "say which folder: pass \"workspace\"")),
+    }
+}
+
+async fn edit(context: &Context, thread_id: &str, edit: ThreadEdit, facts: &ClientFacts) -> Result<Value, ErrorObject> {
+    if !feedback::is_thread_id(thread_id) {
+        return Err(ErrorObject::new(code::INVALID_PARAMS, "Invalid thread ID format"));
+    }
+    let id = thread_id.to_owned();
+    let result = context.state.ask(|reply| Command::EditThread { id, edit, reply }).await.map_err(|_| stopping())?;
+    let thread = result.map_err(|e| match e {
+        ThreadError::NotFound => ErrorObject::new(code::NOT_FOUND, "Thread not found"),
+        other => ErrorObject::new(code::INVALID_PARAMS, other.to_string()),
+    })?;
+    context.store.flush().await.map_err(|e| failed(format!("Feedback store not initialized: {e}")))?;
+    Ok(to_value(wire::ThreadResult { thread: views::thread(&thread, facts.encoding) }))
+}
+
 /// `events/replay` parameters, defaulting to "everything kept".
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct EventsAfter {
     #[serde(default)]
     after: u64,
+    #[serde(default)]
+    instance: Option<String>,
 }
 
 async fn handle_notification(notification: Notification, id: u64, context: &Context) {

@@ -1,0 +1,140 @@
+//! `parley feedback …`, `parley export` and `parley import`: threads from
+//! the terminal, and JSON backups of everything.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use parley_protocol::methods::{self as wire, Position, Range};
+use serde_json::{Value, json};
+
+use super::cli_opening;
+use crate::client::HubClient;
+use crate::workspace;
+
+async fn client() -> anyhow::Result<HubClient> {
+    HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
+}
+
+/// Splits `FILE:LINE[-LINE]` into the file and 1-based lines.
+fn parse_location(location: &str) -> anyhow::Result<(PathBuf, u32, u32)> {
+    let advice = "give the place as FILE:LINE or FILE:FIRST-LAST, e.g. src/auth.rs:14-21";
+    let (file, lines) = location.rsplit_once(':').with_context(|| format!("{location:?} has no line: {advice}"))?;
+    let (first, last) = match lines.split_once('-') {
+        Some((a, b)) => (a, b),
+        None => (lines, lines),
+    };
+    let parse = |n: &str| n.trim().parse::<u32>().ok().filter(|&n| n > 0);
+    match (parse(first), parse(last)) {
+        (Some(first), Some(last)) if first <= last => Ok((PathBuf::from(file), first, last)),
+        _ => bail!("{location:?} has no valid line range: {advice}"),
+    }
+}
+
+pub async fn add(location: &str, message: &str, author: Option<String>, json: bool) -> anyhow::Result<i32> {
+    let (file, first, last) = parse_location(location)?;
+    let cwd = std::env::current_dir()?;
+    let file = workspace::absolute(&file, &cwd);
+    if !file.is_file() {
+        bail!("{} is not a file", file.display());
+    }
+    let range = Range {
+        start: Position { line: first - 1, character: 0 },
+        // Past the end of the line: the daemon clamps it to the line's end.
+        end: Position { line: last - 1, character: u32::MAX },
+    };
+    let author = author.unwrap_or_else(crate::config::user_name);
+    let params = json!({ "path": file, "range": range, "body": message, "author": author });
+    let result: wire::ThreadResult = client().await?.call(wire::FEEDBACK_CREATE, params).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result.thread)?);
+    } else {
+        let t = &result.thread;
+        println!("Thread {} on {}:{}-{}", t.id, t.path, t.range.start.line + 1, t.range.end.line + 1);
+    }
+    Ok(0)
+}
+
+pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -> anyhow::Result<i32> {
+    let cwd = std::env::current_dir()?;
+    let path = file.map(|f| workspace::absolute(&f, &cwd));
+    let params = json!({ "workspace": folder, "path": path, "include_resolved": all });
+    let result: wire::FeedbackListResult = client().await?.call(wire::FEEDBACK_LIST, params).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result.threads)?);
+        return Ok(0);
+    }
+    if result.threads.is_empty() {
+        println!("No feedback in {}.", folder.display());
+        return Ok(0);
+    }
+    for thread in &result.threads {
+        print_thread(thread);
+    }
+    let orphaned = result.threads.iter().filter(|t| t.state == "orphaned" || t.state == "unreadable").count();
+    println!("{} thread(s), {orphaned} orphaned.", result.threads.len());
+    Ok(0)
+}
+
+fn print_thread(t: &wire::Thread) {
+    let resolved = if t.resolved { ", resolved" } else { "" };
+    println!("{}:{}-{}  [{}{resolved}]  {}", t.path, t.range.start.line + 1, t.range.end.line + 1, t.state, t.id);
+    let quote = t.quote.lines().next().unwrap_or("");
+    println!("    > {quote}");
+    if t.state != "anchored" && t.original_quote != t.quote {
+        println!("    (was: {})", t.original_quote.lines().next().unwrap_or(""));
+    }
+    for c in &t.comments {
+        println!("    {} ({}): {}", c.author, c.created_at, c.body);
+    }
+}
+
+pub async fn reply(id: &str, message: &str, author: Option<String>) -> anyhow::Result<i32> {
+    let author = author.unwrap_or_else(crate::config::user_name);
+    let params = json!({ "thread_id": id, "body": message, "author": author });
+    let result: wire::ThreadResult = client().await?.call(wire::FEEDBACK_REPLY, params).await?;
+    println!("Replied to {} ({} comment(s)).", result.thread.id, result.thread.comments.len());
+    Ok(0)
+}
+
+pub async fn set_resolved(id: &str, resolved: bool) -> anyhow::Result<i32> {
+    let method = if resolved { wire::FEEDBACK_RESOLVE } else { wire::FEEDBACK_REOPEN };
+    let result: wire::ThreadResult = client().await?.call(method, json!({ "thread_id": id })).await?;
+    println!("{} {}.", if resolved { "Resolved" } else { "Reopened" }, result.thread.id);
+    Ok(0)
+}
+
+pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
+    let export: Value = client().await?.call(wire::STORE_EXPORT, json!({})).await?;
+    let text = serde_json::to_string_pretty(&export)?;
+    match file {
+        Some(file) => {
+            std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
+            eprintln!("Exported to {}.", file.display());
+        }
+        None => println!("{text}"),
+    }
+    Ok(0)
+}
+
+pub async fn import(file: &Path) -> anyhow::Result<i32> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let export: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
+    let counts: Value = client().await?.call(wire::STORE_IMPORT, export).await?;
+    println!("Imported {} review(s) and {} thread(s) from {}.", counts["reviews"], counts["threads"], file.display());
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locations_parse_or_explain() {
+        assert_eq!(parse_location("src/a.rs:14-21").expect("ok"), (PathBuf::from("src/a.rs"), 14, 21));
+        assert_eq!(parse_location("a.rs:3").expect("ok"), (PathBuf::from("a.rs"), 3, 3));
+        for bad in ["a.rs", "a.rs:0", "a.rs:9-3", "a.rs:x"] {
+            let err = parse_location(bad).expect_err(bad).to_string();
+            assert!(err.contains("FILE:LINE"), "{err}");
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Feedback threads as data: comment threads anchored to ranges of text,
+//! their states, and the listings and summaries agents and editors read.
+//! Pure: files are read elsewhere and their text handed in.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::anchor::{self, Anchor, AnchorState, Reanchorer};
+use parley_protocol::hello::PositionEncoding;
+
+/// Where a thread is, as lines and columns of the text it was last found in.
+/// Kept with the thread so listings need no file reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    /// 0-based.
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start: Columns,
+    pub end: Columns,
+}
+
+/// One column counted the three ways clients count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Columns {
+    pub bytes: u32,
+    pub utf16: u32,
+    pub chars: u32,
+}
+
+impl Columns {
+    pub fn get(&self, encoding: PositionEncoding) -> u32 {
+        match encoding {
+            PositionEncoding::Utf8 => self.bytes,
+            PositionEncoding::Utf16 => self.utf16,
+            PositionEncoding::Utf32 => self.chars,
+        }
+    }
+}
+
+/// How well a thread is attached to its text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ThreadState {
+    Anchored,
+    Moved,
+    /// The text changed; how similar it still is to the original.
+    Modified(f32),
+    /// The text is gone; the thread is kept and comes back with its text.
+    Orphaned,
+    /// The file is not UTF-8 text (binary, another encoding) or cannot be read.
+    Unreadable,
+}
+
+impl ThreadState {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThreadState::Anchored => "anchored",
+            ThreadState::Moved => "moved",
+            ThreadState::Modified(_) => "modified",
+            ThreadState::Orphaned => "orphaned",
+            ThreadState::Unreadable => "unreadable",
+        }
+    }
+
+    /// True when the thread's text cannot be shown: seed 002's `orphaned`.
+    pub fn is_orphaned(&self) -> bool {
+        matches!(self, ThreadState::Orphaned | ThreadState::Unreadable)
+    }
+
+    pub fn confidence(&self) -> f32 {
+        match self {
+            ThreadState::Anchored | ThreadState::Moved => 1.0,
+            ThreadState::Modified(similarity) => *similarity,
+            ThreadState::Orphaned | ThreadState::Unreadable => 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comment {
+    pub id: String,
+    pub body: String,
+    pub author: String,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thread {
+    pub id: String,
+    /// The workspace folder the thread belongs to.
+    pub workspace: PathBuf,
+    /// Relative to the workspace, with `/` separators.
+    pub path: String,
+    pub anchor: Anchor,
+    /// Hash of the text `anchor.range` refers to (its snapshot is stored).
+    pub anchored_against: String,
+    /// Hash of the file text `state` was last decided against.
+    pub checked_against: String,
+    pub span: Span,
+    pub state: ThreadState,
+    /// The quoted text when the thread was made.
+    pub original_quote: String,
+    pub comments: Vec<Comment>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Resolved threads are hidden from listings but kept, so they can be reopened.
+    pub resolved: bool,
+}
+
+/// The span of `range` in `text`.
+pub fn span_of(text: &str, range: std::ops::Range<usize>) -> Span {
+    let index = crate::position::LineIndex::new(text);
+    let columns = |offset: usize| {
+        let p8 = index.position(offset, PositionEncoding::Utf8);
+        let p16 = index.position(offset, PositionEncoding::Utf16);
+        let p32 = index.position(offset, PositionEncoding::Utf32);
+        (p8.line, Columns { bytes: p8.character, utf16: p16.character, chars: p32.character })
+    };
+    let (start_line, start) = columns(range.start);
+    let (end_line, end) = columns(range.end);
+    Span { start_line, end_line, start, end }
+}
+
+/// What changed when a thread was checked against a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing an editor or agent would notice.
+    None,
+    /// The range or the state changed.
+    Moved,
+}
+
+/// Re-anchors `thread` against `new_text` (whose hash is `new_hash`).
+/// `reanchorer` was made from the snapshot `thread.anchored_against` names
+/// (when known) and `new_text`; threads sharing a snapshot share it, so the
+/// file is diffed once.
+pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, new_text: &str, new_hash: &str) -> Change {
+    let before = (thread.state, thread.span);
+    let found = reanchorer.reanchor(&thread.anchor);
+    match (found.state, found.range) {
+        (AnchorState::Orphaned, _) | (_, None) => thread.state = ThreadState::Orphaned,
+        (state, Some(range)) => {
+            thread.anchor = anchor::capture(new_text, range.clone());
+            thread.anchored_against = new_hash.to_owned();
+            thread.span = span_of(new_text, range);
+            thread.state = if thread.anchor.quote == thread.original_quote {
+                match state {
+                    AnchorState::Moved => ThreadState::Moved,
+                    _ => ThreadState::Anchored,
+                }
+            } else {
+                ThreadState::Modified(quote_similarity(&thread.original_quote, &thread.anchor.quote))
+            };
+        }
+    }
+    thread.checked_against = new_hash.to_owned();
+    if (thread.state, thread.span) == before { Change::None } else { Change::Moved }
+}
+
+/// Marks a thread whose file is gone or unreadable.
+pub fn lose_file(thread: &mut Thread, state: ThreadState, marker: &str) -> Change {
+    let before = thread.state;
+    thread.state = state;
+    thread.checked_against = marker.to_owned();
+    if before == state { Change::None } else { Change::Moved }
+}
+
+fn quote_similarity(a: &str, b: &str) -> f32 {
+    (strsim::normalized_levenshtein(a.trim(), b.trim()) as f32 * 100.0).round() / 100.0
+}
+
+/// Seed 002's summary of a workspace's threads.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Summary {
+    pub total_threads: usize,
+    pub total_comments: usize,
+    /// Files with their thread counts, most threads first.
+    pub files: Vec<(String, usize)>,
+    pub orphaned: usize,
+}
+
+/// Summarises open threads.
+pub fn summarize<'a>(threads: impl IntoIterator<Item = &'a Thread>) -> Summary {
+    let mut summary = Summary::default();
+    let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for thread in threads.into_iter().filter(|t| !t.resolved) {
+        summary.total_threads += 1;
+        summary.total_comments += thread.comments.len();
+        if thread.state.is_orphaned() {
+            summary.orphaned += 1;
+        }
+        *per_file.entry(thread.path.as_str()).or_default() += 1;
+    }
+    let mut files: Vec<(String, usize)> = per_file.into_iter().map(|(p, n)| (p.to_owned(), n)).collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    summary.files = files;
+    summary
+}
+
+/// Orders threads as seed 002 lists them: by file path, then line.
+pub fn sort_listing(threads: &mut [Thread]) {
+    threads.sort_by(|a, b| {
+        a.path.cmp(&b.path).then(a.span.start_line.cmp(&b.span.start_line)).then(a.created_at.cmp(&b.created_at))
+    });
+}
+
+/// Whether a thread id has the UUID shape Parley gives them.
+pub fn is_thread_id(id: &str) -> bool {
+    let bytes = id.as_bytes();
+    bytes.len() == 36
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+/// A new thread id.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(path: &str, line: u32, state: ThreadState, comments: usize) -> Thread {
+        Thread {
+            id: new_id(),
+            workspace: PathBuf::from("/ws"),
+            path: path.into(),
+            anchor: anchor::capture("x", 0..1),
+            anchored_against: String::new(),
+            checked_against: String::new(),
+            span: Span { start_line: line, end_line: line, ..Span::default() },
+            state,
+            original_quote: "x".into(),
+            comments: (0..comments)
+                .map(|i| Comment { id: i.to_string(), body: "b".into(), author: "a".into(), created_at: String::new() })
+                .collect(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            resolved: false,
+        }
+    }
+
+    #[test]
+    fn summary_counts_and_orders_files_by_thread_count() {
+        let mut resolved = thread("gone.rs", 1, ThreadState::Anchored, 4);
+        resolved.resolved = true;
+        let threads = [
+            thread("b.rs", 1, ThreadState::Anchored, 1),
+            thread("a.rs", 3, ThreadState::Orphaned, 2),
+            thread("b.rs", 9, ThreadState::Modified(0.8), 1),
+            thread("c.rs", 1, ThreadState::Unreadable, 1),
+            resolved,
+        ];
+        let summary = summarize(&threads);
+        assert_eq!(summary.total_threads, 4);
+        assert_eq!(summary.total_comments, 5);
+        assert_eq!(summary.orphaned, 2);
+        assert_eq!(summary.files, vec![("b.rs".into(), 2), ("a.rs".into(), 1), ("c.rs".into(), 1)]);
+        assert_eq!(summarize(&[]), Summary::default());
+    }
+
+    #[test]
+    fn listing_is_ordered_by_path_then_line() {
+        let mut threads = vec![
+            thread("b.rs", 1, ThreadState::Anchored, 1),
+            thread("a.rs", 7, ThreadState::Anchored, 1),
+            thread("a.rs", 2, ThreadState::Anchored, 1),
+        ];
+        sort_listing(&mut threads);
+        let order: Vec<(&str, u32)> = threads.iter().map(|t| (t.path.as_str(), t.span.start_line)).collect();
+        assert_eq!(order, [("a.rs", 2), ("a.rs", 7), ("b.rs", 1)]);
+    }
+
+    #[test]
+    fn thread_ids_are_uuids() {
+        assert!(is_thread_id(&new_id()));
+        assert!(!is_thread_id("a1b2"));
+        assert!(!is_thread_id("zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz"));
+    }
+
+    #[test]
+    fn spans_count_columns_three_ways() {
+        let text = "aé𝄞 x\nnext";
+        let start = text.find('x').expect("x");
+        let span = span_of(text, start..text.len());
+        assert_eq!((span.start_line, span.end_line), (0, 1));
+        assert_eq!(span.start, Columns { bytes: 8, utf16: 5, chars: 4 });
+        assert_eq!(span.end, Columns { bytes: 4, utf16: 4, chars: 4 });
+    }
+
+    #[test]
+    fn a_rewritten_quote_is_modified_relative_to_the_original() {
+        let old = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x + 1\n}\n";
+        let start = old.find("fn buggy").expect("present");
+        let end = old.find("x + 1").expect("present") + "x + 1".len();
+        let mut t = thread("a.rs", 1, ThreadState::Anchored, 1);
+        t.anchor = anchor::capture(old, start..end);
+        t.original_quote = t.anchor.quote.clone();
+        t.anchored_against = "old".into();
+        let new = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x.saturating_add(1)\n}\n";
+        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(old), new), new, "new"), Change::Moved);
+        assert!(matches!(t.state, ThreadState::Modified(s) if s > 0.4 && s < 1.0), "{:?}", t.state);
+        assert_eq!(t.anchored_against, "new");
+        // Checking the same text again changes nothing and stays modified.
+        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(new), new), new, "new"), Change::None);
+        assert!(matches!(t.state, ThreadState::Modified(_)));
+        // Restoring the original text brings it back to anchored.
+        recheck(&mut t, &Reanchorer::new(Some(new), old), old, "old");
+        assert_eq!(t.state, ThreadState::Anchored);
+    }
+}

@@ -1,0 +1,191 @@
+//! The feedback tools' arguments and results, in exactly the shapes of the
+//! plan-feedback tools agents already know (seed 002), plus `reply_feedback`.
+//! Lines are 1-based; characters are 0-based counts of Unicode characters.
+
+use std::path::{Path, PathBuf};
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::schemars;
+use serde::{Deserialize, Serialize};
+
+use crate::feedback::{Summary, Thread, ThreadState};
+use crate::views;
+use crate::workspace;
+
+/// Arguments of `get_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetFeedbackArgs {
+    /// Workspace-relative file path to filter by. If omitted, returns all feedback.
+    #[serde(rename = "filePath")]
+    pub file_path: Option<String>,
+}
+
+/// Arguments of `resolve_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveFeedbackArgs {
+    /// UUID of the thread to resolve.
+    #[serde(rename = "threadId")]
+    pub thread_id: String,
+}
+
+/// Arguments of `reply_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplyFeedbackArgs {
+    /// UUID of the thread to answer.
+    #[serde(rename = "threadId")]
+    pub thread_id: String,
+    /// The reply, plain text: what you changed, or a question back.
+    pub body: String,
+}
+
+/// What `get_feedback` returns as structured content; its text copy is the
+/// `threads` array alone, as plan-feedback printed it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct FeedbackList {
+    /// Ordered by file path, then line.
+    pub threads: Vec<FeedbackItem>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackItem {
+    /// Thread ID.
+    pub id: String,
+    /// Workspace-relative path.
+    pub file: String,
+    pub range: FeedbackRange,
+    /// The text the thread is on now (the last text seen, when orphaned).
+    pub selected_text: String,
+    /// True if the anchored text was deleted (or the file is gone or unreadable).
+    pub orphaned: bool,
+    pub comments: Vec<FeedbackComment>,
+    /// anchored, moved, modified, orphaned or unreadable.
+    pub state: String,
+    /// 1 when anchored or moved, the similarity to the original text when modified, 0 when orphaned.
+    pub confidence: f32,
+    /// The text when the thread was made, when it is not simply anchored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_quote: Option<String>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackRange {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub start_character: u32,
+    pub end_character: u32,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackComment {
+    pub id: String,
+    /// Plain text.
+    pub body: String,
+    pub author: String,
+    /// ISO 8601.
+    pub created_at: String,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolveResult {
+    pub resolved: bool,
+    pub thread_id: String,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplyResult {
+    pub replied: bool,
+    pub thread_id: String,
+    pub comment: FeedbackComment,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryResult {
+    pub total_threads: usize,
+    pub total_comments: usize,
+    pub file_count: usize,
+    /// Files sorted by thread count, most first.
+    pub files: Vec<SummaryFile>,
+    pub orphaned_count: usize,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryFile {
+    pub path: String,
+    pub thread_count: usize,
+}
+
+/// A tool failure in plan-feedback's shape: `{"error": "..."}`.
+pub fn error_text(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+/// Resolves `filePath` inside `scope`; anything outside is refused.
+pub fn file_in_scope(scope: &Path, file_path: &str) -> Result<PathBuf, String> {
+    let path = workspace::path_from_uri(file_path.trim());
+    let absolute = workspace::absolute(&path, scope);
+    if !workspace::holds(scope, &absolute) {
+        return Err(error_text(&format!(
+            "filePath {file_path} is outside your workspace {}; give a path inside it",
+            scope.display()
+        )));
+    }
+    Ok(absolute)
+}
+
+pub fn item(thread: &Thread, scope: &Path) -> FeedbackItem {
+    let span = &thread.span;
+    FeedbackItem {
+        id: thread.id.clone(),
+        file: views::path_within(thread, scope),
+        range: FeedbackRange {
+            start_line: span.start_line + 1,
+            end_line: span.end_line + 1,
+            start_character: span.start.chars,
+            end_character: span.end.chars,
+        },
+        selected_text: thread.anchor.quote.clone(),
+        orphaned: thread.state.is_orphaned(),
+        comments: thread.comments.iter().map(comment).collect(),
+        state: thread.state.name().into(),
+        confidence: thread.state.confidence(),
+        original_quote: (thread.state != ThreadState::Anchored).then(|| thread.original_quote.clone()),
+    }
+}
+
+pub fn comment(c: &crate::feedback::Comment) -> FeedbackComment {
+    FeedbackComment {
+        id: c.id.clone(),
+        body: c.body.clone(),
+        author: c.author.clone(),
+        created_at: c.created_at.clone(),
+    }
+}
+
+pub fn summary(summary: Summary) -> SummaryResult {
+    SummaryResult {
+        total_threads: summary.total_threads,
+        total_comments: summary.total_comments,
+        file_count: summary.files.len(),
+        files: summary.files.into_iter().map(|(path, thread_count)| SummaryFile { path, thread_count }).collect(),
+        orphaned_count: summary.orphaned,
+    }
+}
+
+/// `get_feedback`'s result: the list as structured content, the bare array
+/// as text.
+pub fn list_result(list: FeedbackList) -> CallToolResult {
+    let array = serde_json::to_string(&list.threads).expect("feedback items always serialize");
+    let mut result = CallToolResult::structured(serde_json::to_value(&list).expect("feedback items always serialize"));
+    result.content = vec![ContentBlock::text(array)];
+    result
+}

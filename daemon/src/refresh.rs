@@ -1,0 +1,272 @@
+//! Keeping threads true to the files on disk: before threads are read, every
+//! file with threads in scope is checked (a `stat`, and a hash when the stat
+//! changed) and its threads re-anchored when its text changed. Also makes new
+//! threads from a file's text, and positions threads in unsaved buffer text.
+//!
+//! Reads files (on blocking threads); decisions are `feedback` and `anchor`'s.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use parley_protocol::hello::PositionEncoding;
+use parley_protocol::methods::Range;
+
+use crate::anchor::Reanchorer;
+use crate::feedback::{self, Change, Comment, Thread, ThreadState};
+use crate::position::LineIndex;
+use crate::state::{Command, FileStamp, FileToCheck, StateHandle, ThreadError};
+use crate::store::Store;
+
+/// Files larger than this are not anchored into (treated as unreadable).
+const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+const MISSING: &str = "missing";
+
+/// Why a feedback operation failed, in words for the user.
+pub type Failure = String;
+
+fn stopping<T>(_: T) -> Failure {
+    "the Parley daemon is shutting down; try again in a moment".into()
+}
+
+/// What reading a file gave.
+enum Content {
+    Text(String),
+    Missing,
+    /// Not UTF-8, too large, or unreadable.
+    Unreadable,
+}
+
+/// The hash Parley keys file texts by.
+pub fn hash(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+fn stat_unchanged(meta: &std::fs::Metadata, stamp: &FileStamp) -> bool {
+    meta.len() == stamp.len && meta.modified().ok() == stamp.modified && meta.ino() == stamp.inode
+}
+
+/// Reads a file unless its stat shows it unchanged since `known`.
+fn read_if_changed(file: &Path, known: Option<&FileStamp>) -> Option<(FileStamp, Content)> {
+    let meta = match std::fs::metadata(file) {
+        Ok(meta) => meta,
+        Err(_) => {
+            let stamp = FileStamp { len: 0, modified: None, inode: 0, hash: MISSING.into() };
+            return (known != Some(&stamp)).then_some((stamp, Content::Missing));
+        }
+    };
+    if known.is_some_and(|k| k.hash != MISSING && stat_unchanged(&meta, k)) {
+        return None;
+    }
+    let mut stamp =
+        FileStamp { len: meta.len(), modified: meta.modified().ok(), inode: meta.ino(), hash: String::new() };
+    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+        stamp.hash = format!("unreadable:{}", meta.len());
+        return Some((stamp, Content::Unreadable));
+    }
+    let Ok(bytes) = std::fs::read(file) else {
+        stamp.hash = "unreadable".into();
+        return Some((stamp, Content::Unreadable));
+    };
+    stamp.hash = hash(&bytes);
+    match String::from_utf8(bytes) {
+        Ok(text) => Some((stamp, Content::Text(text))),
+        Err(_) => {
+            stamp.hash = format!("unreadable:{}", stamp.hash);
+            Some((stamp, Content::Unreadable))
+        }
+    }
+}
+
+/// Re-anchors the threads of every changed file in `scope` (or just `file`).
+pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Option<&Path>) -> Result<(), Failure> {
+    let files = state
+        .ask(|reply| Command::FilesToCheck { scope: scope.to_owned(), file: file.map(Path::to_owned), reply })
+        .await
+        .map_err(stopping)?;
+    let mut changed_any = false;
+    for FileToCheck { file, stamp } in files {
+        let path = file.clone();
+        let known = stamp.clone();
+        let Some((stamp, content)) = tokio::task::spawn_blocking(move || read_if_changed(&path, known.as_ref()))
+            .await
+            .map_err(|e| format!("reading {}: {e}", file.display()))?
+        else {
+            continue;
+        };
+        let threads =
+            state.ask(|reply| Command::ThreadsOfFile { file: file.clone(), reply }).await.map_err(stopping)?;
+        let pending: Vec<Thread> =
+            threads.into_iter().filter(|t| !t.resolved && t.checked_against != stamp.hash).collect();
+        let store_for_task = store.clone();
+        let new_hash = stamp.hash.clone();
+        let updates =
+            tokio::task::spawn_blocking(move || recheck_all(pending, content, &new_hash, &store_for_task, true))
+                .await
+                .map_err(|e| format!("re-anchoring {}: {e}", file.display()))??;
+        changed_any |= !updates.is_empty();
+        state
+            .ask(|reply| Command::Rechecked { file, stamp: Some(stamp), updates, reply })
+            .await
+            .map_err(stopping)?
+            .map_err(|e| format!("Feedback store not initialized: {e}"))?;
+    }
+    if changed_any {
+        store.flush().await.map_err(|e| format!("Feedback store not initialized: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Re-anchors `threads` against a file's new content; returns every thread
+/// whose anchoring data changed (position, state or the text checked against).
+fn recheck_all(
+    threads: Vec<Thread>,
+    content: Content,
+    new_hash: &str,
+    store: &Store,
+    keep_snapshot: bool,
+) -> Result<Vec<Thread>, Failure> {
+    let mut updates = Vec::with_capacity(threads.len());
+    let text = match &content {
+        Content::Text(text) => text,
+        Content::Missing | Content::Unreadable => {
+            let state =
+                if matches!(content, Content::Missing) { ThreadState::Orphaned } else { ThreadState::Unreadable };
+            for mut thread in threads {
+                feedback::lose_file(&mut thread, state, new_hash);
+                updates.push(thread);
+            }
+            return Ok(updates);
+        }
+    };
+    // Threads made against the same old text share one diff of it.
+    let mut by_snapshot: HashMap<String, Vec<Thread>> = HashMap::new();
+    for thread in threads {
+        by_snapshot.entry(thread.anchored_against.clone()).or_default().push(thread);
+    }
+    let mut anchored_here = false;
+    for (snapshot, group) in by_snapshot {
+        let old = store.snapshot(&snapshot).map_err(|e| e.to_string())?;
+        let reanchorer = Reanchorer::new(old.as_deref(), text);
+        for mut thread in group {
+            let _: Change = feedback::recheck(&mut thread, &reanchorer, text, new_hash);
+            anchored_here |= thread.anchored_against == new_hash;
+            updates.push(thread);
+        }
+    }
+    if keep_snapshot && anchored_here {
+        store.put_snapshot(new_hash, text).map_err(|e| e.to_string())?;
+    }
+    Ok(updates)
+}
+
+/// A request to make a thread.
+#[derive(Debug, Clone)]
+pub struct NewThread {
+    /// The absolute file.
+    pub file: PathBuf,
+    /// The workspace it belongs to; defaults to the git root holding the file.
+    pub workspace: Option<PathBuf>,
+    pub range: Range,
+    pub encoding: PositionEncoding,
+    /// What the client sees at the range, checked against the file.
+    pub expected_text: Option<String>,
+    pub body: String,
+    pub author: String,
+}
+
+/// Makes a thread on a range of a file on disk.
+pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Result<Thread, Failure> {
+    if new.body.trim().is_empty() {
+        return Err("a comment needs a body: say what should change".into());
+    }
+    let file = new.file.clone();
+    let text = tokio::task::spawn_blocking(move || std::fs::read(&file))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot read {}: {e}", new.file.display()))?;
+    let text = String::from_utf8(text)
+        .map_err(|_| format!("cannot comment on {}: it is not UTF-8 text", new.file.display()))?;
+    let index = LineIndex::new(&text);
+    let lines = index.line_count();
+    let outside = || {
+        format!(
+            "range {}:{}-{}:{} is outside {} ({lines} lines)",
+            new.range.start.line + 1,
+            new.range.start.character,
+            new.range.end.line + 1,
+            new.range.end.character,
+            new.file.display()
+        )
+    };
+    let start = index.offset(new.range.start, new.encoding).ok_or_else(outside)?;
+    let end = index.offset(new.range.end, new.encoding).ok_or_else(outside)?;
+    if end <= start {
+        return Err("select some text to comment on: the range is empty".into());
+    }
+    let quote = &text[start..end];
+    if let Some(expected) = &new.expected_text
+        && expected != quote
+    {
+        return Err(format!(
+            "the text at that range in {} on disk differs from the text given; save the file and try again",
+            new.file.display()
+        ));
+    }
+    let workspace = match new.workspace {
+        Some(w) => w,
+        None => crate::workspace::root_of(new.file.parent().unwrap_or(Path::new("/"))),
+    };
+    let relative = new
+        .file
+        .strip_prefix(&workspace)
+        .map_err(|_| format!("{} is outside the workspace {}", new.file.display(), workspace.display()))?
+        .to_string_lossy()
+        .replace('\\', "/");
+    let file_hash = hash(text.as_bytes());
+    store.put_snapshot(&file_hash, &text).map_err(|e| format!("Feedback store not initialized: {e}"))?;
+    let now = crate::state::now_rfc3339();
+    let anchor = crate::anchor::capture(&text, start..end);
+    let thread = Thread {
+        id: feedback::new_id(),
+        workspace,
+        path: relative,
+        original_quote: anchor.quote.clone(),
+        span: feedback::span_of(&text, start..end),
+        anchor,
+        anchored_against: file_hash.clone(),
+        checked_against: file_hash,
+        state: ThreadState::Anchored,
+        comments: vec![Comment { id: feedback::new_id(), body: new.body, author: new.author, created_at: now.clone() }],
+        created_at: now.clone(),
+        updated_at: now,
+        resolved: false,
+    };
+    let thread = Box::new(thread);
+    let thread =
+        state.ask(|reply| Command::CreateThread { thread, reply }).await.map_err(stopping)?.map_err(describe)?;
+    store.flush().await.map_err(|e| format!("Feedback store not initialized: {e}"))?;
+    Ok(thread)
+}
+
+/// Words for a thread error.
+pub fn describe(error: ThreadError) -> Failure {
+    error.to_string()
+}
+
+/// The open threads of `file` positioned in `text`, an editor's unsaved
+/// buffer. Nothing is stored: the file on disk stays the reference.
+pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: String) -> Result<Vec<Thread>, Failure> {
+    let threads = state.ask(|reply| Command::ThreadsOfFile { file: file.to_owned(), reply }).await.map_err(stopping)?;
+    let open: Vec<Thread> = threads.into_iter().filter(|t| !t.resolved).collect();
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || {
+        let buffer_hash = hash(text.as_bytes());
+        let mut threads = recheck_all(open, Content::Text(text), &buffer_hash, &store, false)?;
+        feedback::sort_listing(&mut threads);
+        Ok(threads)
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}

@@ -1,0 +1,166 @@
+//! The feedback-thread half of the state owner: the threads in memory, their
+//! index by file, what was last read of each file, and the edits agents and
+//! humans make.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::{Payload, State, now_rfc3339};
+use crate::feedback::{self, Comment, Summary, Thread};
+use crate::views;
+
+/// What was last read of a file: enough to tell from `stat` alone that it
+/// has not changed since.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    pub len: u64,
+    pub modified: Option<SystemTime>,
+    pub inode: u64,
+    /// Hash of the whole content, or a marker (`missing`, `unreadable`).
+    pub hash: String,
+}
+
+/// A file whose threads may need re-anchoring.
+#[derive(Debug, Clone)]
+pub struct FileToCheck {
+    pub file: PathBuf,
+    pub stamp: Option<FileStamp>,
+}
+
+/// A change to one thread.
+#[derive(Debug, Clone)]
+pub enum ThreadEdit {
+    Reply(Comment),
+    Resolve,
+    Reopen,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ThreadError {
+    #[error("Thread not found")]
+    NotFound,
+    #[error("Thread is already resolved")]
+    AlreadyResolved,
+    #[error("Thread is not resolved")]
+    NotResolved,
+    #[error("Feedback store not initialized: {0}")]
+    Store(String),
+}
+
+impl State {
+    pub(super) fn index_thread(&mut self, thread: Thread) {
+        self.by_file.entry(views::file_of(&thread)).or_default().insert(thread.id.clone());
+        self.threads.insert(thread.id.clone(), thread);
+    }
+
+    pub(super) fn threads_of_file<'a>(&'a self, file: &Path) -> impl Iterator<Item = &'a Thread> + 'a {
+        self.by_file.get(file).into_iter().flatten().filter_map(|id| self.threads.get(id))
+    }
+
+    /// Files with threads under `scope`, in order.
+    fn files_in<'a>(&'a self, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a BTreeSet<String>)> + 'a {
+        self.by_file.range(scope.to_path_buf()..).take_while(move |(file, _)| file.starts_with(scope))
+    }
+
+    pub(super) fn files_to_check(&self, scope: &Path, file: Option<&Path>) -> Vec<FileToCheck> {
+        let wanted = |f: &Path| file.is_none_or(|only| only == f);
+        self.files_in(scope)
+            .filter(|(f, ids)| wanted(f) && ids.iter().any(|id| self.threads.get(id).is_some_and(|t| !t.resolved)))
+            .map(|(f, _)| FileToCheck { file: f.clone(), stamp: self.stamps.get(f).cloned() })
+            .collect()
+    }
+
+    pub(super) fn rechecked(
+        &mut self,
+        file: PathBuf,
+        stamp: Option<FileStamp>,
+        updates: Vec<Thread>,
+    ) -> Result<(), String> {
+        if let Some(stamp) = stamp {
+            self.stamps.insert(file.clone(), stamp);
+        }
+        let mut dropped_snapshots = Vec::new();
+        for update in updates {
+            let Some(current) = self.threads.get_mut(&update.id) else { continue };
+            // Comments and resolution may have changed meanwhile: take only
+            // what re-anchoring decides.
+            let old_snapshot = std::mem::replace(&mut current.anchored_against, update.anchored_against.clone());
+            let moved = (current.state, current.span) != (update.state, update.span);
+            current.anchor = update.anchor;
+            current.checked_against = update.checked_against;
+            current.span = update.span;
+            current.state = update.state;
+            let thread = current.clone();
+            self.store.put_thread(&thread).map_err(|e| e.to_string())?;
+            if old_snapshot != thread.anchored_against {
+                dropped_snapshots.push(old_snapshot);
+            }
+            if moved && !thread.resolved {
+                self.publish(file.clone(), Payload::Thread { change: "moved", thread: Box::new(thread) });
+            }
+        }
+        for hash in dropped_snapshots {
+            if !self.threads_of_file(&file).any(|t| t.anchored_against == hash) {
+                self.store.remove_snapshot(&hash).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn threads_in(&self, scope: &Path, file: Option<&Path>, include_resolved: bool) -> Vec<Thread> {
+        let mut found: Vec<Thread> = match file {
+            Some(file) => self.threads_of_file(file).cloned().collect(),
+            None => self
+                .files_in(scope)
+                .flat_map(|(_, ids)| ids.iter().filter_map(|id| self.threads.get(id)))
+                .cloned()
+                .collect(),
+        };
+        found.retain(|t| include_resolved || !t.resolved);
+        feedback::sort_listing(&mut found);
+        found
+    }
+
+    pub(super) fn summary(&self, scope: &Path) -> Summary {
+        feedback::summarize(self.files_in(scope).flat_map(|(_, ids)| ids.iter().filter_map(|id| self.threads.get(id))))
+    }
+
+    pub(super) fn create_thread(&mut self, thread: Thread) -> Result<Thread, ThreadError> {
+        self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
+        let file = views::file_of(&thread);
+        self.index_thread(thread.clone());
+        self.publish(file, Payload::Thread { change: "created", thread: Box::new(thread.clone()) });
+        Ok(thread)
+    }
+
+    pub(super) fn edit_thread(&mut self, id: &str, edit: ThreadEdit) -> Result<Thread, ThreadError> {
+        let thread = self.threads.get_mut(id).ok_or(ThreadError::NotFound)?;
+        let change = match edit {
+            ThreadEdit::Reply(_) | ThreadEdit::Resolve if thread.resolved => {
+                return Err(match edit {
+                    ThreadEdit::Resolve => ThreadError::AlreadyResolved,
+                    _ => ThreadError::NotFound,
+                });
+            }
+            ThreadEdit::Reply(comment) => {
+                thread.comments.push(comment);
+                "replied"
+            }
+            ThreadEdit::Resolve => {
+                thread.resolved = true;
+                "resolved"
+            }
+            ThreadEdit::Reopen if !thread.resolved => return Err(ThreadError::NotResolved),
+            ThreadEdit::Reopen => {
+                thread.resolved = false;
+                "reopened"
+            }
+        };
+        thread.updated_at = now_rfc3339();
+        let thread = thread.clone();
+        self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
+        self.publish(views::file_of(&thread), Payload::Thread { change, thread: Box::new(thread.clone()) });
+        Ok(thread)
+    }
+}

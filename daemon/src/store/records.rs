@@ -1,0 +1,228 @@
+//! The on-disk shapes of Parley's records, versioned, with explicit
+//! conversions to and from the domain types. The export file uses them too.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::anchor::Anchor;
+use crate::feedback::{Columns, Comment, Span, Thread, ThreadState};
+use crate::reviews::{CheckedReference, FoundReference, Review};
+
+/// A review as stored.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "v")]
+pub enum ReviewRecord {
+    #[serde(rename = "1")]
+    V1(ReviewV1),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReviewV1 {
+    base: PathBuf,
+    content: String,
+    revision: u64,
+    updated_at: String,
+    references: Vec<ReferenceV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ReferenceV1 {
+    text: String,
+    path: String,
+    line: Option<u32>,
+    end_line: Option<u32>,
+    resolved: Option<PathBuf>,
+    problem: Option<String>,
+}
+
+/// A feedback thread as stored.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "v")]
+pub enum ThreadRecord {
+    #[serde(rename = "1")]
+    V1(ThreadV1),
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ThreadV1 {
+    id: String,
+    workspace: PathBuf,
+    path: String,
+    start: usize,
+    end: usize,
+    quote: String,
+    prefix: String,
+    suffix: String,
+    anchored_against: String,
+    checked_against: String,
+    span: [u32; 8],
+    state: String,
+    similarity: Option<f32>,
+    original_quote: String,
+    comments: Vec<CommentV1>,
+    created_at: String,
+    updated_at: String,
+    resolved: bool,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct CommentV1 {
+    id: String,
+    body: String,
+    author: String,
+    created_at: String,
+}
+
+/// A JSON backup of everything (`parley export`, automatic backups).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Export {
+    /// Always `parley-export`.
+    pub format: String,
+    pub version: u32,
+    pub exported_at: String,
+    pub reviews: Vec<ReviewRecord>,
+    pub threads: Vec<ThreadRecord>,
+}
+
+impl Export {
+    pub fn new(reviews: Vec<ReviewRecord>, threads: Vec<ThreadRecord>) -> Self {
+        Export {
+            format: "parley-export".into(),
+            version: 1,
+            exported_at: crate::state::now_rfc3339(),
+            reviews,
+            threads,
+        }
+    }
+}
+
+impl From<ReviewRecord> for Review {
+    fn from(record: ReviewRecord) -> Self {
+        let ReviewRecord::V1(r) = record;
+        Review {
+            base: r.base,
+            content: r.content,
+            revision: r.revision,
+            updated_at: r.updated_at,
+            references: r
+                .references
+                .into_iter()
+                .map(|r| CheckedReference {
+                    found: FoundReference { text: r.text, path: r.path, line: r.line, end_line: r.end_line },
+                    resolved: r.resolved,
+                    problem: r.problem,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<&Review> for ReviewRecord {
+    fn from(review: &Review) -> Self {
+        ReviewRecord::V1(ReviewV1 {
+            base: review.base.clone(),
+            content: review.content.clone(),
+            revision: review.revision,
+            updated_at: review.updated_at.clone(),
+            references: review
+                .references
+                .iter()
+                .map(|r| ReferenceV1 {
+                    text: r.found.text.clone(),
+                    path: r.found.path.clone(),
+                    line: r.found.line,
+                    end_line: r.found.end_line,
+                    resolved: r.resolved.clone(),
+                    problem: r.problem.clone(),
+                })
+                .collect(),
+        })
+    }
+}
+
+impl From<ThreadRecord> for Thread {
+    fn from(record: ThreadRecord) -> Self {
+        let ThreadRecord::V1(t) = record;
+        let s = t.span;
+        let state = match (t.state.as_str(), t.similarity) {
+            ("anchored", _) => ThreadState::Anchored,
+            ("moved", _) => ThreadState::Moved,
+            ("modified", similarity) => ThreadState::Modified(similarity.unwrap_or(0.0)),
+            ("unreadable", _) => ThreadState::Unreadable,
+            _ => ThreadState::Orphaned,
+        };
+        Thread {
+            id: t.id,
+            workspace: t.workspace,
+            path: t.path,
+            anchor: Anchor { range: t.start..t.end, quote: t.quote, prefix: t.prefix, suffix: t.suffix },
+            anchored_against: t.anchored_against,
+            checked_against: t.checked_against,
+            span: Span {
+                start_line: s[0],
+                end_line: s[1],
+                start: Columns { bytes: s[2], utf16: s[3], chars: s[4] },
+                end: Columns { bytes: s[5], utf16: s[6], chars: s[7] },
+            },
+            state,
+            original_quote: t.original_quote,
+            comments: t
+                .comments
+                .into_iter()
+                .map(|c| Comment { id: c.id, body: c.body, author: c.author, created_at: c.created_at })
+                .collect(),
+            created_at: t.created_at,
+            updated_at: t.updated_at,
+            resolved: t.resolved,
+        }
+    }
+}
+
+impl From<&Thread> for ThreadRecord {
+    fn from(t: &Thread) -> Self {
+        let s = &t.span;
+        let similarity = match t.state {
+            ThreadState::Modified(similarity) => Some(similarity),
+            _ => None,
+        };
+        ThreadRecord::V1(ThreadV1 {
+            id: t.id.clone(),
+            workspace: t.workspace.clone(),
+            path: t.path.clone(),
+            start: t.anchor.range.start,
+            end: t.anchor.range.end,
+            quote: t.anchor.quote.clone(),
+            prefix: t.anchor.prefix.clone(),
+            suffix: t.anchor.suffix.clone(),
+            anchored_against: t.anchored_against.clone(),
+            checked_against: t.checked_against.clone(),
+            span: [
+                s.start_line,
+                s.end_line,
+                s.start.bytes,
+                s.start.utf16,
+                s.start.chars,
+                s.end.bytes,
+                s.end.utf16,
+                s.end.chars,
+            ],
+            state: t.state.name().into(),
+            similarity,
+            original_quote: t.original_quote.clone(),
+            comments: t
+                .comments
+                .iter()
+                .map(|c| CommentV1 {
+                    id: c.id.clone(),
+                    body: c.body.clone(),
+                    author: c.author.clone(),
+                    created_at: c.created_at.clone(),
+                })
+                .collect(),
+            created_at: t.created_at.clone(),
+            updated_at: t.updated_at.clone(),
+            resolved: t.resolved,
+        })
+    }
+}

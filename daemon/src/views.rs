@@ -1,0 +1,78 @@
+//! How domain values look on the hub wire: reviews and threads converted to
+//! the protocol's types, with positions in the client's encoding.
+
+use std::path::Path;
+
+use parley_protocol::hello::PositionEncoding;
+use parley_protocol::methods::{self as wire, Position};
+
+use crate::feedback::Thread;
+use crate::reviews::Review;
+
+/// The wire form of a review.
+pub fn review(review: &Review) -> wire::Review {
+    wire::Review {
+        base_uri: review.base.clone(),
+        content: review.content.clone(),
+        revision: review.revision,
+        updated_at: review.updated_at.clone(),
+        references: review
+            .references
+            .iter()
+            .map(|r| wire::Reference {
+                text: r.found.text.clone(),
+                path: r.found.path.clone(),
+                line: r.found.line,
+                end_line: r.found.end_line,
+                resolved_path: r.resolved.clone(),
+                problem: r.problem.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The wire form of a thread, positions counted in `encoding`.
+pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
+    let span = &thread.span;
+    wire::Thread {
+        id: thread.id.clone(),
+        workspace: thread.workspace.clone(),
+        path: thread.path.clone(),
+        file: thread.workspace.join(&thread.path),
+        range: wire::Range {
+            start: Position { line: span.start_line, character: span.start.get(encoding) },
+            end: Position { line: span.end_line, character: span.end.get(encoding) },
+        },
+        quote: thread.anchor.quote.clone(),
+        original_quote: thread.original_quote.clone(),
+        state: thread.state.name().into(),
+        confidence: thread.state.confidence(),
+        resolved: thread.resolved,
+        comments: thread
+            .comments
+            .iter()
+            .map(|c| wire::Comment {
+                id: c.id.clone(),
+                body: c.body.clone(),
+                author: c.author.clone(),
+                created_at: c.created_at.clone(),
+            })
+            .collect(),
+        created_at: thread.created_at.clone(),
+        updated_at: thread.updated_at.clone(),
+    }
+}
+
+/// A thread's absolute file.
+pub fn file_of(thread: &Thread) -> std::path::PathBuf {
+    thread.workspace.join(&thread.path)
+}
+
+/// A thread's path relative to `scope` when inside it, else its own.
+pub fn path_within(thread: &Thread, scope: &Path) -> String {
+    let file = file_of(thread);
+    match file.strip_prefix(scope) {
+        Ok(relative) => relative.to_string_lossy().replace('\\', "/"),
+        Err(_) => thread.path.clone(),
+    }
+}

@@ -1,0 +1,349 @@
+//! Feedback threads through the real daemon, shim and CLI: humans comment,
+//! agents read, answer and resolve, and threads follow the text as files
+//! change on disk.
+
+use std::path::Path;
+
+use parley_tests::{Sandbox, text_of};
+use serde_json::{Value, json};
+
+const AUTH: &str = r#"import { sign } from './jwt';
+
+export function validateToken(token: string) {
+  if (!token) {
+    throw new Error('missing');
+  }
+  return sign(token);
+}
+
+export function logout() {
+  return null;
+}
+"#;
+
+fn add(sandbox: &Sandbox, repo: &Path, location: &str, message: &str) -> String {
+    let mut command = sandbox.command("parley");
+    command.current_dir(repo).args(["feedback", "add", location, message, "--author", "dana", "--json"]);
+    let out = command.output().expect("run parley feedback add");
+    assert!(out.status.success(), "feedback add failed: {}", String::from_utf8_lossy(&out.stderr));
+    let thread: Value = serde_json::from_slice(&out.stdout).expect("JSON thread");
+    thread["id"].as_str().expect("id").to_owned()
+}
+
+fn cli_in(sandbox: &Sandbox, repo: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = sandbox.command("parley").current_dir(repo).args(args).output().expect("run parley");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn threads(result: &Value) -> Vec<Value> {
+    result["threads"].as_array().expect("threads").clone()
+}
+
+#[tokio::test]
+async fn a_comment_from_the_cli_reaches_the_agent_and_follows_edits_on_disk() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH), ("src/other.ts", "x\n")]);
+    let _daemon = sandbox.start_daemon();
+    let id = add(&sandbox, &repo, "src/auth.ts:3-8", "Handle expired tokens");
+    add(&sandbox, &repo, "src/other.ts:1", "Why x?");
+    let agent = sandbox.agent(&repo).await;
+
+    let summary = agent.call_ok("get_feedback_summary", json!({})).await;
+    assert_eq!(
+        summary,
+        json!({"totalThreads": 2, "totalComments": 2, "fileCount": 2, "orphanedCount": 0,
+               "files": [{"path": "src/auth.ts", "threadCount": 1}, {"path": "src/other.ts", "threadCount": 1}]})
+    );
+
+    let result = agent.call("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    let listed: Value = serde_json::from_str(&text_of(&result)).expect("text is JSON");
+    assert!(listed.is_array(), "the text copy is plan-feedback's bare array");
+    let thread = &listed[0];
+    assert_eq!(thread["id"], json!(id));
+    assert_eq!(thread["file"], json!("src/auth.ts"));
+    assert_eq!(thread["range"], json!({"startLine": 3, "endLine": 8, "startCharacter": 0, "endCharacter": 1}));
+    assert!(thread["selectedText"].as_str().is_some_and(|t| t.starts_with("export function validateToken")));
+    assert_eq!(thread["orphaned"], json!(false));
+    assert_eq!(thread["state"], json!("anchored"));
+    assert_eq!(thread["comments"][0]["body"], json!("Handle expired tokens"));
+    assert_eq!(thread["comments"][0]["author"], json!("dana"));
+    assert_eq!(result.structured_content.as_ref().map(|s| s["threads"].clone()), Some(listed.clone()));
+
+    // An agent edits the file on disk: two lines above the function.
+    std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
+    let after = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    assert_eq!(threads(&after)[0]["range"]["startLine"], json!(5), "{after}");
+    assert_eq!(threads(&after)[0]["state"], json!("anchored"));
+
+    // The function is deleted: the thread is orphaned, not lost.
+    let without = AUTH.replace(
+        &AUTH[AUTH.find("export function validateToken").expect("present")
+            ..AUTH.find("\nexport function logout").expect("present")],
+        "",
+    );
+    std::fs::write(repo.join("src/auth.ts"), &without).expect("delete");
+    let orphaned = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    assert_eq!(threads(&orphaned)[0]["orphaned"], json!(true), "{orphaned}");
+    assert_eq!(threads(&orphaned)[0]["state"], json!("orphaned"));
+    assert!(threads(&orphaned)[0]["originalQuote"].as_str().is_some_and(|q| q.contains("validateToken")));
+    assert_eq!(agent.call_ok("get_feedback_summary", json!({})).await["orphanedCount"], json!(1));
+
+    // The text comes back (a revert): so does the thread.
+    std::fs::write(repo.join("src/auth.ts"), AUTH).expect("revert");
+    let back = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    assert_eq!(threads(&back)[0]["state"], json!("anchored"), "{back}");
+    assert_eq!(threads(&back)[0]["range"]["startLine"], json!(3));
+}
+
+#[tokio::test]
+async fn resolving_from_one_agent_removes_the_thread_everywhere() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    let id = add(&sandbox, &repo, "src/auth.ts:10-12", "Logout should clear the session");
+    let created = window.next_notification().await;
+    assert_eq!((created.method.as_str(), created.params["change"].clone()), ("feedback/changed", json!("created")));
+    assert_eq!(created.params["thread"]["id"], json!(id));
+
+    let first = sandbox.agent(&repo).await;
+    let second = sandbox.agent(&repo).await;
+    let reply =
+        first.call_ok("reply_feedback", json!({"threadId": id, "body": "Done: it clears the session now."})).await;
+    assert_eq!(reply["replied"], json!(true));
+    let replied = window.next_notification().await;
+    assert_eq!(replied.params["change"], json!("replied"));
+    assert_eq!(replied.params["thread"]["comments"][1]["body"], json!("Done: it clears the session now."));
+
+    assert_eq!(
+        first.call_ok("resolve_feedback", json!({"threadId": id})).await,
+        json!({"resolved": true, "threadId": id})
+    );
+    let resolved = window.next_notification().await;
+    assert_eq!(
+        (resolved.params["change"].clone(), resolved.params["thread"]["resolved"].clone()),
+        (json!("resolved"), json!(true))
+    );
+    assert_eq!(threads(&second.call_ok("get_feedback", json!({})).await), Vec::<Value>::new());
+    assert_eq!(second.call_ok("get_feedback_summary", json!({})).await["totalThreads"], json!(0));
+    let again = second.call_err("resolve_feedback", json!({"threadId": id})).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&again).expect("JSON"),
+        json!({"resolved": false, "error": "Thread not found"})
+    );
+
+    // A human can bring it back from the CLI; agents see it again.
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "reopen", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(threads(&second.call_ok("get_feedback", json!({})).await).len(), 1);
+}
+
+#[tokio::test]
+async fn threads_are_scoped_to_the_agents_workspace() {
+    let sandbox = Sandbox::new();
+    let alpha = sandbox.repo("alpha", &[("a.rs", "fn a() {}\n")]);
+    let beta = sandbox.repo("beta", &[("b.rs", "fn b() {}\n")]);
+    let _daemon = sandbox.start_daemon();
+    let in_alpha = add(&sandbox, &alpha, "a.rs:1", "alpha comment");
+    add(&sandbox, &beta, "b.rs:1", "beta comment");
+    let agent = sandbox.agent(&beta).await;
+    let listed = agent.call_ok("get_feedback", json!({})).await;
+    assert_eq!(threads(&listed).len(), 1);
+    assert_eq!(threads(&listed)[0]["file"], json!("b.rs"));
+    let foreign = agent.call_err("resolve_feedback", json!({"threadId": in_alpha})).await;
+    assert!(foreign.contains("Thread not found"), "{foreign}");
+
+    let cases = [
+        ("resolve_feedback", json!({"threadId": "a1b2"}), "Invalid thread ID format"),
+        ("reply_feedback", json!({"threadId": "not-a-uuid", "body": "x"}), "Invalid thread ID format"),
+        ("reply_feedback", json!({"threadId": in_alpha, "body": "  "}), "body is required"),
+        ("get_feedback", json!({"filePath": "../alpha/a.rs"}), "outside your workspace"),
+        ("get_feedback", json!({"filePath": alpha.join("a.rs")}), "outside your workspace"),
+        ("get_feedback", json!({"file": "b.rs"}), "unknown field `file`"),
+        ("resolve_feedback", json!({}), "missing field `threadId`"),
+    ];
+    for (tool, args, want) in cases {
+        let text = agent.call_err(tool, args.clone()).await;
+        assert!(text.contains(want), "{tool} {args}: {text}");
+    }
+    // Still there for alpha's agent.
+    let alpha_agent = sandbox.agent(&alpha).await;
+    assert_eq!(alpha_agent.call_ok("get_feedback_summary", json!({})).await["totalThreads"], json!(1));
+}
+
+#[tokio::test]
+async fn an_agents_edit_moves_threads_live_in_a_subscribed_editor() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("nvim", &[&repo]).await;
+    add(&sandbox, &repo, "src/auth.ts:10-12", "Logout should clear the session");
+    window.next_notification().await;
+    // Save by writing a new file and renaming it over the old one, as editors do.
+    let staged = repo.join("src/.auth.ts.tmp");
+    std::fs::write(&staged, format!("// a\n// b\n// c\n{AUTH}")).expect("write");
+    std::fs::rename(&staged, repo.join("src/auth.ts")).expect("rename");
+    let moved = window.next_notification().await;
+    assert_eq!(moved.params["change"], json!("moved"), "{moved:?}");
+    assert_eq!(moved.params["thread"]["range"]["start"]["line"], json!(12), "0-based line 9 + 3");
+}
+
+#[tokio::test]
+async fn editors_create_threads_on_selections_and_see_them_in_unsaved_buffers() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/i18n.rs", "let s = \"é𝄞\"; // greeting\nfn main() {}\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    // VS Code counts UTF-16: "greeting" starts at unit 18 (character 17, byte 21).
+    let created = window
+        .call(
+            "feedback/create",
+            json!({"path": repo.join("src/i18n.rs"), "range": {"start": {"line": 0, "character": 18}, "end": {"line": 0, "character": 26}},
+                   "text": "greeting", "body": "Translate this"}),
+        )
+        .await;
+    let id = created["thread"]["id"].as_str().expect("id").to_owned();
+    assert_eq!(created["thread"]["quote"], json!("greeting"));
+    assert_eq!(created["thread"]["comments"][0]["author"], json!("vscode"));
+    let agent = sandbox.agent(&repo).await;
+    let listed = agent.call_ok("get_feedback", json!({})).await;
+    assert_eq!(
+        threads(&listed)[0]["range"],
+        json!({"startLine": 1, "endLine": 1, "startCharacter": 17, "endCharacter": 25})
+    );
+
+    // Unsaved text with a line inserted above: positioned in the buffer, nothing stored.
+    let buffer = "// new\nlet s = \"é𝄞\"; // greeting\nfn main() {}\n";
+    let positioned = window.call("buffer/changed", json!({"path": repo.join("src/i18n.rs"), "text": buffer})).await;
+    assert_eq!(positioned["threads"][0]["id"], json!(id));
+    assert_eq!(positioned["threads"][0]["range"]["start"], json!({"line": 1, "character": 18}));
+    let on_disk = agent.call_ok("get_feedback", json!({})).await;
+    assert_eq!(threads(&on_disk)[0]["range"]["startLine"], json!(1), "the file on disk still rules");
+
+    let wrong = window
+        .request(
+            "feedback/create",
+            json!({"path": repo.join("src/i18n.rs"), "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}},
+                   "text": "fn ", "body": "x"}),
+        )
+        .await;
+    assert!(wrong.error.expect("refused").message.contains("differs"), "a stale buffer is not anchored");
+}
+
+#[tokio::test]
+async fn binary_files_get_a_clear_state() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("data.txt", "hello\nworld\n")]);
+    let _daemon = sandbox.start_daemon();
+    add(&sandbox, &repo, "data.txt:2", "check this");
+    std::fs::write(repo.join("data.txt"), [0xff, 0xfe, 0x00, 0x01, b'\n']).expect("binary");
+    let agent = sandbox.agent(&repo).await;
+    let listed = agent.call_ok("get_feedback", json!({})).await;
+    assert_eq!(
+        (threads(&listed)[0]["state"].clone(), threads(&listed)[0]["orphaned"].clone()),
+        (json!("unreadable"), json!(true))
+    );
+    let (code, _, err) = cli_in(&sandbox, &repo, &["feedback", "add", "data.txt:1", "x"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not UTF-8 text"), "{err}");
+}
+
+#[tokio::test]
+async fn the_cli_lists_replies_and_resolves() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let id = add(&sandbox, &repo, "src/auth.ts:3", "Rename this");
+    let (code, out, _) = cli_in(&sandbox, &repo, &["feedback", "reply", &id, "Or keep it?"]);
+    assert_eq!(code, 0, "{out}");
+    let (_, out, _) = cli_in(&sandbox, &repo, &["feedback", "list"]);
+    assert!(out.contains("src/auth.ts:3-3") && out.contains("[anchored]") && out.contains("Or keep it?"), "{out}");
+    let (_, out, _) = cli_in(&sandbox, &repo, &["feedback", "list", "src/auth.ts", "--json"]);
+    assert_eq!(serde_json::from_str::<Value>(&out).expect("JSON")[0]["comments"].as_array().map(Vec::len), Some(2));
+    let (code, _, _) = cli_in(&sandbox, &repo, &["feedback", "resolve", &id]);
+    assert_eq!(code, 0);
+    let (_, out, _) = cli_in(&sandbox, &repo, &["feedback", "list"]);
+    assert!(out.contains("No feedback"), "{out}");
+    let cases: [(&[&str], &str); 3] = [
+        (&["feedback", "resolve", "zzz"], "Invalid thread ID format"),
+        (&["feedback", "add", "src/auth.ts", "x"], "FILE:LINE"),
+        (&["feedback", "add", "src/auth.ts:99", "x"], "outside"),
+    ];
+    for (args, want) in cases {
+        let (code, out, err) = cli_in(&sandbox, &repo, args);
+        assert_eq!(code, 1, "{args:?}: {out}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn export_import_and_recovery_from_a_corrupt_store() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let mut daemon = sandbox.start_daemon();
+    let id = add(&sandbox, &repo, "src/auth.ts:3", "Keep me");
+    let backup = sandbox.dir.path().join("backup.json");
+    let (code, _, err) = cli_in(&sandbox, &repo, &["export", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    let export: Value = serde_json::from_str(&std::fs::read_to_string(&backup).expect("read")).expect("JSON");
+    assert_eq!(export["format"], json!("parley-export"));
+
+    // A clean stop writes an automatic backup; then the store is damaged.
+    assert_eq!(daemon.terminate(), Some(0));
+    let db = sandbox.data.join("store/db");
+    let mut bytes = std::fs::read(&db).expect("read db");
+    for b in bytes.iter_mut().skip(64) {
+        *b ^= 0x5A;
+    }
+    std::fs::write(&db, bytes).expect("damage db");
+    let _daemon = sandbox.start_daemon();
+    let status = sandbox.status();
+    let notice = status["store_notice"].as_str().expect("a loud notice");
+    assert!(notice.contains("Feedback store corrupted, attempting recovery from backup"), "{notice}");
+    let (_, out, _) = cli_in(&sandbox, &repo, &["feedback", "list", "--json"]);
+    assert_eq!(serde_json::from_str::<Value>(&out).expect("JSON")[0]["id"], json!(id), "restored from the backup");
+
+    // Import into a fresh daemon elsewhere.
+    let other = Sandbox::new();
+    let _other_daemon = other.start_daemon();
+    let (code, out, err) = cli_in(&other, &repo, &["import", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 thread(s)"), "{out}");
+    let (_, out, _) = cli_in(&other, &repo, &["feedback", "list", "--json"]);
+    assert_eq!(serde_json::from_str::<Value>(&out).expect("JSON")[0]["id"], json!(id));
+}
+
+#[tokio::test]
+async fn threads_and_the_review_are_mcp_resources() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    assert_eq!(
+        agent.call_ok("get_feedback_summary", json!({})).await["totalThreads"],
+        json!(0),
+        "all zeros when empty"
+    );
+    add(&sandbox, &repo, "src/auth.ts:3", "Look");
+    agent.call_ok("present_review", json!({"content": "# The review"})).await;
+    let listed = agent.service.list_all_resources().await.expect("resources/list");
+    let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["parley://review", "parley://feedback"]);
+    let read = |uri: &'static str| {
+        let service = &agent.service;
+        async move {
+            let result = service.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)).await.expect("read");
+            match &result.contents[0] {
+                rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+                other => panic!("{other:?}"),
+            }
+        }
+    };
+    assert_eq!(read("parley://review").await, "# The review");
+    let feedback: Value = serde_json::from_str(&read("parley://feedback").await).expect("JSON");
+    assert_eq!(feedback[0]["comments"][0]["body"], json!("Look"));
+}
