@@ -1,0 +1,194 @@
+-- Parley for Neovim: connects this window to the Parley daemon as an editor,
+-- shows the reviews agents present and the feedback threads on its files,
+-- and answers agents' requests for the selection.
+--
+--   require("parley").setup({})   -- options: lua/parley/config.lua, README.md
+
+local config = require("parley.config")
+local rpc = require("parley.rpc")
+local review = require("parley.review")
+local selection = require("parley.selection")
+local sync = require("parley.sync")
+local threads = require("parley.threads")
+
+local api = vim.api
+local uv = vim.uv or vim.loop
+local M = {}
+
+M.version = "0.1.0"
+M.did_setup = false
+
+local function nvim_version()
+  local v = vim.version()
+  return string.format("%d.%d.%d", v.major, v.minor, v.patch)
+end
+
+-- The folders this window works on.
+function M.workspaces()
+  if config.options.roots and #config.options.roots > 0 then
+    local roots = {}
+    for i, root in ipairs(config.options.roots) do
+      roots[i] = vim.fn.fnamemodify(root, ":p"):gsub("(.)/$", "%1")
+    end
+    return roots
+  end
+  return { uv.cwd() }
+end
+
+function M.editor_id()
+  return config.options.editor_id or ("nvim-" .. vim.fn.getpid())
+end
+
+local function hello()
+  return {
+    protocol = rpc.PROTOCOL,
+    role = "editor",
+    client = { name = "nvim", version = nvim_version() },
+    pid = vim.fn.getpid(),
+    cwd = uv.cwd(),
+    workspaces = M.workspaces(),
+    editor_id = M.editor_id(),
+    position_encoding = "utf-8",
+  }
+end
+
+local function highlights()
+  vim.cmd([[
+    highlight default link ParleySign DiagnosticSignInfo
+    highlight default link ParleyOrphanedSign DiagnosticSignWarn
+    highlight default link ParleyText Comment
+    highlight default link ParleyOrphanedText DiagnosticWarn
+  ]])
+  api.nvim_set_hl(0, "ParleyRange", { default = true })
+end
+
+local function command(name, fn, opts)
+  api.nvim_create_user_command(name, fn, opts)
+end
+
+local function commands()
+  command("ParleyReview", function()
+    review.open()
+  end, { desc = "Parley: show the current review" })
+  command("ParleyComment", function(o)
+    threads.comment(o)
+  end, { range = true, nargs = "*", desc = "Parley: comment on the selection" })
+  command("ParleyReply", function(o)
+    threads.reply(o.args)
+  end, { nargs = "*", desc = "Parley: reply to the thread under the cursor" })
+  command("ParleyResolve", function(o)
+    threads.resolve(o.args)
+  end, { nargs = "?", desc = "Parley: resolve the thread under the cursor" })
+  command("ParleyThreads", function()
+    threads.to_quickfix()
+  end, { desc = "Parley: list open threads in the quickfix list" })
+  command("ParleyConnect", function()
+    rpc.restart()
+  end, { desc = "Parley: connect to the daemon now" })
+  command("ParleyDisconnect", function()
+    rpc.stop()
+  end, { desc = "Parley: disconnect from the daemon until :ParleyConnect" })
+  command("ParleyStatus", function()
+    print(M.status_line())
+  end, { desc = "Parley: connection status" })
+end
+
+-- Whether Neovim has focus, as far as FocusGained and FocusLost tell.
+local focused = true
+
+local function autocmds()
+  local group = api.nvim_create_augroup("parley", { clear = true })
+  local function on(events, callback, pattern)
+    api.nvim_create_autocmd(events, { group = group, pattern = pattern, callback = callback })
+  end
+  on("FocusGained", function()
+    focused = true
+    rpc.notify("editor/focus", { focused = true })
+  end)
+  on("FocusLost", function()
+    focused = false
+    rpc.notify("editor/focus", { focused = false })
+  end)
+  on("ModeChanged", function()
+    selection.on_mode_changed(function(current)
+      rpc.notify("selection/changed", { selection = current or vim.NIL })
+    end)
+  end)
+  on("BufReadPost", function(args)
+    threads.buffer_read(args.buf)
+  end)
+  on({ "TextChanged", "InsertLeave" }, function(args)
+    threads.buffer_edited(args.buf)
+  end)
+  on("BufWritePost", function(args)
+    threads.buffer_written(args.buf)
+  end)
+  on("BufWipeout", function(args)
+    threads.forget(args.buf)
+  end)
+  -- Without configured roots the window works on the current directory: a
+  -- new one means a new hello, and everything fetched again for it.
+  local workspaces = table.concat(M.workspaces(), "\n")
+  on("DirChanged", function()
+    local now = table.concat(M.workspaces(), "\n")
+    if now ~= workspaces then
+      workspaces = now
+      sync.refetch_next()
+      rpc.restart()
+    end
+  end, { "global", "auto" })
+  on("VimLeavePre", function()
+    rpc.stop()
+  end)
+end
+
+-- One line on the connection, for :ParleyStatus.
+function M.status_line()
+  local s = rpc.status()
+  if s.hello then
+    return string.format(
+      "Parley: connected to daemon %s (hub protocol %d, pid %d) at %s; %d open thread(s)",
+      s.hello.version, s.hello.protocol, s.hello.pid, s.socket or "?", vim.tbl_count(threads.threads)
+    )
+  end
+  return "Parley: " .. s.state .. (s.error and (" — " .. s.error) or "")
+end
+
+function M.setup(opts)
+  config.set(opts)
+  vim.env.PARLEY_EDITOR_ID = M.editor_id()
+  highlights()
+  commands()
+  autocmds()
+  sync.attach()
+  rpc.request_handlers["selection/get"] = function()
+    return selection.current() or vim.NIL
+  end
+  if M.did_setup then
+    rpc.stop()
+  else
+    -- After each hello, as docs/protocol.md §8 recommends: focus, and the
+    -- selection the daemon falls back on when this window is slow to answer.
+    rpc.on("connect", function()
+      rpc.notify("editor/focus", { focused = focused })
+      local current = selection.current()
+      if current then
+        rpc.notify("selection/changed", { selection = current })
+      end
+    end)
+  end
+  M.did_setup = true
+  rpc.start({
+    socket = config.options.socket,
+    parley_cmd = config.options.parley_cmd,
+    start_daemon = config.options.start_daemon,
+    hello = hello,
+  })
+end
+
+-- Whether the connection to the daemon is up.
+function M.connected()
+  return rpc.connected()
+end
+
+return M

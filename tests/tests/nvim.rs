@@ -1,0 +1,492 @@
+//! The Neovim plugin (`editors/nvim`) in a real headless Neovim against the
+//! real daemon, shim and CLI. Each test runs one busted spec
+//! (`editors/nvim/spec/*_spec.lua`) inside `nvim --headless` and plays the
+//! other side: it presents reviews and answers threads as an agent (rmcp on
+//! the real `parley-mcp`), reads threads with the CLI, and restarts the daemon.
+//!
+//! The two sides meet at named marks on a Unix socket (one JSON object per
+//! line, `{"mark": …, "data": …}`): Neovim says where it got to, the test says
+//! what it did. Either side waits with a deadline and fails loudly; a failing
+//! spec ends Neovim, and the test fails with busted's TAP report.
+//!
+//! Needs Debian's `neovim` and `lua-busted`; scripts/test installs them.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use parley_tests::{DEADLINE, Sandbox, bin, review_args};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::net::UnixListener;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+const INSTALL: &str = "run scripts/test (it installs neovim and lua-busted)";
+
+/// Where the plugin lives.
+fn plugin_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/nvim").canonicalize().expect("editors/nvim exists")
+}
+
+/// The directory holding busted's Lua modules; fails the test when busted is missing.
+fn busted_dir() -> PathBuf {
+    let candidates = ["/usr/share/lua/5.1", "/usr/local/share/lua/5.1"];
+    candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|dir| dir.join("busted/runner.lua").is_file())
+        .unwrap_or_else(|| panic!("busted (Debian's lua-busted) is missing: {INSTALL}"))
+}
+
+fn check_nvim() {
+    let works = std::process::Command::new("nvim")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(works, "nvim is missing: {INSTALL}");
+}
+
+/// A headless Neovim running one spec, and the test's end of the mark link.
+struct Nvim {
+    spec: &'static str,
+    child: tokio::process::Child,
+    listener: UnixListener,
+    /// The mark link, once the spec has connected (at its first mark).
+    link: Option<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf)>,
+    stdout: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Nvim {
+    /// Starts `nvim --headless` in `cwd` on `spec` (a file in editors/nvim/spec)
+    /// with the sandbox's socket and `repo` in its environment.
+    fn start(sandbox: &Sandbox, spec: &'static str, cwd: &Path, repo: &Path) -> Nvim {
+        check_nvim();
+        let busted = busted_dir();
+        let plugin = plugin_dir();
+        let dir = sandbox.dir.path();
+        let link = dir.join(format!("{}.sock", spec.trim_end_matches(".lua")));
+        let listener = UnixListener::bind(&link).expect("bind the mark socket");
+        let stdout = dir.join(format!("{spec}.out"));
+        let stderr = dir.join(format!("{spec}.err"));
+        let home = dir.join("home");
+        std::fs::create_dir_all(&home).expect("create a home for nvim");
+        let mut command = tokio::process::Command::new("nvim");
+        command
+            .args(["--headless", "-u", "NONE", "-i", "NONE", "-n", "-c"])
+            .arg(format!("luafile {}", plugin.join("spec/run.lua").display()))
+            .current_dir(cwd)
+            .env("PARLEY_SPEC", plugin.join("spec").join(spec))
+            .env("PARLEY_BUSTED_LUA", busted)
+            .env("PARLEY_TEST_DRIVER", &link)
+            .env("PARLEY_TEST_REPO", repo)
+            .env("PARLEY_SOCKET", &sandbox.socket)
+            .env("PARLEY_DATA_DIR", &sandbox.data)
+            .env("PARLEY_BIN", bin("parley"))
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join("config"))
+            .env("XDG_DATA_HOME", home.join("data"))
+            .env("XDG_STATE_HOME", home.join("state"))
+            .env("XDG_CACHE_HOME", home.join("cache"))
+            .env_remove("PARLEY_EDITOR_ID")
+            .env_remove("PARLEY_NO_SPAWN")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&stdout).expect("nvim stdout file"))
+            .stderr(std::fs::File::create(&stderr).expect("nvim stderr file"))
+            .kill_on_drop(true);
+        let child = command.spawn().expect("start nvim");
+        Nvim { spec, child, listener, link: None, stdout, stderr }
+    }
+
+    /// The mark link, accepting the spec's connection if it has not come yet.
+    async fn link(&mut self) -> &mut (Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf) {
+        if self.link.is_none() {
+            let accepted = tokio::select! {
+                accepted = tokio::time::timeout(DEADLINE, self.listener.accept()) => Some(accepted),
+                _ = self.child.wait() => None,
+            };
+            let Some(accepted) = accepted else {
+                self.fail("nvim exited before its spec connected to the test".into()).await
+            };
+            let stream = match accepted {
+                Ok(Ok((stream, _))) => stream,
+                Ok(Err(e)) => panic!("accepting nvim's mark link: {e}"),
+                Err(_) => self.fail(format!("nvim did not connect to the test within {DEADLINE:?}")).await,
+            };
+            let (read, writer) = stream.into_split();
+            self.link = Some((BufReader::new(read).lines(), writer));
+        }
+        self.link.as_mut().expect("just connected")
+    }
+
+    fn report(spec: &str, stdout: &Path, stderr: &Path) -> String {
+        let out = std::fs::read_to_string(stdout).unwrap_or_default();
+        let err = std::fs::read_to_string(stderr).unwrap_or_default();
+        format!("--- busted report for {spec} ---\n{out}\n--- nvim stderr ---\n{err}")
+    }
+
+    /// Fails the test with Neovim's report, after giving it a moment to finish writing it.
+    async fn fail(&mut self, why: String) -> ! {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+        let _ = self.child.start_kill();
+        panic!("{}: {why}\n{}", self.spec, Nvim::report(self.spec, &self.stdout, &self.stderr));
+    }
+
+    /// Waits for the spec to reach `mark`; returns the data it sent with it.
+    async fn reached(&mut self, mark: &str) -> Value {
+        let (marks, _) = self.link().await;
+        let next = tokio::time::timeout(DEADLINE, marks.next_line()).await;
+        let line = match next {
+            Ok(Ok(Some(line))) => line,
+            Ok(_) => self.fail(format!("nvim stopped before reaching {mark:?}")).await,
+            Err(_) => self.fail(format!("nvim did not reach {mark:?} within {DEADLINE:?}")).await,
+        };
+        let message: Value = serde_json::from_str(&line).expect("marks are JSON");
+        if message["mark"] != json!(mark) {
+            self.fail(format!("nvim reached {} where {mark:?} was expected", message["mark"])).await;
+        }
+        message["data"].clone()
+    }
+
+    /// Tells the spec that the test did `mark`.
+    async fn tell(&mut self, mark: &str, data: Value) {
+        let mut line = json!({ "mark": mark, "data": data }).to_string();
+        line.push('\n');
+        let (_, writer) = self.link().await;
+        let written = writer.write_all(line.as_bytes()).await;
+        if written.is_err() {
+            self.fail(format!("nvim went away before it was told {mark:?}")).await;
+        }
+    }
+
+    /// Waits for the spec to end and requires every test in it to pass.
+    async fn finish(mut self) {
+        let status = match tokio::time::timeout(DEADLINE, self.child.wait()).await {
+            Ok(status) => status.expect("wait for nvim"),
+            Err(_) => self.fail(format!("nvim did not exit within {DEADLINE:?}")).await,
+        };
+        let tap = std::fs::read_to_string(&self.stdout).unwrap_or_default();
+        let passed = tap.lines().filter(|l| l.starts_with("ok ")).count();
+        let failed = tap.lines().filter(|l| l.starts_with("not ok ")).count();
+        let report = Nvim::report(self.spec, &self.stdout, &self.stderr);
+        assert!(
+            status.success() && failed == 0 && passed > 0,
+            "{}: {passed} passed, {failed} failed ({status})\n{report}",
+            self.spec
+        );
+        println!("{}: {passed} passed, {failed} failed", self.spec);
+    }
+}
+
+const AUTH: &str = "fn main() {
+    let café = \"naïve\";
+    login();
+}
+
+fn validate(token: &str) -> bool {
+    !token.is_empty()
+}
+
+fn logout() {
+    println!(\"bye\");
+}
+";
+
+#[tokio::test]
+async fn nvim_connects_as_an_editor_and_reports_its_health() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let mut daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "connect_spec.lua", &repo, &repo);
+
+    let hello = nvim.reached("connected").await;
+    let cwd = hello["cwd"].as_str().expect("nvim's cwd").to_owned();
+    let status = sandbox.status();
+    let mut window = status["editors"][0].clone();
+    window.as_object_mut().expect("an editor entry").remove("connection_id");
+    assert_eq!(status["editors"].as_array().map(Vec::len), Some(1), "{status}");
+    assert_eq!(window, json!({"name": "nvim", "editor_id": "nvim-test", "workspaces": [cwd]}), "{status}");
+    nvim.tell("seen", Value::Null).await;
+
+    nvim.reached("check-without-daemon").await;
+    assert_eq!(daemon.terminate(), Some(0));
+    nvim.tell("daemon-stopped", Value::Null).await;
+    nvim.finish().await;
+}
+
+#[tokio::test]
+async fn nvim_shows_a_review_and_keeps_it_current() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "review_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    let agent = sandbox.agent(&repo).await;
+    let presented = agent
+        .call_ok("present_review", review_args("# Login refactor\n\nEntry point: [`src/auth.rs:3`][].\n", &repo))
+        .await;
+    assert_eq!(presented["delivered_to"], json!([{"editor": "nvim", "editorId": "nvim-test"}]), "{presented}");
+    nvim.tell("presented", Value::Null).await;
+
+    nvim.reached("shown").await;
+    let updated = agent
+        .call_ok(
+            "present_review",
+            json!({"content": "## Tests\n\nAll pass.\n", "baseUri": repo, "mode": "update-section", "section": "Tests"}),
+        )
+        .await;
+    assert_eq!(updated["revision"], json!(2), "{updated}");
+    nvim.tell("updated", Value::Null).await;
+    nvim.finish().await;
+}
+
+#[tokio::test]
+async fn nvim_jumps_from_review_references_to_the_code() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("docs/notes.md", "# Notes\n")]);
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let content = "# Review\n\nEntry point: [`src/auth.rs:3`][], the check [`src/auth.rs:5-6`][].\n\
+                   See [the logout](src/auth.rs#L9-L11), [the notes](docs/notes.md) and [`src/gone.rs:2`][].\n";
+    let presented = agent.call_ok("present_review", review_args(content, &repo)).await;
+    assert_eq!(presented["references"]["resolved"], json!(4), "{presented}");
+    // Outside the repository: references resolve against the review's folder, not the cwd.
+    let elsewhere = sandbox.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let nvim = Nvim::start(&sandbox, "jump_spec.lua", &elsewhere, &repo);
+    nvim.finish().await;
+}
+
+/// `parley feedback list --json` for the repository, parsed.
+fn cli_threads(sandbox: &Sandbox, repo: &Path) -> Vec<Value> {
+    let workspace = repo.to_str().expect("utf-8 path");
+    let (code, out, err) = sandbox.cli(&["feedback", "list", "--workspace", workspace, "--json"]);
+    assert_eq!(code, 0, "parley feedback list failed: {out}{err}");
+    serde_json::from_str::<Value>(&out).expect("feedback list prints JSON").as_array().cloned().unwrap_or_default()
+}
+
+/// `parley feedback add` in the repository; returns the thread id.
+fn cli_add(sandbox: &Sandbox, repo: &Path, location: &str, message: &str) -> String {
+    let out = sandbox
+        .command("parley")
+        .current_dir(repo)
+        .args(["feedback", "add", location, message, "--author", "dana", "--json"])
+        .output()
+        .expect("run parley feedback add");
+    assert!(out.status.success(), "feedback add failed: {}", String::from_utf8_lossy(&out.stderr));
+    let thread: Value = serde_json::from_slice(&out.stdout).expect("JSON thread");
+    thread["id"].as_str().expect("thread id").to_owned()
+}
+
+#[tokio::test]
+async fn a_comment_made_in_nvim_reaches_the_cli_and_agents() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "comment_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    let created = nvim.reached("created").await;
+    let id = created["id"].as_str().expect("the thread id").to_owned();
+    let listed = cli_threads(&sandbox, &repo);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let thread = &listed[0];
+    assert_eq!(thread["id"], json!(id));
+    assert_eq!(thread["path"], json!("src/auth.rs"));
+    assert_eq!(thread["quote"], json!("\"naïve\""));
+    // The CLI counts characters: `    let café = ` is 15 of them.
+    assert_eq!(thread["range"], json!({"start": {"line": 1, "character": 15}, "end": {"line": 1, "character": 22}}));
+    assert_eq!(thread["comments"][0]["body"], json!("Use an ASCII name"));
+    assert_eq!(thread["comments"][0]["author"], json!("ana"));
+
+    let agent = sandbox.agent(&repo).await;
+    let feedback = agent.call_ok("get_feedback", json!({"filePath": "src/auth.rs"})).await;
+    let seen = &feedback["threads"][0];
+    assert_eq!(seen["id"], json!(id), "{feedback}");
+    assert_eq!(seen["selectedText"], json!("\"naïve\""));
+    assert_eq!((seen["range"]["startLine"].clone(), seen["range"]["endLine"].clone()), (json!(2), json!(2)));
+    nvim.tell("seen", Value::Null).await;
+
+    nvim.reached("replied").await;
+    let feedback = agent.call_ok("get_feedback", json!({"filePath": "src/auth.rs"})).await;
+    let mine = feedback["threads"].as_array().expect("threads").iter().find(|t| t["id"] == json!(id)).cloned();
+    let mine = mine.expect("the first thread is still open");
+    assert_eq!(mine["comments"][1]["body"], json!("Or keep it: it is valid UTF-8"), "{mine}");
+    assert_eq!(mine["comments"][1]["author"], json!("ana"));
+    nvim.tell("seen", Value::Null).await;
+
+    nvim.reached("edited").await;
+    agent.call_ok("reply_feedback", json!({"threadId": id, "body": "Kept it"})).await;
+    nvim.tell("agent-replied", Value::Null).await;
+
+    let ready = nvim.reached("ready-to-resolve").await;
+    assert_eq!(ready["id"], json!(id), "the mark that followed the edit is the first thread's");
+    let resolved = agent.call_ok("resolve_feedback", json!({"threadId": id})).await;
+    assert_eq!(resolved, json!({"resolved": true, "threadId": id}));
+    nvim.tell("resolved", Value::Null).await;
+    nvim.finish().await;
+    let open: Vec<Value> = cli_threads(&sandbox, &repo).into_iter().map(|t| t["quote"].clone()).collect();
+    assert_eq!(open, vec![json!("fn logout() {\n    println!(\"bye\");\n}")], "only the whole-line thread is left");
+}
+
+#[tokio::test]
+async fn changes_to_threads_show_up_in_nvim_live() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let validate = cli_add(&sandbox, &repo, "src/auth.rs:6-8", "Handle empty tokens");
+    let mut nvim = Nvim::start(&sandbox, "threads_spec.lua", &repo, &repo);
+    nvim.tell("ids", json!({"validate": validate})).await;
+    nvim.reached("shown").await;
+
+    let logout = cli_add(&sandbox, &repo, "src/auth.rs:10-12", "Log out everywhere");
+    nvim.tell("added", json!({"validate": validate, "logout": logout})).await;
+
+    let agent = sandbox.agent(&repo).await;
+    agent.call_ok("reply_feedback", json!({"threadId": validate, "body": "Done, empty tokens are refused now"})).await;
+    nvim.tell("agent-replied", Value::Null).await;
+
+    // An agent edits the file on disk, saving by rename as editors do.
+    nvim.reached("ready-for-edit").await;
+    let file = repo.join("src/auth.rs");
+    let staged = repo.join("src/.auth.rs.tmp");
+    std::fs::write(&staged, format!("// a\n// b\n{AUTH}")).expect("write");
+    std::fs::rename(&staged, &file).expect("rename");
+    nvim.tell("edited-on-disk", Value::Null).await;
+
+    nvim.reached("ready-to-orphan").await;
+    let function = "fn validate(token: &str) -> bool {\n    !token.is_empty()\n}\n\n";
+    std::fs::write(&staged, format!("// a\n// b\n{}", AUTH.replace(function, ""))).expect("write");
+    std::fs::rename(&staged, &file).expect("rename");
+    nvim.tell("orphaned-on-disk", Value::Null).await;
+
+    nvim.reached("ready-to-resolve").await;
+    assert_eq!(
+        agent.call_ok("resolve_feedback", json!({"threadId": logout})).await,
+        json!({"resolved": true, "threadId": logout})
+    );
+    nvim.tell("resolved", Value::Null).await;
+
+    nvim.reached("ready-to-reopen").await;
+    let (code, out, err) = sandbox.cli(&["feedback", "reopen", &logout]);
+    assert_eq!(code, 0, "{out}{err}");
+    nvim.tell("reopened", Value::Null).await;
+
+    nvim.reached("resolved-here").await;
+    let open: Vec<Value> = cli_threads(&sandbox, &repo).into_iter().map(|t| t["id"].clone()).collect();
+    assert_eq!(open, vec![json!(validate)], ":ParleyResolve resolved the thread in the daemon");
+    nvim.finish().await;
+}
+
+#[tokio::test]
+async fn an_agent_reads_the_nvim_selection() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("src/other.rs", "one\ntwo\nthree\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "selection_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+    let agent = sandbox.agent(&repo).await;
+
+    let empty = agent.call_ok("get_selection", json!({})).await;
+    assert_eq!(empty["selectedText"], Value::Null, "{empty}");
+    assert!(empty["message"].as_str().is_some_and(|m| m.contains("Nothing is selected in nvim")), "{empty}");
+    nvim.tell("asked-empty", Value::Null).await;
+
+    let file = repo.join("src/auth.rs");
+    let naive = json!({"selectedText": "\"naïve\"", "filePath": file, "startLine": 2, "startColumn": 16,
+                       "endLine": 2, "endColumn": 23, "documentLanguage": "rust", "editor": "nvim"});
+    let fields = |selection: &Value| {
+        let keys = [
+            "selectedText",
+            "filePath",
+            "startLine",
+            "startColumn",
+            "endLine",
+            "endColumn",
+            "documentLanguage",
+            "editor",
+        ];
+        keys.iter().map(|k| (k.to_string(), selection[k].clone())).collect::<serde_json::Map<_, _>>()
+    };
+    // Columns: Neovim sends bytes (`é` and `ï` are two each); agents get 1-based characters.
+    nvim.reached("selecting").await;
+    let live = agent.call_ok("get_selection", json!({})).await;
+    assert_eq!(Value::Object(fields(&live)), naive, "the selection while in visual mode: {live}");
+    nvim.tell("asked-live", Value::Null).await;
+
+    nvim.reached("selected").await;
+    let last = agent.call_ok("get_selection", json!({})).await;
+    assert_eq!(Value::Object(fields(&last)), naive, "the last visual selection: {last}");
+    nvim.tell("asked", Value::Null).await;
+
+    nvim.reached("selected-lines").await;
+    let lines = agent.call_ok("get_selection", json!({})).await;
+    assert_eq!(lines["selectedText"], json!("one\ntwo"), "{lines}");
+    assert_eq!(lines["filePath"], json!(repo.join("src/other.rs")));
+    assert_eq!((lines["startLine"].clone(), lines["endLine"].clone()), (json!(1), json!(2)));
+    nvim.tell("asked-lines", Value::Null).await;
+
+    // Another window connects (connecting counts as focus): it answers now …
+    let mut other = sandbox.editor("other", &[&repo]).await;
+    other.selection = json!({"path": repo.join("src/auth.rs"), "text": "login();",
+                             "start": {"line": 2, "character": 4}, "end": {"line": 2, "character": 12}});
+    let from_other = other.serve_while(agent.call_ok("get_selection", json!({}))).await;
+    assert_eq!(from_other["editor"], json!("other"), "{from_other}");
+    nvim.tell("other-window", Value::Null).await;
+
+    // … until Neovim regains focus.
+    nvim.reached("focused").await;
+    let back = other.serve_while(agent.call_ok("get_selection", json!({}))).await;
+    assert_eq!((back["editor"].clone(), back["selectedText"].clone()), (json!("nvim"), json!("one\ntwo")), "{back}");
+    nvim.tell("asked-after-focus", Value::Null).await;
+    nvim.finish().await;
+}
+
+#[tokio::test]
+async fn nvim_catches_up_after_reconnects_and_daemon_restarts() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let mut daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "reconnect_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+    let agent = sandbox.agent(&repo).await;
+    agent.call_ok("present_review", review_args("# Revision one\n", &repo)).await;
+    let first = cli_add(&sandbox, &repo, "src/auth.rs:6-8", "Handle empty tokens");
+    nvim.tell("first", json!({"first": first})).await;
+
+    // Same daemon, Neovim away for a while: it replays what it missed.
+    nvim.reached("offline").await;
+    agent.call_ok("present_review", review_args("# Revision two\n", &repo)).await;
+    agent.call_ok("reply_feedback", json!({"threadId": first, "body": "Done"})).await;
+    cli_add(&sandbox, &repo, "src/auth.rs:10-12", "Log out everywhere");
+    nvim.tell("changed-while-offline", Value::Null).await;
+    nvim.reached("replayed").await;
+
+    // A new daemon while Neovim was away: sequence numbers start over, so it refetches.
+    nvim.reached("offline-again").await;
+    drop(agent);
+    assert_eq!(daemon.terminate(), Some(0));
+    daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    agent.call_ok("present_review", review_args("# Revision three\n", &repo)).await;
+    agent.call_ok("resolve_feedback", json!({"threadId": first})).await;
+    nvim.tell("restarted", Value::Null).await;
+    nvim.reached("refetched").await;
+
+    // The daemon restarts under a connected Neovim: it reconnects by itself.
+    drop(agent);
+    assert_eq!(daemon.terminate(), Some(0));
+    nvim.tell("stopped", Value::Null).await;
+    nvim.reached("noticed").await;
+    let _daemon = sandbox.start_daemon();
+    nvim.tell("started", Value::Null).await;
+    nvim.reached("reconnected").await;
+    let agent = sandbox.agent(&repo).await;
+    let presented = agent.call_ok("present_review", review_args("# Revision four\n", &repo)).await;
+    assert_eq!(presented["delivered_to"], json!([{"editor": "nvim", "editorId": "nvim-test"}]), "{presented}");
+    nvim.tell("presented", Value::Null).await;
+    nvim.finish().await;
+}
