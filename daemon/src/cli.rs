@@ -3,6 +3,7 @@
 
 mod feedback;
 mod review;
+mod sessions;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -48,6 +49,11 @@ enum Command {
     Feedback {
         #[command(subcommand)]
         command: FeedbackCommand,
+    },
+    /// Review sessions: past reviewer rounds and their outcomes.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
     },
     /// Write every review and thread as JSON (to FILE, or stdout).
     Export { file: Option<PathBuf> },
@@ -100,7 +106,53 @@ enum FeedbackCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// List the review sessions of the repository.
+    List {
+        /// A folder in the repository (default: the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// At most this many.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one session with its rounds.
+    Show {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum ReviewCommand {
+    /// Ask the configured reviewer to review your changes: the same pipeline
+    /// agents run with request_review. Exits 0 when approved, 2 when changes
+    /// are needed, 1 on errors.
+    Request {
+        /// What you set out to do and what you did.
+        #[arg(long)]
+        summary: String,
+        /// A design doc the change must follow (repeatable).
+        #[arg(long = "doc")]
+        docs: Vec<String>,
+        /// An area to focus on (repeatable).
+        #[arg(long = "focus")]
+        focus: Vec<String>,
+        /// Continue this session with a new round.
+        #[arg(long)]
+        previous: Option<String>,
+        /// all (default), staged, unstaged, or a base ref / range.
+        #[arg(long)]
+        scope: Option<String>,
+        /// A folder in the repository (default: the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the current review of a workspace.
     Show {
         /// The folder (default: the git root holding the current directory).
@@ -150,6 +202,23 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Review { command: ReviewCommand::Show { workspace, json } } => {
             review::show(&workspace_or_cwd(workspace)?, json).await
         }
+        Command::Review {
+            command: ReviewCommand::Request { summary, docs, focus, previous, scope, workspace, json },
+        } => {
+            let params = serde_json::json!({
+                "workspace": workspace_or_cwd(workspace)?,
+                "summary": summary,
+                "relevant_docs": docs,
+                "focus_areas": focus,
+                "previous_review_id": previous,
+                "scope": scope,
+            });
+            sessions::request(params, json).await
+        }
+        Command::Sessions { command: SessionsCommand::List { workspace, limit, json } } => {
+            sessions::list(&workspace_or_cwd(workspace)?, limit, json).await
+        }
+        Command::Sessions { command: SessionsCommand::Show { id, json } } => sessions::show(&id, json).await,
         Command::Watch { workspace } => watch::run(workspace_or_cwd(workspace)?).await,
         Command::Feedback { command } => match command {
             FeedbackCommand::Add { location, message, author, json } => {

@@ -61,6 +61,16 @@ impl HubClient {
     /// Calls `method` and waits for its result; events arriving meanwhile are
     /// passed to `on_event`.
     pub async fn call<T: DeserializeOwned>(&mut self, method: &str, params: Value) -> anyhow::Result<T> {
+        self.call_with_events(method, params, |_| {}).await
+    }
+
+    /// Like [`HubClient::call`], handing notifications that arrive meanwhile to `on_event`.
+    pub async fn call_with_events<T: DeserializeOwned>(
+        &mut self,
+        method: &str,
+        params: Value,
+        mut on_event: impl FnMut(&parley_protocol::jsonrpc::Notification),
+    ) -> anyhow::Result<T> {
         self.next_id += 1;
         let id = Id::Number(self.next_id);
         let request = Request::new(id.clone(), method, params);
@@ -74,6 +84,7 @@ impl HubClient {
                     let result = response.result.unwrap_or(Value::Null);
                     return serde_json::from_value(result).with_context(|| format!("reading the answer to {method}"));
                 }
+                Some(Message::Notification(notification)) => on_event(&notification),
                 Some(_) => continue,
                 None => bail!("the daemon closed the connection while answering {method}"),
             }

@@ -66,6 +66,11 @@ impl ThreadState {
         matches!(self, ThreadState::Orphaned | ThreadState::Unreadable)
     }
 
+    /// The confidence to two decimals, as clients show it.
+    pub fn rounded_confidence(&self) -> f64 {
+        (f64::from(self.confidence()) * 100.0).round() / 100.0
+    }
+
     pub fn confidence(&self) -> f32 {
         match self {
             ThreadState::Anchored | ThreadState::Moved => 1.0,

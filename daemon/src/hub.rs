@@ -98,6 +98,8 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
         }
         Role::Mcp => (None, None),
     };
+    // Long requests answer through the connection's own queue.
+    let own = outbox.clone();
     let (seq, instance) =
         context.state.ask(|reply| Command::Connected { id, facts: facts.clone(), outbox, reply }).await?;
     tracing::info!(connection = id, %role, client = %hello.client.name, pid = ?hello.pid, "connected");
@@ -113,7 +115,7 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
     let result = match write.write_all(&to_line(&Response::ok(request_id, reply))).await {
         Ok(()) => match role {
             Role::Mcp => crate::mcp::serve(reader.into_inner(), write, id, &hello, facts, context).await,
-            Role::Editor | Role::Cli => connection::serve(reader, write, id, role, facts, inbox, context).await,
+            Role::Editor | Role::Cli => connection::serve(reader, write, id, role, facts, (own, inbox), context).await,
         },
         Err(e) => Err(e.into()),
     };

@@ -7,20 +7,29 @@
 //! no IO, and `state` does none beyond handing records to `store`.
 
 pub mod anchor;
+pub mod audit;
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod feedback;
+pub mod git;
+pub mod glob;
 pub mod hub;
 pub mod mcp;
+pub mod pipeline;
 pub mod position;
+pub mod present;
 pub mod refresh;
+pub mod reviewer;
 pub mod reviews;
 pub mod routing;
+pub mod secrets;
 pub mod server;
+pub mod sessions;
 pub mod shutdown;
 pub mod state;
 pub mod store;
+pub mod structured_review;
 pub mod views;
 pub mod watch;
 pub mod workspace;

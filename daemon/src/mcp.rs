@@ -3,6 +3,7 @@
 //! The only module that imports rmcp.
 
 mod feedback;
+mod sessions;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -24,20 +25,18 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::oneshot;
 
 use crate::hub::Context;
-use crate::reviews::{self, FileFacts, Presentation, Review};
+use crate::reviews::{Presentation, Review};
 use crate::routing::Reason;
-use crate::state::{ClientFacts, Command, CommitError, Outbound, PickedEditor, ThreadEdit, ThreadError};
+use crate::state::{ClientFacts, Command, Outbound, PickedEditor, ThreadEdit, ThreadError};
 use crate::{position, refresh, workspace};
 use feedback::{
     FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs, ResolveResult, SummaryResult,
     error_text,
 };
+use sessions::{CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, RequestReviewArgs, ReviewResult};
 
 /// How long an editor has to answer a selection request.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
-/// How often a `present_review` retries when another agent changed the same
-/// review at the same moment.
-const COMMIT_ATTEMPTS: usize = 16;
 
 const INSTRUCTIONS: &str = "\
 Parley connects you to the humans you work with: what you present appears in their editor windows, and you can read what they select.
@@ -52,7 +51,9 @@ get_selection returns what the human has selected in the editor window you most 
 Feedback threads are comments humans leave on ranges of your workspace's files (in their editor, or with `parley feedback add`). They stay attached to their text while files change.
 - Call get_feedback_summary to see whether there is feedback, then get_feedback (optionally for one file) to read it. Each thread has a state: anchored, moved, modified (the text changed since the comment; originalQuote shows what it was) or orphaned (the text is gone).
 - Address a thread in the code, then reply_feedback to say what you did, and resolve_feedback once it is done. Ask with reply_feedback when a comment is unclear instead of guessing.
-- The current review and the threads can also be read as the resources parley://review and parley://feedback.";
+- The current review and the threads can also be read as the resources parley://review and parley://feedback.
+
+Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: progress notifications report what is happening.";
 
 /// Arguments of `present_review`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -196,8 +197,7 @@ impl ParleyMcp {
         let presentation =
             Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
         let base = self.base_dir(args.base_uri.as_deref())?;
-        let committed = self.commit(&base, &presentation).await?;
-        self.context.store.flush().await.map_err(|e| format!("the review is shown but could not be saved: {e}"))?;
+        let committed = crate::present::present(&self.context.state, &self.context.store, &base, &presentation).await?;
         Ok(Json(present_result(committed.review, committed.delivered_to)))
     }
 
@@ -207,6 +207,151 @@ impl ParleyMcp {
     async fn get_selection(&self, Parameters(_): Parameters<NoArgs>) -> Json<SelectionResult> {
         let _call = self.context.shutdown.call();
         Json(self.selection().await)
+    }
+
+    #[tool(
+        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p): returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict) and shows it in the editor. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<ReviewResult>()
+    )]
+    async fn request_review(
+        &self,
+        Parameters(args): Parameters<RequestReviewArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let _call = self.context.shutdown.call();
+        let folder = self
+            .workspace()
+            .or_else(|| self.agent.cwd.clone())
+            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
+        let ask = crate::pipeline::ReviewAsk {
+            summary: args.summary,
+            relevant_docs: args.relevant_docs.unwrap_or_default(),
+            focus_areas: args.focus_areas.unwrap_or_default(),
+            previous_review_id: args.previous_review_id,
+            scope: args.scope,
+            folder,
+        };
+        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<(f64, String)>();
+        let forwarder = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some((step, message)) = progress_rx.recv().await {
+                    let param = rmcp::model::ProgressNotificationParam::new(token.clone(), step)
+                        .with_total(crate::pipeline::STEPS)
+                        .with_message(message);
+                    let _ = peer.notify_progress(param).await;
+                }
+            })
+        });
+        let progress = move |step: f64, message: String| {
+            let _ = progress_tx.send((step, message));
+        };
+        let outcome = crate::pipeline::run(&self.context.state, &self.context.store, ask, &progress, &context.ct).await;
+        drop(progress);
+        if let Some(forwarder) = forwarder {
+            let _ = forwarder.await;
+        }
+        let outcome = outcome?;
+        let result = ReviewResult {
+            review_id: outcome.session.id.clone(),
+            timestamp: outcome.round.at.clone(),
+            status: outcome.session.status().into(),
+            round: outcome.round.round,
+            verdict: outcome.round.verdict,
+            review: outcome.round.review.clone(),
+            changed_files: outcome.round.changed_files.clone(),
+            audit_path: outcome.audit.as_ref().map(|p| p.display().to_string()),
+            shown_in_editors: outcome.shown_in,
+            warnings: outcome.warnings.clone(),
+        };
+        let mut result_value = CallToolResult::structured(serde_json::to_value(&result).map_err(|e| e.to_string())?);
+        result_value.content = vec![rmcp::model::ContentBlock::text(outcome.markdown.clone())];
+        Ok(result_value)
+    }
+
+    #[tool(
+        description = "Get historical review sessions for audit or reference: the newest `limit` (default 5) sessions of this repository, or one session by review_id, each with its rounds and reviews."
+    )]
+    async fn get_review_history(
+        &self,
+        Parameters(args): Parameters<HistoryArgs>,
+    ) -> Result<Json<HistoryResult>, String> {
+        let _call = self.context.shutdown.call();
+        let root = self.repo_root().await?;
+        let stopping = |_| "the Parley daemon is shutting down; call again in a moment".to_owned();
+        let sessions = match args.review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
+            Some(id) => {
+                let all = self
+                    .context
+                    .state
+                    .ask(|reply| Command::Sessions { workspace: Some(root), limit: usize::MAX, reply })
+                    .await
+                    .map_err(stopping)?;
+                let found: Vec<_> = all.into_iter().filter(|s| s.id == id).collect();
+                if found.is_empty() {
+                    return Err(crate::sessions::SessionError::NotFound(id.to_owned()).to_string());
+                }
+                found
+            }
+            None => {
+                let limit = args.limit.unwrap_or(5).max(1) as usize;
+                self.context
+                    .state
+                    .ask(|reply| Command::Sessions { workspace: Some(root), limit, reply })
+                    .await
+                    .map_err(stopping)?
+            }
+        };
+        Ok(Json(HistoryResult { reviews: sessions.iter().map(sessions::view).collect() }))
+    }
+
+    #[tool(
+        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once."
+    )]
+    async fn mark_review_complete(
+        &self,
+        Parameters(args): Parameters<CompleteArgs>,
+    ) -> Result<Json<CompleteResult>, String> {
+        let _call = self.context.shutdown.call();
+        let final_status = crate::sessions::FinalStatus::parse(args.final_status.trim()).ok_or_else(|| {
+            format!("final_status must be approved, abandoned or merged, not {:?}", args.final_status)
+        })?;
+        let root = self.repo_root().await?;
+        let id = args.review_id.trim().to_owned();
+        let mine = self
+            .context
+            .state
+            .ask(|reply| Command::Sessions { workspace: Some(root.clone()), limit: usize::MAX, reply })
+            .await
+            .map_err(|_| "the Parley daemon is shutting down".to_owned())?
+            .iter()
+            .any(|s| s.id == id);
+        if !mine {
+            return Err(crate::sessions::SessionError::NotFound(id).to_string());
+        }
+        let notes = args.notes.filter(|n| !n.trim().is_empty());
+        let session = self
+            .context
+            .state
+            .ask(|reply| Command::CompleteSession { id, final_status, notes, reply })
+            .await
+            .map_err(|_| "the Parley daemon is shutting down".to_owned())?
+            .map_err(|e| e.to_string())?;
+        self.context.store.flush().await.map_err(|e| format!("the completion could not be stored: {e}"))?;
+        if let Ok(settings) = crate::config::review_settings(&root)
+            && settings.audit
+            && let Err(e) = crate::audit::record_completion(&settings.audit_dir, &session)
+        {
+            tracing::warn!("audit trail: {e}");
+        }
+        let done = session.completion.clone().expect("the session was just completed");
+        Ok(Json(CompleteResult {
+            review_id: session.id.clone(),
+            final_status: done.final_status,
+            completed_at: done.at,
+            rounds: session.rounds.len(),
+            notes: done.notes,
+        }))
     }
 
     #[tool(
@@ -279,7 +424,7 @@ impl ParleyMcp {
         };
         match self.edit(&thread_id, ThreadEdit::Reply(comment.clone())).await {
             Ok(_) => Ok(Json(ReplyResult { replied: true, thread_id, comment: feedback::comment(&comment) })),
-            Err(ThreadError::NotFound | ThreadError::AlreadyResolved) => Err(not_found()),
+            Err(ThreadError::NotFound | ThreadError::ResolvedNoReply) => Err(error_text("Thread not found")),
             Err(e) => Err(error_text(&e.to_string())),
         }
     }
@@ -384,6 +529,15 @@ impl ParleyMcp {
         self.agent.workspace.read().ok().and_then(|w| w.clone())
     }
 
+    /// The git repository holding this agent's workspace.
+    async fn repo_root(&self) -> Result<PathBuf, String> {
+        let folder =
+            self.workspace().or_else(|| self.agent.cwd.clone()).ok_or("this agent's working directory is unknown")?;
+        tokio::task::spawn_blocking(move || crate::git::repo_root(&folder).map_err(|e| e.to_string()))
+            .await
+            .map_err(|e| e.to_string())?
+    }
+
     /// The folder feedback is scoped to: the agent's workspace.
     fn scope(&self) -> Result<PathBuf, String> {
         self.workspace()
@@ -457,34 +611,6 @@ impl ParleyMcp {
             ));
         }
         Ok(base)
-    }
-
-    async fn commit(&self, base: &Path, presentation: &Presentation) -> Result<crate::state::Committed, String> {
-        let stopping = |_| "the Parley daemon is shutting down; call again in a moment".to_owned();
-        for _ in 0..COMMIT_ATTEMPTS {
-            let current = self
-                .context
-                .state
-                .ask(|reply| Command::Review { base: base.to_owned(), reply })
-                .await
-                .map_err(stopping)?;
-            let content = presentation.apply(current.as_ref().map(|r| r.content.as_str()));
-            let revision = current.map_or(1, |r| r.revision + 1);
-            let check_base = base.to_owned();
-            let check_content = content.clone();
-            let references = tokio::task::spawn_blocking(move || {
-                reviews::check_references(reviews::find_references(&check_content), &check_base, file_facts)
-            })
-            .await
-            .map_err(|e| format!("checking references failed: {e}"))?;
-            let review = Review { base: base.to_owned(), content, revision, updated_at: String::new(), references };
-            match self.context.state.ask(|reply| Command::Commit { review, reply }).await.map_err(stopping)? {
-                Ok(committed) => return Ok(committed),
-                Err(CommitError::Raced) => continue,
-                Err(CommitError::Store(e)) => return Err(format!("the review could not be stored: {e}")),
-            }
-        }
-        Err("other agents kept changing this review at the same moment; call again".into())
     }
 
     async fn selection(&self) -> SelectionResult {
@@ -609,30 +735,4 @@ fn present_result(review: Review, delivered: Vec<crate::state::Delivery>) -> Pre
         delivered_to: delivered.into_iter().map(|d| DeliveredTo { editor: d.name, editor_id: d.editor_id }).collect(),
         references: ReferenceReport { resolved, unresolved },
     }
-}
-
-/// Looks a referenced file up on disk: its existence, kind and line count.
-fn file_facts(path: &Path) -> FileFacts {
-    use std::io::Read;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return FileFacts::Missing;
-    };
-    if !meta.is_file() {
-        return FileFacts::NotAFile;
-    }
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return FileFacts::Missing;
-    };
-    let mut buf = vec![0u8; 64 * 1024];
-    let (mut newlines, mut last) = (0u32, b'\n');
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                newlines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u32;
-                last = buf[n - 1];
-            }
-        }
-    }
-    FileFacts::Lines((newlines + u32::from(last != b'\n')).max(1))
 }

@@ -192,11 +192,9 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
     let lines = index.line_count();
     let outside = || {
         format!(
-            "range {}:{}-{}:{} is outside {} ({lines} lines)",
+            "lines {}-{} are outside {} ({lines} lines)",
             new.range.start.line + 1,
-            new.range.start.character,
             new.range.end.line + 1,
-            new.range.end.character,
             new.file.display()
         )
     };

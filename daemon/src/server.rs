@@ -74,7 +74,9 @@ async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
     let reviews = store.reviews().with_context(|| format!("reading reviews from {}", store.path().display()))?;
     let threads = store.threads().with_context(|| format!("reading threads from {}", store.path().display()))?;
     backup(&store, &data_dir);
-    let (state, _state_task) = state::spawn(store.clone(), reviews, threads);
+    let sessions =
+        store.sessions().with_context(|| format!("reading review sessions from {}", store.path().display()))?;
+    let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions);
     let shutdown = Shutdown::default();
     spawn_signal_handler(shutdown.clone())?;
     let watch = watch::spawn(state.clone(), store.clone(), shutdown.clone()).await;

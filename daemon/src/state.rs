@@ -3,6 +3,7 @@
 //! of [`Command`]s and get answers on oneshots; it never awaits IO, so no
 //! client can stall it.
 
+mod sessions;
 mod threads;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
@@ -21,6 +22,7 @@ pub use threads::{FileStamp, FileToCheck, ThreadEdit, ThreadError};
 use crate::feedback::{Summary, Thread};
 use crate::reviews::Review;
 use crate::routing::{self, Candidate, Reason};
+use crate::sessions::{FinalStatus, Round, Session, SessionError, SessionRequest};
 use crate::store::Store;
 use crate::{views, workspace};
 
@@ -184,6 +186,39 @@ pub enum Command {
     Reload {
         reviews: Vec<Review>,
         threads: Vec<Thread>,
+        sessions: Vec<Session>,
+    },
+    /// Opens a review session under a fresh id (ids are allocated here, one
+    /// at a time, so two agents never get the same one).
+    StartSession {
+        workspace: PathBuf,
+        request: SessionRequest,
+        reply: oneshot::Sender<Result<Session, SessionError>>,
+    },
+    /// Checks that a session can take another round.
+    CheckSession {
+        id: String,
+        max_rounds: u32,
+        reply: oneshot::Sender<Result<Session, SessionError>>,
+    },
+    /// Appends a round (numbered here) to a session.
+    AddRound {
+        id: String,
+        round: Box<Round>,
+        max_rounds: u32,
+        reply: oneshot::Sender<Result<Session, SessionError>>,
+    },
+    /// Sessions of a workspace (all when `None`), newest first.
+    Sessions {
+        workspace: Option<PathBuf>,
+        limit: usize,
+        reply: oneshot::Sender<Vec<Session>>,
+    },
+    CompleteSession {
+        id: String,
+        final_status: FinalStatus,
+        notes: Option<String>,
+        reply: oneshot::Sender<Result<Session, SessionError>>,
     },
 }
 
@@ -257,6 +292,8 @@ struct State {
     by_file: BTreeMap<PathBuf, BTreeSet<String>>,
     /// What was last read of each file with threads.
     stamps: HashMap<PathBuf, FileStamp>,
+    /// Review sessions by id (ids sort by date, then number).
+    sessions: BTreeMap<String, Session>,
     events: VecDeque<LoggedEvent>,
     seq: u64,
     /// Names this run of the daemon; sequence numbers restart with it.
@@ -266,7 +303,12 @@ struct State {
 }
 
 /// Starts the state owner with the reviews and threads already in `store`.
-pub fn spawn(store: Store, reviews: Vec<Review>, threads: Vec<Thread>) -> (StateHandle, tokio::task::JoinHandle<()>) {
+pub fn spawn(
+    store: Store,
+    reviews: Vec<Review>,
+    threads: Vec<Thread>,
+    sessions: Vec<Session>,
+) -> (StateHandle, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(1024);
     let mut state = State {
         clients: HashMap::new(),
@@ -274,6 +316,7 @@ pub fn spawn(store: Store, reviews: Vec<Review>, threads: Vec<Thread>) -> (State
         threads: HashMap::new(),
         by_file: BTreeMap::new(),
         stamps: HashMap::new(),
+        sessions: sessions.into_iter().map(|s| (s.id.clone(), s)).collect(),
         events: VecDeque::with_capacity(EVENT_LOG_LEN),
         seq: 0,
         instance: crate::feedback::new_id(),
@@ -373,7 +416,25 @@ impl State {
             Command::EditThread { id, edit, reply } => {
                 let _ = reply.send(self.edit_thread(&id, edit));
             }
-            Command::Reload { reviews, threads } => self.load(reviews, threads),
+            Command::Reload { reviews, threads, sessions } => {
+                self.load(reviews, threads);
+                self.sessions = sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+            }
+            Command::StartSession { workspace, request, reply } => {
+                let _ = reply.send(self.start_session(workspace, request));
+            }
+            Command::CheckSession { id, max_rounds, reply } => {
+                let _ = reply.send(self.check_session(&id, max_rounds).cloned());
+            }
+            Command::AddRound { id, round, max_rounds, reply } => {
+                let _ = reply.send(self.add_round(&id, *round, max_rounds));
+            }
+            Command::Sessions { workspace, limit, reply } => {
+                let _ = reply.send(self.sessions_of(workspace.as_deref(), limit));
+            }
+            Command::CompleteSession { id, final_status, notes, reply } => {
+                let _ = reply.send(self.complete_session(&id, final_status, notes));
+            }
         }
     }
 

@@ -11,7 +11,7 @@ mod records;
 use std::path::{Path, PathBuf};
 
 pub use records::Export;
-use records::{ReviewRecord, ThreadRecord};
+use records::{ReviewRecord, SessionRecord, ThreadRecord};
 
 use crate::feedback::Thread;
 use crate::reviews::Review;
@@ -44,6 +44,7 @@ pub struct Store {
     threads: sled::Tree,
     /// File texts threads were anchored against, keyed by their hash.
     snapshots: sled::Tree,
+    sessions: sled::Tree,
     path: PathBuf,
 }
 
@@ -70,6 +71,7 @@ impl Store {
             reviews: db.open_tree("reviews")?,
             threads: db.open_tree("threads")?,
             snapshots: db.open_tree("snapshots")?,
+            sessions: db.open_tree("sessions")?,
             db,
             path,
         })
@@ -137,13 +139,19 @@ impl Store {
                 missing.threads.push(ThreadRecord::from(&thread));
             }
         }
-        if missing.reviews.is_empty() && missing.threads.is_empty() {
+        for SessionRecord::V1(session) in export.sessions {
+            if !self.sessions.contains_key(session.id.as_bytes())? {
+                missing.sessions.push(SessionRecord::V1(session));
+            }
+        }
+        if missing.reviews.is_empty() && missing.threads.is_empty() && missing.sessions.is_empty() {
             return Ok(None);
         }
         let cause = format!(
-            "{} review(s) and {} thread(s) from the backup were missing",
+            "{} review(s), {} thread(s) and {} session(s) from the backup were missing",
             missing.reviews.len(),
-            missing.threads.len()
+            missing.threads.len(),
+            missing.sessions.len()
         );
         self.import(missing)?;
         self.db.flush()?;
@@ -155,6 +163,7 @@ impl Store {
     fn check(&self) -> Result<(), StoreError> {
         self.reviews()?;
         self.threads()?;
+        self.sessions()?;
         Ok(())
     }
 
@@ -182,6 +191,23 @@ impl Store {
     /// Writes a thread; durable after the next [`Store::flush`].
     pub fn put_thread(&self, thread: &Thread) -> Result<(), StoreError> {
         self.threads.insert(thread.id.as_bytes(), serde_json::to_vec(&ThreadRecord::from(thread))?)?;
+        Ok(())
+    }
+
+    /// Every stored review session.
+    pub fn sessions(&self) -> Result<Vec<crate::sessions::Session>, StoreError> {
+        self.sessions
+            .iter()
+            .map(|entry| {
+                let SessionRecord::V1(session) = serde_json::from_slice(&entry?.1)?;
+                Ok(session)
+            })
+            .collect()
+    }
+
+    /// Writes a session; durable after the next [`Store::flush`].
+    pub fn put_session(&self, session: &crate::sessions::Session) -> Result<(), StoreError> {
+        self.sessions.insert(session.id.as_bytes(), serde_json::to_vec(&SessionRecord::V1(session.clone()))?)?;
         Ok(())
     }
 
@@ -216,7 +242,10 @@ impl Store {
             self.reviews.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
         let threads =
             self.threads.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
-        Ok(Export::new(reviews, threads))
+        let mut export = Export::new(reviews, threads);
+        export.sessions =
+            self.sessions.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
+        Ok(export)
     }
 
     /// Adds (or replaces, by key) everything in an export; returns how many
@@ -230,6 +259,9 @@ impl Store {
         for thread in export.threads {
             let thread: Thread = thread.into();
             self.put_thread(&thread)?;
+        }
+        for SessionRecord::V1(session) in export.sessions {
+            self.put_session(&session)?;
         }
         Ok(counts)
     }

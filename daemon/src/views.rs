@@ -46,7 +46,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         quote: thread.anchor.quote.clone(),
         original_quote: thread.original_quote.clone(),
         state: thread.state.name().into(),
-        confidence: thread.state.confidence(),
+        confidence: thread.state.rounded_confidence(),
         resolved: thread.resolved,
         comments: thread
             .comments

@@ -34,6 +34,11 @@ pub struct WatchHandle {
 impl WatchHandle {
     /// Watches `file` (through its directory); returns once the watch is in
     /// place, so a change made right after is seen.
+    /// Watches `file` from shortly on, without waiting.
+    pub fn follow(&self, file: PathBuf) {
+        let _ = self.files.send((file, None));
+    }
+
     pub async fn add(&self, file: PathBuf) {
         let (done, placed) = oneshot::channel();
         if self.files.send((file, Some(done))).is_ok() {
@@ -83,7 +88,7 @@ pub async fn spawn(state: StateHandle, store: Store, shutdown: Shutdown) -> Watc
         .unwrap_or_default();
     let handle = WatchHandle { files: files_tx };
     for file in existing {
-        let _ = handle.files.send((file.file, None));
+        handle.follow(file.file);
     }
     tokio::spawn(run(watcher, files_rx, seen_rx, state, store, shutdown));
     handle

@@ -235,7 +235,7 @@ pub struct Thread {
     /// `anchored`, `moved`, `modified`, `orphaned` or `unreadable`.
     pub state: String,
     /// 1 for anchored and moved, the similarity for modified, 0 otherwise.
-    pub confidence: f32,
+    pub confidence: f64,
     pub resolved: bool,
     pub comments: Vec<Comment>,
     pub created_at: String,
@@ -328,4 +328,82 @@ pub struct FeedbackChanged {
 pub struct SubscribeParams {
     /// Folders whose events to receive.
     pub workspaces: Vec<PathBuf>,
+}
+
+/// CLI → daemon request: run a review round (the same pipeline as the
+/// `request_review` MCP tool). Answered when the reviewer is done; meanwhile
+/// the daemon sends `review/progress` notifications on the same connection.
+pub const REVIEW_REQUEST: &str = "review/request";
+/// Daemon → client notification: how a `review/request` is getting on.
+pub const REVIEW_PROGRESS: &str = "review/progress";
+/// Client → daemon request: review sessions, newest first.
+pub const SESSIONS_LIST: &str = "sessions/list";
+/// Client → daemon request: one review session.
+pub const SESSIONS_GET: &str = "sessions/get";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewRequestParams {
+    /// An absolute folder inside the repository to review.
+    pub workspace: PathBuf,
+    pub summary: String,
+    #[serde(default)]
+    pub relevant_docs: Vec<String>,
+    #[serde(default)]
+    pub focus_areas: Vec<String>,
+    #[serde(default)]
+    pub previous_review_id: Option<String>,
+    /// `all` (default), `staged`, `unstaged`, or a base ref / commit range.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewProgress {
+    /// Steps done so far, of `total`.
+    pub progress: f64,
+    pub total: f64,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRequestResult {
+    pub review_id: String,
+    pub round: u32,
+    /// `needs_changes` or `approved` (from this round's verdict).
+    pub status: String,
+    /// `needs_changes`, `lgtm_with_suggestions` or `lgtm`.
+    pub verdict: String,
+    /// The structured review (seed 004's format).
+    pub review: serde_json::Value,
+    /// The review rendered as markdown.
+    pub markdown: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_path: Option<PathBuf>,
+    pub shown_in_editors: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsListParams {
+    /// An absolute folder: sessions of the repository holding it. All when absent.
+    #[serde(default)]
+    pub workspace: Option<PathBuf>,
+    /// At most this many (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsGetParams {
+    pub review_id: String,
+}
+
+/// Sessions as stored (their audit-trail shape), each with its `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionsResult {
+    pub sessions: Vec<serde_json::Value>,
 }

@@ -19,9 +19,12 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
         [
             "get_feedback",
             "get_feedback_summary",
+            "get_review_history",
             "get_selection",
+            "mark_review_complete",
             "present_review",
             "reply_feedback",
+            "request_review",
             "resolve_feedback"
         ]
     );

@@ -91,9 +91,26 @@ async fn follow(client: &mut HubClient, last_seq: &mut Option<(u64, String)>) ->
 }
 
 fn print_event(method: &str, params: Value) {
-    if method == wire::REVIEW_UPDATED
-        && let Ok(update) = serde_json::from_value::<wire::ReviewUpdated>(params)
-    {
-        print_review(&update.review);
+    match method {
+        wire::REVIEW_UPDATED => {
+            if let Ok(update) = serde_json::from_value::<wire::ReviewUpdated>(params) {
+                print_review(&update.review);
+            }
+        }
+        wire::FEEDBACK_CHANGED => {
+            if let Ok(changed) = serde_json::from_value::<wire::FeedbackChanged>(params) {
+                let t = &changed.thread;
+                let last = t.comments.last().map(|c| format!(" — {}: {}", c.author, c.body)).unwrap_or_default();
+                println!(
+                    "thread {} {} on {}:{} [{}]{last}",
+                    t.id,
+                    changed.change,
+                    t.path,
+                    t.range.start.line + 1,
+                    t.state
+                );
+            }
+        }
+        _ => {}
     }
 }

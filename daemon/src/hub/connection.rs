@@ -33,7 +33,7 @@ pub async fn serve(
     id: u64,
     role: Role,
     facts: ClientFacts,
-    mut inbox: Option<mpsc::Receiver<Outbound>>,
+    (own, mut inbox): (Option<mpsc::Sender<Outbound>>, Option<mpsc::Receiver<Outbound>>),
     context: &Context,
 ) -> anyhow::Result<()> {
     let mut pending = Pending::new();
@@ -59,6 +59,12 @@ pub async fn serve(
                     Err(LineError::Io(e)) => return Err(e.into()),
                 };
                 if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                if let (Some(own), Ok(Message::Request(request))) = (&own, Message::parse(&line))
+                    && request.method == wire::REVIEW_REQUEST
+                {
+                    spawn_review(request, own.clone(), context);
                     continue;
                 }
                 if let Some(response) = handle_line(&line, id, role, &facts, &mut pending, context).await {
@@ -219,6 +225,10 @@ async fn handle_request(
         }
         wire::FEEDBACK_CREATE => {
             let p: wire::FeedbackCreateParams = params_required(&request)?;
+            if !p.path.is_absolute() {
+                let message = format!("path {} must be absolute", p.path.display());
+                return Err(ErrorObject::new(code::INVALID_PARAMS, message));
+            }
             let file = workspace::absolute(&p.path, Path::new("/"));
             // Watch first: once the thread is announced, an edit must move it.
             context.watch.add(file.clone()).await;
@@ -265,6 +275,10 @@ async fn handle_request(
                 threads: threads.iter().map(|t| views::thread(t, facts.encoding)).collect(),
             }))
         }
+        wire::SUBSCRIBE if role == Role::Editor => Err(ErrorObject::new(
+            code::INVALID_REQUEST,
+            "editors receive the events of the workspaces in their hello already; subscribe is for CLI connections",
+        )),
         wire::SUBSCRIBE => {
             let p: wire::SubscribeParams = params(&request)?;
             if p.workspaces.is_empty() {
@@ -276,6 +290,35 @@ async fn handle_request(
             let workspaces = p.workspaces.iter().map(|w| absolute_folder(w)).collect::<Result<_, _>>()?;
             context.state.tell(Command::Subscribe { id, workspaces }).await;
             Ok(serde_json::json!({ "subscribed": true }))
+        }
+        wire::SESSIONS_LIST => {
+            let p: wire::SessionsListParams = params(&request)?;
+            let workspace = match p.workspace {
+                Some(folder) => Some(repo_of(&absolute_folder(&folder)?).await?),
+                None => None,
+            };
+            let limit = p.limit.unwrap_or(20).max(1);
+            let sessions = context
+                .state
+                .ask(|reply| Command::Sessions { workspace, limit, reply })
+                .await
+                .map_err(|_| stopping())?;
+            Ok(to_value(wire::SessionsResult { sessions: sessions.iter().map(session_value).collect() }))
+        }
+        wire::SESSIONS_GET => {
+            let p: wire::SessionsGetParams = params_required(&request)?;
+            let all = context
+                .state
+                .ask(|reply| Command::Sessions { workspace: None, limit: usize::MAX, reply })
+                .await
+                .map_err(|_| stopping())?;
+            let session = all.iter().find(|s| s.id == p.review_id.trim()).ok_or_else(|| {
+                ErrorObject::new(
+                    code::NOT_FOUND,
+                    crate::sessions::SessionError::NotFound(p.review_id.clone()).to_string(),
+                )
+            })?;
+            Ok(to_value(wire::SessionsResult { sessions: vec![session_value(session)] }))
         }
         wire::STORE_EXPORT => {
             let export = context.store.export().map_err(|e| failed(e.to_string()))?;
@@ -293,7 +336,12 @@ async fn handle_request(
             context.store.flush().await.map_err(|e| failed(e.to_string()))?;
             let all_reviews = context.store.reviews().map_err(|e| failed(e.to_string()))?;
             let all_threads = context.store.threads().map_err(|e| failed(e.to_string()))?;
-            context.state.tell(Command::Reload { reviews: all_reviews, threads: all_threads }).await;
+            let all_sessions = context.store.sessions().map_err(|e| failed(e.to_string()))?;
+            for thread in all_threads.iter().filter(|t| !t.resolved) {
+                context.watch.follow(views::file_of(thread));
+            }
+            let reload = Command::Reload { reviews: all_reviews, threads: all_threads, sessions: all_sessions };
+            context.state.tell(reload).await;
             Ok(serde_json::json!({ "reviews": reviews, "threads": threads }))
         }
         HELLO => Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection")),
@@ -344,6 +392,72 @@ async fn edit(context: &Context, thread_id: &str, edit: ThreadEdit, facts: &Clie
     })?;
     context.store.flush().await.map_err(|e| failed(format!("Feedback store not initialized: {e}")))?;
     Ok(to_value(wire::ThreadResult { thread: views::thread(&thread, facts.encoding) }))
+}
+
+/// A session as the hub shows it: its stored shape plus its status.
+fn session_value(session: &crate::sessions::Session) -> Value {
+    let mut value = to_value(session);
+    if let Some(object) = value.as_object_mut() {
+        object.insert("status".into(), Value::String(session.status().into()));
+    }
+    value
+}
+
+async fn repo_of(folder: &Path) -> Result<PathBuf, ErrorObject> {
+    let folder = folder.to_owned();
+    tokio::task::spawn_blocking(move || crate::git::repo_root(&folder))
+        .await
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))
+}
+
+/// Runs `review/request` in the background: the connection goes on serving
+/// (and writing progress) while the reviewer works.
+fn spawn_review(request: Request, own: mpsc::Sender<Outbound>, context: &Context) {
+    let context = context.clone();
+    tokio::spawn(async move {
+        let _call = context.shutdown.call();
+        let id = request.id.clone();
+        let answer = match params_required::<wire::ReviewRequestParams>(&request) {
+            Err(error) => Response::err(Some(id), error),
+            Ok(p) => {
+                let progress_out = own.clone();
+                let progress = move |step: f64, message: String| {
+                    let params =
+                        to_value(wire::ReviewProgress { progress: step, total: crate::pipeline::STEPS, message });
+                    let line = to_line(&Notification::new(wire::REVIEW_PROGRESS, params));
+                    let _ = progress_out.try_send(Outbound::Line(std::sync::Arc::new(line)));
+                };
+                let ask = crate::pipeline::ReviewAsk {
+                    summary: p.summary,
+                    relevant_docs: p.relevant_docs,
+                    focus_areas: p.focus_areas,
+                    previous_review_id: p.previous_review_id,
+                    scope: p.scope,
+                    folder: p.workspace,
+                };
+                let cancel = context.shutdown.close.child_token();
+                match crate::pipeline::run(&context.state, &context.store, ask, &progress, &cancel).await {
+                    Ok(outcome) => Response::ok(
+                        id,
+                        to_value(wire::ReviewRequestResult {
+                            review_id: outcome.session.id.clone(),
+                            round: outcome.round.round,
+                            status: outcome.session.status().into(),
+                            verdict: to_value(outcome.round.verdict).as_str().unwrap_or_default().to_owned(),
+                            review: to_value(&outcome.round.review),
+                            markdown: outcome.markdown,
+                            audit_path: outcome.audit,
+                            shown_in_editors: outcome.shown_in,
+                            warnings: outcome.warnings,
+                        }),
+                    ),
+                    Err(message) => Response::err(Some(id), ErrorObject::new(code::INVALID_PARAMS, message)),
+                }
+            }
+        };
+        let _ = own.send(Outbound::Line(std::sync::Arc::new(to_line(&answer)))).await;
+    });
 }
 
 /// `events/replay` parameters, defaulting to "everything kept".

@@ -65,7 +65,7 @@ pub struct FeedbackItem {
     /// anchored, moved, modified, orphaned or unreadable.
     pub state: String,
     /// 1 when anchored or moved, the similarity to the original text when modified, 0 when orphaned.
-    pub confidence: f32,
+    pub confidence: f64,
     /// The text when the thread was made, when it is not simply anchored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_quote: Option<String>,
@@ -157,7 +157,7 @@ pub fn item(thread: &Thread, scope: &Path) -> FeedbackItem {
         orphaned: thread.state.is_orphaned(),
         comments: thread.comments.iter().map(comment).collect(),
         state: thread.state.name().into(),
-        confidence: thread.state.confidence(),
+        confidence: thread.state.rounded_confidence(),
         original_quote: (thread.state != ThreadState::Anchored).then(|| thread.original_quote.clone()),
     }
 }

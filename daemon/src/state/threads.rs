@@ -44,6 +44,8 @@ pub enum ThreadError {
     AlreadyResolved,
     #[error("Thread is not resolved")]
     NotResolved,
+    #[error("Thread is resolved; reopen it to reply")]
+    ResolvedNoReply,
     #[error("Feedback store not initialized: {0}")]
     Store(String),
 }
@@ -140,7 +142,7 @@ impl State {
             ThreadEdit::Reply(_) | ThreadEdit::Resolve if thread.resolved => {
                 return Err(match edit {
                     ThreadEdit::Resolve => ThreadError::AlreadyResolved,
-                    _ => ThreadError::NotFound,
+                    _ => ThreadError::ResolvedNoReply,
                 });
             }
             ThreadEdit::Reply(comment) => {
@@ -153,12 +155,17 @@ impl State {
             }
             ThreadEdit::Reopen if !thread.resolved => return Err(ThreadError::NotResolved),
             ThreadEdit::Reopen => {
+                // Its file was not followed while it was resolved: check it afresh.
                 thread.resolved = false;
+                thread.checked_against.clear();
                 "reopened"
             }
         };
         thread.updated_at = now_rfc3339();
         let thread = thread.clone();
+        if change == "reopened" {
+            self.stamps.remove(&views::file_of(&thread));
+        }
         self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
         self.publish(views::file_of(&thread), Payload::Thread { change, thread: Box::new(thread.clone()) });
         Ok(thread)

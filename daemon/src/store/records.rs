@@ -74,6 +74,16 @@ struct CommentV1 {
     created_at: String,
 }
 
+/// A review session as stored. Sessions keep the shape of their audit-trail
+/// JSON (seed 004's review format inside), itself a published format, so the
+/// record wraps the domain type under a version tag.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "v")]
+pub enum SessionRecord {
+    #[serde(rename = "1")]
+    V1(crate::sessions::Session),
+}
+
 /// A JSON backup of everything (`parley export`, automatic backups).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Export {
@@ -83,6 +93,8 @@ pub struct Export {
     pub exported_at: String,
     pub reviews: Vec<ReviewRecord>,
     pub threads: Vec<ThreadRecord>,
+    #[serde(default)]
+    pub sessions: Vec<SessionRecord>,
 }
 
 impl Export {
@@ -93,6 +105,7 @@ impl Export {
             exported_at: crate::state::now_rfc3339(),
             reviews,
             threads,
+            sessions: Vec::new(),
         }
     }
 }

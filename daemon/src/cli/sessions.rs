@@ -1,0 +1,115 @@
+//! `parley review request` and `parley sessions …`: review rounds from the
+//! terminal, with the same pipeline agents use, and their history.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use anyhow::Context as _;
+use parley_protocol::methods as wire;
+use serde_json::{Value, json};
+
+use super::cli_opening;
+use crate::client::HubClient;
+
+async fn client() -> anyhow::Result<HubClient> {
+    HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
+}
+
+/// Runs a review round; the exit code tells a script the verdict.
+pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let interactive = std::io::stderr().is_terminal();
+    let result: anyhow::Result<wire::ReviewRequestResult> = client
+        .call_with_events(wire::REVIEW_REQUEST, params, |event| {
+            if event.method != wire::REVIEW_PROGRESS {
+                return;
+            }
+            if let Ok(p) = serde_json::from_value::<wire::ReviewProgress>(event.params.clone()) {
+                let line = format!("[{:.0}/{:.0}] {}", p.progress.floor() + 1.0, p.total, p.message);
+                if interactive {
+                    eprint!("\r\x1b[2K{line}");
+                } else {
+                    eprintln!("{line}");
+                }
+            }
+        })
+        .await;
+    if interactive {
+        eprintln!();
+    }
+    let result = match result {
+        Ok(result) => result,
+        Err(e) => {
+            eprintln!("parley: {e:#}");
+            return Ok(1);
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        println!("{}", result.markdown.trim_end());
+        for warning in &result.warnings {
+            eprintln!("warning: {warning}");
+        }
+        eprintln!("review {} round {}: {}", result.review_id, result.round, result.verdict);
+    }
+    Ok(if result.verdict == "needs_changes" { 2 } else { 0 })
+}
+
+pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32> {
+    let result: wire::SessionsResult =
+        client().await?.call(wire::SESSIONS_LIST, json!({ "workspace": folder, "limit": limit })).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result.sessions)?);
+        return Ok(0);
+    }
+    if result.sessions.is_empty() {
+        println!("No review sessions in this repository yet. Start one with `parley review request --summary …`.");
+        return Ok(0);
+    }
+    for s in &result.sessions {
+        let rounds = s["rounds"].as_array().map_or(0, Vec::len);
+        let summary = s["request"]["summary"].as_str().unwrap_or("").lines().next().unwrap_or("");
+        println!("{}  {:<13}  {rounds} round(s)  {summary}", str_of(s, "id"), str_of(s, "status"));
+    }
+    Ok(0)
+}
+
+pub async fn show(id: &str, json: bool) -> anyhow::Result<i32> {
+    let result: wire::SessionsResult = client().await?.call(wire::SESSIONS_GET, json!({ "review_id": id })).await?;
+    let session = result.sessions.first().context("the daemon returned no session")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(session)?);
+        return Ok(0);
+    }
+    println!(
+        "Review session {} · {} · created {}",
+        str_of(session, "id"),
+        str_of(session, "status"),
+        str_of(session, "created_at")
+    );
+    println!("Summary: {}", session["request"]["summary"].as_str().unwrap_or(""));
+    for round in session["rounds"].as_array().into_iter().flatten() {
+        let comments = round["review"]["comments"].as_array().map_or(0, Vec::len);
+        println!(
+            "  round {} · {} · verdict {} · {comments} comment(s) · reviewer said {}",
+            round["round"],
+            str_of(round, "at"),
+            str_of(round, "verdict"),
+            round["review"]["overall_assessment"].as_str().unwrap_or("?"),
+        );
+    }
+    if let Some(done) = session.get("completion").filter(|c| !c.is_null()) {
+        println!(
+            "  completed {} as {}: {}",
+            str_of(done, "at"),
+            str_of(done, "final_status"),
+            done["notes"].as_str().unwrap_or("")
+        );
+    }
+    Ok(0)
+}
+
+fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
+    value[key].as_str().unwrap_or("")
+}

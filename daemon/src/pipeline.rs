@@ -1,0 +1,304 @@
+//! The review pipeline, with two entry points that run exactly this code:
+//! the `request_review` MCP tool and `parley review request`. It captures the
+//! diff, runs the secret scan before anything leaves the machine, runs the
+//! tests, asks the reviewer, stores the round, writes the audit trail and
+//! shows the review in the editor.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{self, CommandLine, ReviewSettings};
+use crate::git::{self, Changes, Scope};
+use crate::reviewer::{self, RunError};
+use crate::reviews::{Mode, Presentation};
+use crate::sessions::{self, Round, Session, SessionRequest};
+use crate::state::{Command, StateHandle};
+use crate::store::Store;
+use crate::structured_review::{self, PromptInput, TestResults};
+use crate::{audit, present, secrets};
+
+/// Documents larger than this are cut before they go into the prompt.
+const MAX_DOC_BYTES: usize = 256 * 1024;
+/// How many steps progress reports count.
+pub const STEPS: f64 = 6.0;
+
+/// What an agent (or a human at the terminal) asks to have reviewed.
+#[derive(Debug, Clone)]
+pub struct ReviewAsk {
+    pub summary: String,
+    pub relevant_docs: Vec<String>,
+    pub focus_areas: Vec<String>,
+    pub previous_review_id: Option<String>,
+    pub scope: Option<String>,
+    /// Where the asker works: the repository is the one holding it.
+    pub folder: PathBuf,
+}
+
+/// What a finished round gives back.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub session: Session,
+    pub round: Round,
+    /// The review rendered for people (and shown in the editor).
+    pub markdown: String,
+    /// How many editor windows show it.
+    pub shown_in: usize,
+    /// The round's audit folder, when the audit trail is on.
+    pub audit: Option<PathBuf>,
+    /// Things that went wrong after the review was stored.
+    pub warnings: Vec<String>,
+}
+
+/// Receives progress: (step so far, of [`STEPS`], what is happening).
+pub type Progress<'a> = &'a (dyn Fn(f64, String) + Send + Sync);
+
+/// Runs one review round.
+pub async fn run(
+    state: &StateHandle,
+    store: &Store,
+    ask: ReviewAsk,
+    progress: Progress<'_>,
+    cancel: &CancellationToken,
+) -> Result<Outcome, String> {
+    if ask.summary.trim().is_empty() {
+        return Err("summary is required: say what you were asked to do and what you did".into());
+    }
+    let cancelled = || if cancel.is_cancelled() { Err("cancelled".to_owned()) } else { Ok(()) };
+    progress(0.0, "finding the repository".into());
+    let folder = ask.folder.clone();
+    let (root, settings) = blocking(move || {
+        let root = git::repo_root(&folder).map_err(|e| e.to_string())?;
+        let settings = config::review_settings(&root).map_err(|e| e.to_string())?;
+        Ok((root, settings))
+    })
+    .await?;
+    let reviewer = settings.reviewer.clone().ok_or_else(no_reviewer)?;
+    let previous = match ask.previous_review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
+        Some(id) => Some(check_previous(state, &root, id, settings.max_rounds).await?),
+        None => None,
+    };
+
+    progress(1.0, "capturing the diff".into());
+    cancelled()?;
+    let scope = Scope::parse(ask.scope.as_deref());
+    let changes = {
+        let (root, scope, ignored) = (root.clone(), scope.clone(), settings.ignored_files.clone());
+        blocking(move || git::capture(&root, &scope, &ignored).map_err(|e| e.to_string())).await?
+    };
+
+    progress(2.0, "scanning for secrets".into());
+    let findings = secrets::scan_diff(&changes.diff, &settings.secret_allow_paths);
+    if !findings.is_empty() {
+        return Err(format!(
+            "the secret scan stopped this review before anything was sent to the reviewer:\n{}",
+            secrets::describe(&findings)
+        ));
+    }
+    let docs = read_docs(&root, &ask.relevant_docs).await?;
+
+    progress(3.0, "running the tests".into());
+    cancelled()?;
+    let tests = match &settings.test_command {
+        Some(command) => Some(run_tests(command, &root, settings.test_timeout, cancel).await?),
+        None => None,
+    };
+
+    let session = match previous {
+        Some(session) => session,
+        None => {
+            let request = SessionRequest {
+                summary: ask.summary.clone(),
+                relevant_docs: ask.relevant_docs.clone(),
+                focus_areas: ask.focus_areas.clone(),
+                scope: scope.name(),
+            };
+            let workspace = root.clone();
+            state
+                .ask(|reply| Command::StartSession { workspace, request, reply })
+                .await
+                .map_err(|_| stopping())?
+                .map_err(|e| e.to_string())?
+        }
+    };
+    let prompt = structured_review::build_prompt(&PromptInput {
+        summary: ask.summary.clone(),
+        docs,
+        changed_files: changes.files.clone(),
+        focus_areas: ask.focus_areas.clone(),
+        previous_rounds: session.rounds.iter().map(|r| (r.round, r.review.clone())).collect(),
+        diff: changes.diff.clone(),
+        test_output: tests.as_ref().map(|(_, output)| output.clone()),
+    });
+
+    progress(4.0, format!("asking the reviewer ({reviewer})"));
+    cancelled()?;
+    let timeout = settings.timeout;
+    let tick = |elapsed: Duration| {
+        let fraction = (elapsed.as_secs_f64() / timeout.as_secs_f64()).min(0.99);
+        progress(4.0 + fraction, format!("waiting for the reviewer ({} s)", elapsed.as_secs()));
+    };
+    let finished = reviewer::run(&reviewer, &root, &prompt, timeout, cancel, tick).await.map_err(|e| match e {
+        RunError::Cancelled { .. } => "cancelled: the reviewer was stopped".to_owned(),
+        other => format!("the reviewer failed: {other}"),
+    })?;
+    if !finished.success {
+        let code = finished.code.map_or_else(|| "a signal".to_owned(), |c| c.to_string());
+        let said = if finished.stderr.trim().is_empty() { &finished.stdout } else { &finished.stderr };
+        return Err(format!("the reviewer `{reviewer}` failed (exit {code}){}", reviewer::excerpt(said)));
+    }
+    let mut review = structured_review::parse_reviewer_output(&finished.stdout)
+        .map_err(|e| format!("the reviewer's output is not a review: {e}"))?;
+    if review.test_results.is_none()
+        && let Some((results, _)) = tests
+    {
+        review.test_results = Some(results);
+    }
+
+    progress(5.0, "storing the review".into());
+    let round = Round {
+        round: 0,
+        at: crate::state::now_rfc3339(),
+        summary: ask.summary.clone(),
+        focus_areas: ask.focus_areas.clone(),
+        scope: scope.name(),
+        changed_files: changes.files.clone(),
+        verdict: structured_review::verdict(&review, &settings.thresholds),
+        review,
+        reviewer: reviewer.to_string(),
+        elapsed_ms: finished.elapsed.as_millis() as u64,
+    };
+    let id = session.id.clone();
+    let max_rounds = settings.max_rounds;
+    let session = state
+        .ask(|reply| Command::AddRound { id, round: Box::new(round), max_rounds, reply })
+        .await
+        .map_err(|_| stopping())?
+        .map_err(|e| e.to_string())?;
+    store.flush().await.map_err(|e| format!("the review could not be stored: {e}"))?;
+    let round = session.rounds.last().cloned().expect("a round was just added");
+    finish(state, store, &settings, session, round, &changes).await
+}
+
+/// After the round is stored: the audit trail and the editor. Failures here
+/// are warnings; the review itself is safe.
+async fn finish(
+    state: &StateHandle,
+    store: &Store,
+    settings: &ReviewSettings,
+    session: Session,
+    round: Round,
+    changes: &Changes,
+) -> Result<Outcome, String> {
+    let mut warnings = Vec::new();
+    let audit = if settings.audit {
+        let (dir, s, r, diff) = (settings.audit_dir.clone(), session.clone(), round.clone(), changes.diff.clone());
+        match blocking(move || audit::record_round(&dir, &s, &r, &diff)).await {
+            Ok(path) => Some(path),
+            Err(e) => {
+                warnings.push(format!("the audit trail was not written: {e}"));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let markdown = structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
+    let presentation = Presentation { content: markdown.clone(), mode: Mode::Replace, section: None };
+    let shown_in = match present::present(state, store, &changes.root, &presentation).await {
+        Ok(committed) => committed.delivered_to.len(),
+        Err(e) => {
+            warnings.push(format!("the review was not shown in the editor: {e}"));
+            0
+        }
+    };
+    Ok(Outcome { session, round, markdown, shown_in, audit, warnings })
+}
+
+fn no_reviewer() -> String {
+    "no reviewer is configured. Add one to .parley.toml in the repository (or to ~/.config/parley/config.toml):\n\
+     [review]\n\
+     reviewer = \"claude -p --output-format json\"   # or \"codex exec\", or any command that reads the prompt on stdin and prints the review as JSON"
+        .into()
+}
+
+fn stopping() -> String {
+    "the Parley daemon is shutting down; call again in a moment".into()
+}
+
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, String> + Send + 'static) -> Result<T, String> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| format!("internal error: {e}"))?
+}
+
+async fn check_previous(state: &StateHandle, root: &Path, id: &str, max_rounds: u32) -> Result<Session, String> {
+    if !sessions::is_session_id(id) {
+        return Err(format!("previous_review_id {id:?} is not a review id (they look like 2026-11-21-001)"));
+    }
+    let owned = id.to_owned();
+    let session = state
+        .ask(|reply| Command::CheckSession { id: owned, max_rounds, reply })
+        .await
+        .map_err(|_| stopping())?
+        .map_err(|e| e.to_string())?;
+    if session.workspace != root {
+        return Err(sessions::SessionError::NotFound(id.to_owned()).to_string());
+    }
+    Ok(session)
+}
+
+/// Reads the documents the reviewer should follow, relative to the root.
+async fn read_docs(root: &Path, docs: &[String]) -> Result<Vec<(String, String)>, String> {
+    let (root, docs) = (root.to_owned(), docs.to_vec());
+    blocking(move || {
+        docs.iter()
+            .map(|doc| {
+                let path = crate::workspace::absolute(Path::new(doc), &root);
+                if !crate::workspace::holds(&root, &path) {
+                    return Err(format!("relevant_docs entry {doc} is outside the repository {}", root.display()));
+                }
+                let text = match std::fs::read(&path) {
+                    Ok(bytes) => {
+                        let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_DOC_BYTES)]).into_owned();
+                        if bytes.len() > MAX_DOC_BYTES {
+                            text.push_str("\n[… cut: the document is longer than 256 KiB]");
+                        }
+                        text
+                    }
+                    Err(e) => format!("(could not read {doc}: {e})"),
+                };
+                Ok((doc.clone(), text))
+            })
+            .collect()
+    })
+    .await
+}
+
+/// Runs the configured test command; its outcome joins the review.
+async fn run_tests(
+    command: &CommandLine,
+    root: &Path,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> Result<(TestResults, String), String> {
+    match reviewer::run(command, root, "", timeout, cancel, |_| {}).await {
+        Ok(done) => {
+            let output = format!("{}{}", done.stdout, done.stderr);
+            let tail: Vec<&str> = output.lines().rev().take(20).collect();
+            let summary = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+            let results = TestResults { passed: done.success, summary, failing_tests: Vec::new(), coverage: None };
+            Ok((results, output))
+        }
+        Err(RunError::Cancelled { .. }) => Err("cancelled".into()),
+        Err(e) => Err(format!("the test command failed to run: {e}")),
+    }
+}
+
+/// Renders a finished round as the text agents and terminals read.
+pub fn summary_line(outcome: &Outcome) -> String {
+    let verdict = serde_json::to_value(outcome.round.verdict)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    format!("review {} round {}: {verdict}", outcome.session.id, outcome.round.round)
+}

@@ -1,0 +1,150 @@
+//! Review sessions as data: what an agent asked for, the rounds a reviewer
+//! answered, and how the session ended; ids of the form `YYYY-MM-DD-NNN`.
+//! Pure: the pipeline runs things, the state owner keeps them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::structured_review::{Assessment, StructuredReview};
+
+/// How a session ended (seed 004's `final_status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum FinalStatus {
+    Approved,
+    Abandoned,
+    Merged,
+}
+
+impl FinalStatus {
+    pub fn parse(name: &str) -> Option<FinalStatus> {
+        match name {
+            "approved" => Some(FinalStatus::Approved),
+            "abandoned" => Some(FinalStatus::Abandoned),
+            "merged" => Some(FinalStatus::Merged),
+            _ => None,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            FinalStatus::Approved => "approved",
+            FinalStatus::Abandoned => "abandoned",
+            FinalStatus::Merged => "merged",
+        }
+    }
+}
+
+/// What the agent asked for when the session began.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRequest {
+    pub summary: String,
+    pub relevant_docs: Vec<String>,
+    pub focus_areas: Vec<String>,
+    pub scope: String,
+}
+
+/// One reviewer answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// 1-based.
+    pub round: u32,
+    /// RFC 3339.
+    pub at: String,
+    /// The agent's summary for this round.
+    pub summary: String,
+    pub focus_areas: Vec<String>,
+    pub scope: String,
+    pub changed_files: Vec<String>,
+    pub review: StructuredReview,
+    /// The reviewer's assessment made stricter by the configured thresholds.
+    pub verdict: Assessment,
+    pub reviewer: String,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    pub final_status: FinalStatus,
+    pub notes: Option<String>,
+    pub at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    /// The repository root.
+    pub workspace: PathBuf,
+    pub created_at: String,
+    pub updated_at: String,
+    pub request: SessionRequest,
+    pub rounds: Vec<Round>,
+    pub completion: Option<Completion>,
+}
+
+impl Session {
+    /// Seed 004's status: `in_progress` until a round, then the last round's
+    /// verdict (`needs_changes` or `approved`), then the final status.
+    pub fn status(&self) -> &'static str {
+        if let Some(done) = &self.completion {
+            return done.final_status.name();
+        }
+        match self.rounds.last().map(|r| r.verdict) {
+            None => "in_progress",
+            Some(Assessment::NeedsChanges) => "needs_changes",
+            Some(Assessment::Lgtm | Assessment::LgtmWithSuggestions) => "approved",
+        }
+    }
+}
+
+/// The next free id for `date` (`YYYY-MM-DD`) given the ids already taken.
+pub fn next_id<'a>(date: &str, taken: impl IntoIterator<Item = &'a str>) -> String {
+    let highest = taken
+        .into_iter()
+        .filter_map(|id| id.strip_prefix(date)?.strip_prefix('-')?.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0);
+    format!("{date}-{:03}", highest + 1)
+}
+
+/// Whether a string has the shape of a session id.
+pub fn is_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() >= 14
+        && b[..10].iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+        && b[10] == b'-'
+        && b[11..].iter().all(u8::is_ascii_digit)
+}
+
+/// Why a session could not take a new round or be completed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SessionError {
+    #[error("no review session {0}; get_review_history lists the sessions of this repository")]
+    NotFound(String),
+    #[error(
+        "review session {id} was already marked {status} at {at}; start a new session by calling request_review without previous_review_id"
+    )]
+    Completed { id: String, status: &'static str, at: String },
+    #[error(
+        "review session {id} has reached the maximum of {max} rounds; mark it complete with mark_review_complete, or start a new session"
+    )]
+    TooManyRounds { id: String, max: u32 },
+    #[error("the review could not be stored: {0}")]
+    Store(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_count_up_per_day() {
+        let taken = ["2026-11-20-007", "2026-11-21-001", "2026-11-21-012", "junk"];
+        assert_eq!(next_id("2026-11-21", taken), "2026-11-21-013");
+        assert_eq!(next_id("2026-11-22", taken), "2026-11-22-001");
+        assert!(is_session_id("2026-11-21-013"));
+        assert!(!is_session_id("2026-11-21"));
+        assert!(!is_session_id("../etc/passwd"));
+    }
+}

@@ -1,0 +1,350 @@
+//! Review sessions through the real daemon, shim and CLI, on real git
+//! repositories, with a reviewer that is a script printing canned reviews.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use parley_tests::{Agent, RawShim, Sandbox, text_of};
+use serde_json::{Value, json};
+
+const LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
+
+fn fake_reviewer() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake_reviewer.py")
+}
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A repository with one commit, then an uncommitted change, and a reviewer
+/// configured in `.parley.toml` printing reviews of the given kind.
+fn project(sandbox: &Sandbox, mode: &str, extra_config: &str) -> PathBuf {
+    let repo = sandbox.repo("proj", &[("src/lib.rs", LIB), ("docs/design.md", "# Design\nAnswers are constants.\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    configure(sandbox, mode, extra_config);
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 {\n    41 + 1\n}\n").expect("edit");
+    repo
+}
+
+/// Configures the reviewer in the user's config file (the sandbox's), so the
+/// repository's own diff stays as the test made it.
+fn configure(sandbox: &Sandbox, mode: &str, extra_config: &str) {
+    let config = format!(
+        "[review]\nreviewer = [\"python3\", {:?}, {mode:?}]\n{extra_config}",
+        fake_reviewer().display().to_string()
+    );
+    let dir = sandbox.dir.path().join("config/parley");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(dir.join("config.toml"), config).expect("config");
+}
+
+fn prompts(repo: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for n in 1.. {
+        match std::fs::read_to_string(repo.join(format!(".fake-reviewer/prompt-{n}.txt"))) {
+            Ok(prompt) => found.push(prompt),
+            Err(_) => return found,
+        }
+    }
+    found
+}
+
+async fn request(agent: &Agent, args: Value) -> Value {
+    agent.call_ok("request_review", args).await
+}
+
+#[tokio::test]
+async fn a_review_round_runs_the_reviewer_and_leaves_an_audit_trail() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    let agent = sandbox.agent(&repo).await;
+    let args = json!({"summary": "Compute the answer", "relevant_docs": ["docs/design.md"], "focus_areas": ["naming"]});
+    let result = agent.call("request_review", args).await;
+    assert_ne!(result.is_error, Some(true), "{}", text_of(&result));
+    let review = result.structured_content.clone().expect("structured review");
+    let id = review["review_id"].as_str().expect("id").to_owned();
+    assert!(parley_tests_id(&id), "{id}");
+    assert_eq!(review["round"], json!(1));
+    assert_eq!(review["overall_assessment"], json!("lgtm_with_suggestions"));
+    assert_eq!(review["verdict"], json!("lgtm_with_suggestions"));
+    assert_eq!(review["comments"][0]["comment"], json!("Name the constant"));
+    assert_eq!(review["changed_files"], json!(["src/lib.rs"]));
+    assert_eq!(review["status"], json!("approved"));
+    assert_eq!(review["shown_in_editors"], json!(1));
+    assert!(
+        text_of(&result).contains("[`src/lib.rs:2`][]"),
+        "a readable rendering with references: {}",
+        text_of(&result)
+    );
+
+    // The reviewer saw the summary, the design doc's text, the focus area and the diff.
+    let prompt = &prompts(&repo)[0];
+    for wanted in ["Compute the answer", "Answers are constants.", "naming", "src/lib.rs", "+    41 + 1"] {
+        assert!(prompt.contains(wanted), "the prompt lacks {wanted:?}");
+    }
+    // The editor shows it.
+    let shown = window.next_notification().await;
+    assert!(shown.params["review"]["content"].as_str().is_some_and(|c| c.contains(&id)));
+
+    // The audit trail, as seed 004 lays it out.
+    let dir = repo.join(".reviews/sessions").join(&id);
+    let request_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("request.json")).expect("request.json")).expect("JSON");
+    assert_eq!(request_json["summary"], json!("Compute the answer"));
+    assert!(std::fs::read_to_string(dir.join("changes.diff")).expect("changes.diff").contains("+    41 + 1"));
+    let stored: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("round-1/review.json")).expect("review.json"))
+            .expect("JSON");
+    assert_eq!((stored["review_id"].clone(), stored["round"].clone()), (json!(id), json!(1)));
+    let latest: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".reviews/latest.json")).expect("latest"))
+            .expect("JSON");
+    assert_eq!(latest["review_id"], json!(id));
+}
+
+fn parley_tests_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.len() == 14
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b[10] == b'-'
+        && id.chars().filter(char::is_ascii_digit).count() == 11
+}
+
+#[tokio::test]
+async fn reviewer_output_is_read_leniently_and_failures_are_explained() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "fenced", "timeout_secs = 2\n");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    for mode in ["fenced", "envelope"] {
+        configure(&sandbox, mode, "");
+        let review = request(&agent, json!({"summary": format!("mode {mode}")})).await;
+        assert_eq!(review["comments"][0]["comment"], json!("Name the constant"), "{mode}");
+    }
+    let cases = [
+        ("garbage", "", "not a review"),
+        ("garbage", "", "Rate limited"),
+        ("fail", "", "exit 3"),
+        ("fail", "", "authentication failed"),
+        ("slow", "timeout_secs = 1\n", "did not finish within 1.0 s"),
+    ];
+    for (mode, extra, want) in cases {
+        configure(&sandbox, mode, extra);
+        let text = agent.call_err("request_review", json!({"summary": format!("mode {mode}")})).await;
+        assert!(text.contains(want), "{mode}: {text}");
+    }
+    // The slow reviewer was killed, not left running.
+    let pid = std::fs::read_to_string(repo.join(".fake-reviewer/pid")).expect("pid").trim().to_owned();
+    wait_until_gone(&pid).await;
+}
+
+/// Waits (with a deadline) until a process has exited.
+async fn wait_until_gone(pid: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.contains(") Z") {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the reviewer {pid} still runs");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn nothing_leaves_the_machine_when_the_diff_holds_a_secret() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    std::fs::write(repo.join("src/config.rs"), "pub const KEY: &str = \"AKIAZ7QX3M5N2PLWVKTR\";\n").expect("plant");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let text = agent.call_err("request_review", json!({"summary": "Add config"})).await;
+    assert!(text.contains("src/config.rs:1") && text.contains("aws-access-key-id"), "{text}");
+    assert!(!text.contains("AKIAZ7QX3M5N2PLWVKTR"), "the secret itself is never shown");
+    assert!(prompts(&repo).is_empty(), "the reviewer never ran");
+    // An allowlisted path passes.
+    configure(&sandbox, "good", "[secrets]\nallow_paths = [\"src/config.rs\"]\n");
+    request(&agent, json!({"summary": "Add config"})).await;
+    assert_eq!(prompts(&repo).len(), 1);
+}
+
+#[tokio::test]
+async fn rounds_link_into_sessions_that_end_once() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "needs_changes", "max_rounds = 2\n");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let first = request(&agent, json!({"summary": "First try"})).await;
+    let id = first["review_id"].as_str().expect("id").to_owned();
+    // The reviewer said lgtm, but a major comment blocks by default.
+    assert_eq!(
+        (first["overall_assessment"].clone(), first["verdict"].clone()),
+        (json!("lgtm"), json!("needs_changes"))
+    );
+    assert_eq!(first["status"], json!("needs_changes"));
+
+    configure(&sandbox, "good", "max_rounds = 2\n");
+    std::fs::write(repo.join("src/lib.rs"), "pub const ANSWER: u32 = 42;\n").expect("fix");
+    let second = request(&agent, json!({"summary": "Fixed the off-by-one", "previous_review_id": id})).await;
+    assert_eq!((second["review_id"].clone(), second["round"].clone()), (json!(id), json!(2)));
+    let prompt = &prompts(&repo)[1];
+    assert!(prompt.contains("Off by one"), "the second round's prompt carries the first round's comments");
+    let third = agent.call_err("request_review", json!({"summary": "again", "previous_review_id": id})).await;
+    assert!(third.contains("maximum of 2 rounds"), "{third}");
+
+    let history = agent.call_ok("get_review_history", json!({})).await;
+    assert_eq!(history["reviews"][0]["review_id"], json!(id));
+    assert_eq!(history["reviews"][0]["rounds"].as_array().map(Vec::len), Some(2));
+    let one = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+    assert_eq!(one["reviews"][0]["summary"], json!("First try"));
+
+    let done = agent
+        .call_ok("mark_review_complete", json!({"review_id": id, "final_status": "merged", "notes": "shipped"}))
+        .await;
+    assert_eq!((done["final_status"].clone(), done["rounds"].clone()), (json!("merged"), json!(2)));
+    assert!(repo.join(".reviews/sessions").join(&id).join("completion.json").exists());
+    let cases = [
+        (json!({"review_id": id, "final_status": "approved"}), "already marked merged"),
+        (json!({"review_id": "2020-01-01-001", "final_status": "approved"}), "no review session 2020-01-01-001"),
+        (json!({"review_id": id, "final_status": "done"}), "final_status must be approved, abandoned or merged"),
+        (json!({"review_id": id}), "missing field `final_status`"),
+    ];
+    for (args, want) in cases {
+        let text = agent.call_err("mark_review_complete", args.clone()).await;
+        assert!(text.contains(want), "{args}: {text}");
+    }
+    let after = agent.call_err("request_review", json!({"summary": "more", "previous_review_id": id})).await;
+    assert!(after.contains("already marked merged"), "{after}");
+    let unknown = agent.call_err("get_review_history", json!({"review_id": "2020-01-01-009"})).await;
+    assert!(unknown.contains("no review session"), "{unknown}");
+}
+
+#[tokio::test]
+async fn two_agents_requesting_at_once_get_their_own_sessions() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let (one, two) = tokio::join!(sandbox.agent(&repo), sandbox.agent(&repo));
+    let (a, b) = tokio::join!(request(&one, json!({"summary": "one"})), request(&two, json!({"summary": "two"})));
+    assert_ne!(a["review_id"], b["review_id"]);
+    let history = one.call_ok("get_review_history", json!({"limit": 10})).await;
+    assert_eq!(history["reviews"].as_array().map(Vec::len), Some(2));
+}
+
+#[tokio::test]
+async fn clear_errors_before_any_reviewer_runs() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let plain = sandbox.dir.path().join("plain");
+    std::fs::create_dir_all(&plain).expect("mkdir");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let cases = [
+        (json!({"summary": "x", "scope": "staged"}), "no changes in scope staged"),
+        (json!({"summary": "x", "scop": "all"}), "unknown field `scop`"),
+        (json!({"summary": ""}), "summary is required"),
+        (json!({"summary": "x", "previous_review_id": "nope"}), "not a review id"),
+        (json!({"summary": "x", "relevant_docs": ["../../etc/passwd"]}), "outside the repository"),
+    ];
+    for (args, want) in cases {
+        let text = agent.call_err("request_review", args.clone()).await;
+        assert!(text.contains(want), "{args}: {text}");
+    }
+    std::fs::write(repo.join(".parley.toml"), "[review]\nreveiwer = \"claude -p\"\n").expect("config");
+    let text = agent.call_err("request_review", json!({"summary": "x"})).await;
+    assert!(text.contains(".parley.toml") && text.contains("reveiwer"), "{text}");
+    std::fs::remove_file(repo.join(".parley.toml")).expect("rm");
+    std::fs::remove_file(sandbox.dir.path().join("config/parley/config.toml")).expect("rm");
+    let text = agent.call_err("request_review", json!({"summary": "x"})).await;
+    assert!(text.contains("no reviewer is configured") && text.contains("reviewer = "), "{text}");
+    let outsider = sandbox.agent(&plain).await;
+    let text = outsider.call_err("request_review", json!({"summary": "x"})).await;
+    assert!(text.contains("not a git repository"), "{text}");
+    assert!(prompts(&repo).is_empty());
+}
+
+#[tokio::test]
+async fn progress_is_reported_and_cancelling_kills_the_reviewer() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "slow", "timeout_secs = 120\n");
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(1)).await;
+    shim.recv().await;
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_review","arguments":{"summary":"slow one"},"_meta":{"progressToken":"p1"}}}"#).await;
+    // Progress up to the reviewer step, then cancel.
+    loop {
+        let message = shim.recv().await;
+        assert_eq!(message["method"], json!("notifications/progress"), "{message}");
+        assert_eq!(message["params"]["progressToken"], json!("p1"));
+        if message["params"]["message"].as_str().is_some_and(|m| m.starts_with("asking the reviewer")) {
+            break;
+        }
+    }
+    let pid_file = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::task::yield_now().await;
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user"}}"#).await;
+    shim.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
+    // The next answer is the tools list: the cancelled call gets no answer.
+    loop {
+        let message = shim.recv().await;
+        if message["method"] == json!("notifications/progress") {
+            continue;
+        }
+        assert_eq!(message["id"], json!(3), "{message}");
+        break;
+    }
+    wait_until_gone(&pid).await;
+}
+
+#[tokio::test]
+async fn the_cli_runs_the_same_pipeline_and_gates_on_the_verdict() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "needs_changes", "");
+    let _daemon = sandbox.start_daemon();
+    let run = |args: &[&str]| {
+        let out = sandbox.command("parley").current_dir(&repo).args(args).output().expect("run parley");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = run(&["review", "request", "--summary", "From the terminal"]);
+    assert_eq!(code, Some(2), "needs_changes exits 2: {out}{err}");
+    assert!(out.contains("Off by one"), "{out}");
+    assert!(err.contains("asking the reviewer"), "progress is shown: {err}");
+    configure(&sandbox, "good", "");
+    let (code, out, _) = run(&["review", "request", "--summary", "Again", "--json"]);
+    assert_eq!(code, Some(0));
+    let result: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(result["verdict"], json!("lgtm_with_suggestions"));
+    let (code, out, _) = run(&["sessions", "list"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(out.lines().count(), 2, "{out}");
+    let id = result["review_id"].as_str().expect("id");
+    let (code, out, _) = run(&["sessions", "show", id]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("round 1") && out.contains("Again"), "{out}");
+    let (code, _, err) = run(&["review", "request", "--summary", "x", "--scope", "staged"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no changes in scope staged"), "{err}");
+}
