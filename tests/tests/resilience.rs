@@ -365,3 +365,26 @@ async fn a_shim_with_a_scrubbed_environment_meets_a_daemon_started_with_a_full_o
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test]
+async fn a_daemon_under_systemd_says_when_it_is_ready() {
+    let sandbox = Sandbox::new();
+    let notify_path = sandbox.dir.path().join("notify.sock");
+    let notify = std::os::unix::net::UnixDatagram::bind(&notify_path).expect("bind the notify socket");
+    notify.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    let mut daemon = sandbox
+        .command("parley")
+        .arg("daemon")
+        .env("NOTIFY_SOCKET", &notify_path)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start parley daemon");
+    let mut message = [0u8; 64];
+    let received = notify.recv(&mut message);
+    let listening = std::os::unix::net::UnixStream::connect(&sandbox.socket).is_ok();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let n = received.expect("the daemon notified systemd in time");
+    assert_eq!(&message[..n], b"READY=1");
+    assert!(listening, "READY=1 comes only once the socket accepts connections");
+}
