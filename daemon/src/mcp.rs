@@ -33,7 +33,9 @@ use feedback::{
     FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs, ResolveResult, SummaryResult,
     error_text,
 };
-use sessions::{CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, RequestReviewArgs, ReviewResult};
+use sessions::{
+    CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, RequestReviewArgs, ReviewResult, StartedReview,
+};
 
 /// How long an editor has to answer a selection request.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
@@ -53,7 +55,7 @@ Feedback threads are comments humans leave on ranges of your workspace's files (
 - Address a thread in the code, then reply_feedback to say what you did, and resolve_feedback once it is done. Ask with reply_feedback when a comment is unclear instead of guessing.
 - The current review and the threads can also be read as the resources parley://review and parley://feedback.
 
-Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: progress notifications report what is happening.";
+Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: progress notifications report what is happening. If your host abandons tool calls after about a minute, use start_review instead: it returns the review_id at once, and get_review_history with that review_id shows the round when it is done.";
 
 /// Arguments of `present_review`.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -267,6 +269,57 @@ impl ParleyMcp {
         let mut result_value = CallToolResult::structured(serde_json::to_value(&result).map_err(|e| e.to_string())?);
         result_value.content = vec![rmcp::model::ContentBlock::text(outcome.markdown.clone())];
         Ok(result_value)
+    }
+
+    #[tool(
+        description = "Start a code review like request_review, but return at once with its review_id instead of waiting for the reviewer. Use it when your host gives up on tool calls after about a minute (Claude Code does) — reviews often take longer. Then poll get_review_history with the review_id: the round appears in `rounds` when it is done, and `pending.state` is `failed` (with the error) if it failed."
+    )]
+    async fn start_review(
+        &self,
+        Parameters(args): Parameters<RequestReviewArgs>,
+    ) -> Result<Json<StartedReview>, String> {
+        let _call = self.context.shutdown.call();
+        let folder = self
+            .workspace()
+            .or_else(|| self.agent.cwd.clone())
+            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
+        let ask = crate::pipeline::ReviewAsk {
+            summary: args.summary,
+            relevant_docs: args.relevant_docs.unwrap_or_default(),
+            focus_areas: args.focus_areas.unwrap_or_default(),
+            previous_review_id: args.previous_review_id,
+            scope: args.scope,
+            folder,
+        };
+        let cancel = self.context.shutdown.close.child_token();
+        let prepared = crate::pipeline::prepare(&self.context.state, ask, &|_, _| {}, &cancel).await?;
+        let id = prepared.session.id.clone();
+        let round = prepared.session.rounds.len() as u32 + 1;
+        let running =
+            crate::sessions::Pending { state: "running".into(), since: crate::state::now_rfc3339(), error: None };
+        self.context.state.tell(Command::SetPending { id: id.clone(), pending: Some(running) }).await;
+        let context = self.context.clone();
+        let background_id = id.clone();
+        tokio::spawn(async move {
+            let _call = context.shutdown.call();
+            let outcome = crate::pipeline::review(&context.state, &context.store, prepared, &|_, _| {}, &cancel).await;
+            if let Err(error) = outcome {
+                let failed = crate::sessions::Pending {
+                    state: "failed".into(),
+                    since: crate::state::now_rfc3339(),
+                    error: Some(error),
+                };
+                context.state.tell(Command::SetPending { id: background_id, pending: Some(failed) }).await;
+            }
+        });
+        Ok(Json(StartedReview {
+            review_id: id.clone(),
+            round,
+            status: "running".into(),
+            message: format!(
+                "The reviewer is running. Call get_review_history with review_id {id} until round {round} appears in rounds (or pending.state is failed)."
+            ),
+        }))
     }
 
     #[tool(

@@ -54,6 +54,20 @@ pub struct Outcome {
 /// Receives progress: (step so far, of [`STEPS`], what is happening).
 pub type Progress<'a> = &'a (dyn Fn(f64, String) + Send + Sync);
 
+/// A review that passed every check and has its session: what remains is
+/// the slow part (tests and the reviewer).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    ask: ReviewAsk,
+    root: PathBuf,
+    settings: ReviewSettings,
+    reviewer: CommandLine,
+    scope: Scope,
+    changes: Changes,
+    docs: Vec<(String, String)>,
+    pub session: Session,
+}
+
 /// Runs one review round.
 pub async fn run(
     state: &StateHandle,
@@ -62,6 +76,19 @@ pub async fn run(
     progress: Progress<'_>,
     cancel: &CancellationToken,
 ) -> Result<Outcome, String> {
+    let prepared = prepare(state, ask, progress, cancel).await?;
+    review(state, store, prepared, progress, cancel).await
+}
+
+/// The quick part of a round: find the repository and its config, check the
+/// previous session, capture the diff, scan it for secrets, read the docs,
+/// and open (or continue) the session. Every refusal happens here.
+pub async fn prepare(
+    state: &StateHandle,
+    ask: ReviewAsk,
+    progress: Progress<'_>,
+    cancel: &CancellationToken,
+) -> Result<Prepared, String> {
     if ask.summary.trim().is_empty() {
         return Err("summary is required: say what you were asked to do and what you did".into());
     }
@@ -97,14 +124,7 @@ pub async fn run(
         ));
     }
     let docs = read_docs(&root, &ask.relevant_docs).await?;
-
-    progress(3.0, "running the tests".into());
     cancelled()?;
-    let tests = match &settings.test_command {
-        Some(command) => Some(run_tests(command, &root, settings.test_timeout, cancel).await?),
-        None => None,
-    };
-
     let session = match previous {
         Some(session) => session,
         None => {
@@ -121,6 +141,26 @@ pub async fn run(
                 .map_err(|_| stopping())?
                 .map_err(|e| e.to_string())?
         }
+    };
+    Ok(Prepared { ask, root, settings, reviewer, scope, changes, docs, session })
+}
+
+/// The slow part of a round: run the tests, ask the reviewer, store the
+/// round, write the audit trail and show the review.
+pub async fn review(
+    state: &StateHandle,
+    store: &Store,
+    prepared: Prepared,
+    progress: Progress<'_>,
+    cancel: &CancellationToken,
+) -> Result<Outcome, String> {
+    let Prepared { ask, root, settings, reviewer, scope, changes, docs, session } = prepared;
+    let cancelled = || if cancel.is_cancelled() { Err("cancelled".to_owned()) } else { Ok(()) };
+    progress(3.0, "running the tests".into());
+    cancelled()?;
+    let tests = match &settings.test_command {
+        Some(command) => Some(run_tests(command, &root, settings.test_timeout, cancel).await?),
+        None => None,
     };
     let prompt = structured_review::build_prompt(&PromptInput {
         summary: ask.summary.clone(),

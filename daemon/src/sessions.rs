@@ -71,6 +71,18 @@ pub struct Completion {
     pub at: String,
 }
 
+/// A round started in the background (`start_review`) and not yet stored.
+/// Kept in memory only: a daemon restart ends the run it describes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Pending {
+    /// `running`, or `failed` with the error.
+    pub state: String,
+    /// RFC 3339: when it started, or failed.
+    pub since: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub id: String,
@@ -81,6 +93,9 @@ pub struct Session {
     pub request: SessionRequest,
     pub rounds: Vec<Round>,
     pub completion: Option<Completion>,
+    /// A background round in progress or failed; never stored.
+    #[serde(skip)]
+    pub pending: Option<Pending>,
 }
 
 impl Session {

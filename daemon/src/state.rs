@@ -220,6 +220,11 @@ pub enum Command {
         notes: Option<String>,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
+    /// Marks a session's background round as running or failed (or clears it).
+    SetPending {
+        id: String,
+        pending: Option<crate::sessions::Pending>,
+    },
 }
 
 /// What `status` reports from the state.
@@ -435,6 +440,7 @@ impl State {
             Command::CompleteSession { id, final_status, notes, reply } => {
                 let _ = reply.send(self.complete_session(&id, final_status, notes));
             }
+            Command::SetPending { id, pending } => self.set_pending(&id, pending),
         }
     }
 

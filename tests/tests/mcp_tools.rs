@@ -25,7 +25,8 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
             "present_review",
             "reply_feedback",
             "request_review",
-            "resolve_feedback"
+            "resolve_feedback",
+            "start_review"
         ]
     );
     for tool in &tools {

@@ -348,3 +348,42 @@ async fn the_cli_runs_the_same_pipeline_and_gates_on_the_verdict() {
     assert_eq!(code, Some(1));
     assert!(err.contains("no changes in scope staged"), "{err}");
 }
+
+#[tokio::test]
+async fn start_review_returns_at_once_and_the_round_is_polled_for() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let started = agent.call_ok("start_review", json!({"summary": "In the background"})).await;
+    assert_eq!((started["status"].clone(), started["round"].clone()), (json!("running"), json!(1)));
+    let id = started["review_id"].as_str().expect("id").to_owned();
+    let history = poll_until(&agent, &id, |session| session["rounds"].as_array().is_some_and(|r| r.len() == 1)).await;
+    assert_eq!(history["rounds"][0]["review"]["comments"][0]["comment"], json!("Name the constant"));
+    assert!(history.get("pending").is_none(), "{history}");
+
+    // A failing background round says so where the poller looks.
+    configure(&sandbox, "garbage", "");
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 {\n    40 + 2\n}\n").expect("edit");
+    let again = agent.call_ok("start_review", json!({"summary": "Again", "previous_review_id": id})).await;
+    assert_eq!(again["round"], json!(2));
+    let failed = poll_until(&agent, &id, |session| session["pending"]["state"] == json!("failed")).await;
+    assert!(failed["pending"]["error"].as_str().is_some_and(|e| e.contains("not a review")), "{failed}");
+    // Checks still happen before anything starts.
+    let refused = agent.call_err("start_review", json!({"summary": "x", "scope": "staged"})).await;
+    assert!(refused.contains("no changes in scope staged"), "{refused}");
+}
+
+/// Polls get_review_history for one session until `done` holds (deadline 15 s).
+async fn poll_until(agent: &Agent, id: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+        let session = history["reviews"][0].clone();
+        if done(&session) {
+            return session;
+        }
+        assert!(std::time::Instant::now() < deadline, "the background review never finished: {session}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

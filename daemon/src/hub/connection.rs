@@ -399,6 +399,9 @@ fn session_value(session: &crate::sessions::Session) -> Value {
     let mut value = to_value(session);
     if let Some(object) = value.as_object_mut() {
         object.insert("status".into(), Value::String(session.status().into()));
+        if let Some(pending) = &session.pending {
+            object.insert("pending".into(), to_value(pending));
+        }
     }
     value
 }

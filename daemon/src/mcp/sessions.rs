@@ -4,7 +4,7 @@
 use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
-use crate::sessions::{FinalStatus, Round, Session};
+use crate::sessions::{FinalStatus, Pending, Round, Session};
 use crate::structured_review::{Assessment, StructuredReview};
 
 /// Arguments of `request_review`.
@@ -80,6 +80,20 @@ pub struct SessionView {
     pub notes: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,
+    /// A round started with start_review that has not finished (state `running`) or that failed (state `failed`, with the error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
+}
+
+/// What `start_review` returns at once.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct StartedReview {
+    pub review_id: String,
+    /// The round that is running.
+    pub round: u32,
+    /// Always `running`.
+    pub status: String,
+    pub message: String,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -127,6 +141,7 @@ pub fn view(session: &Session) -> SessionView {
         final_status: session.completion.as_ref().map(|c| c.final_status),
         notes: session.completion.as_ref().and_then(|c| c.notes.clone()),
         completed_at: session.completion.as_ref().map(|c| c.at.clone()),
+        pending: session.pending.clone(),
     }
 }
 

@@ -23,6 +23,7 @@ impl State {
             request,
             rounds: Vec::new(),
             completion: None,
+            pending: None,
         };
         self.store.put_session(&session).map_err(|e| SessionError::Store(e.to_string()))?;
         self.sessions.insert(id, session.clone());
@@ -49,10 +50,17 @@ impl State {
         let session = self.sessions.get_mut(id).ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
         round.round = session.rounds.len() as u32 + 1;
         session.rounds.push(round);
+        session.pending = None;
         session.updated_at = now_rfc3339();
         let session = session.clone();
         self.store.put_session(&session).map_err(|e| SessionError::Store(e.to_string()))?;
         Ok(session)
+    }
+
+    pub(super) fn set_pending(&mut self, id: &str, pending: Option<crate::sessions::Pending>) {
+        if let Some(session) = self.sessions.get_mut(id) {
+            session.pending = pending;
+        }
     }
 
     pub(super) fn sessions_of(&self, workspace: Option<&Path>, limit: usize) -> Vec<Session> {
