@@ -38,6 +38,8 @@ pub struct Context {
     pub started: StartTime,
     /// Said loudly in `status` when the store had to be recovered at start.
     pub store_notice: Option<String>,
+    /// This daemon's executable and its identity at start.
+    pub executable: Option<(PathBuf, String)>,
 }
 
 /// Accepts connections until shutdown begins. A connection's failure ends
@@ -110,6 +112,8 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
         connection_id: id,
         seq,
         instance,
+        executable: context.executable.as_ref().map(|(path, _)| path.clone()),
+        build: context.executable.as_ref().map(|(_, build)| build.clone()),
     };
     let reply = serde_json::to_value(reply).expect("wire types always serialize");
     let result = match write.write_all(&to_line(&Response::ok(request_id, reply))).await {

@@ -89,6 +89,10 @@ async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
         data_dir: data_dir.clone(),
         started,
         store_notice,
+        executable: std::env::current_exe().ok().and_then(|exe| {
+            let exe = exe.canonicalize().unwrap_or(exe);
+            parley_protocol::hello::executable_identity(&exe).map(|build| (exe, build))
+        }),
     });
     let tracker = TaskTracker::new();
     tracing::info!(

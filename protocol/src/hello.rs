@@ -91,4 +91,19 @@ pub struct HelloReply {
     /// Names this run of the daemon; sequence numbers start again when it
     /// changes, so a replay must name the instance its `after` came from.
     pub instance: String,
+    /// The daemon's executable, and its identity when the daemon started (see
+    /// [`executable_identity`]): a client whose `parley` is that file, changed
+    /// since, knows the daemon runs an older build and asks it to hand over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<std::path::PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+}
+
+/// Identifies the build in an executable file by its size and modification
+/// time: an upgrade replaces the file, and a running process keeps the old one.
+pub fn executable_identity(path: &std::path::Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(format!("{}-{}", meta.len(), modified.as_nanos()))
 }

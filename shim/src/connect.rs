@@ -77,10 +77,76 @@ pub struct HubConnection {
 }
 
 /// Connects to the daemon on `socket_path`, starting one if none answers and
-/// `spawn` allows it, then says `hello`.
+/// `spawn` allows it, then says `hello`. A daemon running an older build of
+/// the `parley` this client would start is asked to hand over first.
 pub async fn open(socket_path: &Path, spawn: bool, hello: &Hello) -> Result<HubConnection, ConnectError> {
     let stream = connect_or_start(socket_path, spawn).await?;
+    let connection = say_hello(stream, hello).await?;
+    if !spawn || !outdated(&connection.reply) {
+        return Ok(connection);
+    }
+    let pid = connection.reply.pid;
+    drop(connection);
+    eprintln!("parley-mcp: the running daemon (pid {pid}) is an older build of parley; asking it to hand over");
+    hand_over(socket_path).await?;
+    let stream = connect_or_start(socket_path, spawn).await?;
     say_hello(stream, hello).await
+}
+
+/// Whether the daemon runs an older build of the `parley` this client starts:
+/// the same executable file, replaced since the daemon started.
+fn outdated(reply: &parley_protocol::hello::HelloReply) -> bool {
+    let (Some(executable), Some(build)) = (&reply.executable, &reply.build) else {
+        return false;
+    };
+    let ours = daemon_binary();
+    let ours = ours.canonicalize().unwrap_or(ours);
+    &ours == executable && parley_protocol::hello::executable_identity(&ours).is_some_and(|now| &now != build)
+}
+
+/// Asks the running daemon to stop (it finishes in-flight calls first) and
+/// waits until it has let go of its lock.
+async fn hand_over(socket_path: &Path) -> Result<(), ConnectError> {
+    let handing_over =
+        |message: String| ConnectError::HelloBroken(format!("asking the old daemon to hand over: {message}"));
+    if let Some(stream) = try_connect(socket_path).await? {
+        let hello = Hello {
+            protocol: parley_protocol::PROTOCOL_VERSION,
+            role: parley_protocol::hello::Role::Cli,
+            client: parley_protocol::hello::ClientInfo {
+                name: "parley-mcp".into(),
+                version: parley_protocol::BUILD_VERSION.into(),
+            },
+            pid: Some(std::process::id()),
+            cwd: None,
+            workspaces: Vec::new(),
+            editor_id: None,
+            position_encoding: parley_protocol::hello::PositionEncoding::Utf32,
+        };
+        let mut connection = say_hello(stream, &hello).await?;
+        let request = Request::new(
+            Id::Number(1),
+            parley_protocol::methods::SHUTDOWN,
+            serde_json::json!({ "reason": "a newer build of parley takes over" }),
+        );
+        connection.writer.write_all(&to_line(&request)).await.map_err(|e| handing_over(e.to_string()))?;
+        let _ = tokio::time::timeout(HELLO_TIMEOUT, connection.reader.next_line()).await;
+    }
+    let lock_path = socket::daemon_lock_path(socket_path);
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let free = match File::open(&lock_path) {
+            Ok(file) => file.try_lock().is_ok(),
+            Err(_) => true,
+        };
+        if free {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(handing_over("the old daemon did not stop within 10 s; stop it with `parley stop`".into()));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Whether starting a daemon is allowed by the environment.

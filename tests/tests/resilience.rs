@@ -388,3 +388,55 @@ async fn a_daemon_under_systemd_says_when_it_is_ready() {
     assert_eq!(&message[..n], b"READY=1");
     assert!(listening, "READY=1 comes only once the socket accepts connections");
 }
+
+#[tokio::test]
+async fn a_daemon_running_a_replaced_binary_hands_over_to_the_new_build() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    // An installation of our own: parley and parley-mcp side by side.
+    let install = sandbox.dir.path().join("bin");
+    std::fs::create_dir_all(&install).expect("mkdir");
+    for name in ["parley", "parley-mcp"] {
+        std::fs::copy(parley_tests::bin(name), install.join(name)).expect("install");
+    }
+    let shim_env = |command: &mut tokio::process::Command| {
+        command
+            .env("PARLEY_SOCKET", &sandbox.socket)
+            .env("PARLEY_DATA_DIR", &sandbox.data)
+            .env("XDG_CONFIG_HOME", sandbox.dir.path().join("config"))
+            .env_remove("PARLEY_DAEMON")
+            .current_dir(&repo);
+    };
+    let old_agent = rmcp::ServiceExt::serve(
+        (),
+        rmcp::transport::TokioChildProcess::new(first_command(&install, &shim_env)).expect("spawn"),
+    )
+    .await
+    .expect("handshake");
+    let old_pid = sandbox.status()["pid"].clone();
+
+    // An upgrade replaces the binary while the daemon runs.
+    std::fs::remove_file(install.join("parley")).expect("remove");
+    std::fs::copy(parley_tests::bin("parley"), install.join("parley")).expect("reinstall");
+    let new_agent = rmcp::ServiceExt::serve(
+        (),
+        rmcp::transport::TokioChildProcess::new(first_command(&install, &shim_env)).expect("spawn"),
+    )
+    .await
+    .expect("handshake with the new daemon");
+    let new_pid = sandbox.status()["pid"].clone();
+    assert_ne!(old_pid, new_pid, "the old daemon handed over to a new one");
+    // Both agents carry on with the new daemon.
+    for agent in [&old_agent, &new_agent] {
+        let params = rmcp::model::CallToolRequestParams::new("get_selection").with_arguments(serde_json::Map::new());
+        let result = agent.call_tool(params).await.expect("a call after the hand-over succeeds");
+        assert_ne!(result.is_error, Some(true));
+    }
+    assert_eq!(sandbox.status()["pid"], new_pid);
+}
+
+fn first_command(install: &std::path::Path, env: &dyn Fn(&mut tokio::process::Command)) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(install.join("parley-mcp"));
+    env(&mut command);
+    command
+}
