@@ -129,8 +129,8 @@ enum SessionsCommand {
 #[derive(Debug, Subcommand)]
 enum ReviewCommand {
     /// Ask the configured reviewer to review your changes: the same pipeline
-    /// agents run with request_review. Exits 0 when approved, 2 when changes
-    /// are needed, 1 on errors.
+    /// agents run with request_review. Exits 0 when approved, 3 when changes
+    /// are needed, 1 on errors (2 on bad arguments).
     Request {
         /// What you set out to do and what you did.
         #[arg(long)]

@@ -111,17 +111,19 @@ pub async fn prepare(
     cancelled()?;
     let scope = Scope::parse(ask.scope.as_deref());
     let changes = {
-        let (root, scope, ignored) = (root.clone(), scope.clone(), settings.ignored_files.clone());
+        let mut ignored = settings.ignored_files.clone();
+        // The audit trail of earlier rounds is not part of the change under review.
+        if let Ok(audit) = settings.audit_dir.strip_prefix(&root) {
+            ignored.push(format!("/{}/", audit.to_string_lossy().trim_end_matches('/')));
+        }
+        let (root, scope) = (root.clone(), scope.clone());
         blocking(move || git::capture(&root, &scope, &ignored).map_err(|e| e.to_string())).await?
     };
 
     progress(2.0, "scanning for secrets".into());
     let findings = secrets::scan_diff(&changes.diff, &settings.secret_allow_paths);
     if !findings.is_empty() {
-        return Err(format!(
-            "the secret scan stopped this review before anything was sent to the reviewer:\n{}",
-            secrets::describe(&findings)
-        ));
+        return Err(secrets::describe(&findings));
     }
     let docs = read_docs(&root, &ask.relevant_docs).await?;
     cancelled()?;
@@ -190,9 +192,8 @@ pub async fn review(
     }
     let mut review = structured_review::parse_reviewer_output(&finished.stdout)
         .map_err(|e| format!("the reviewer's output is not a review: {e}"))?;
-    if review.test_results.is_none()
-        && let Some((results, _)) = tests
-    {
+    // What Parley measured beats what the reviewer says about the tests.
+    if let Some((results, _)) = tests {
         review.test_results = Some(results);
     }
 

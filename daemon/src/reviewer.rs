@@ -29,7 +29,7 @@ pub struct Finished {
 /// Why a command did not finish.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("cannot start `{command}`: {source}; check the command in .parley.toml")]
+    #[error("cannot start `{command}`: {source}; check `reviewer` (or `test_command`) under [review] in your config")]
     Spawn { command: String, source: std::io::Error },
     #[error("`{command}` did not finish within {:.1} s and was stopped{}", timeout.as_secs_f32(), excerpt(partial))]
     Timeout { command: String, timeout: Duration, partial: String },

@@ -27,7 +27,15 @@ fn git(repo: &Path, args: &[&str]) {
 /// A repository with one commit, then an uncommitted change, and a reviewer
 /// configured in `.parley.toml` printing reviews of the given kind.
 fn project(sandbox: &Sandbox, mode: &str, extra_config: &str) -> PathBuf {
-    let repo = sandbox.repo("proj", &[("src/lib.rs", LIB), ("docs/design.md", "# Design\nAnswers are constants.\n")]);
+    let repo = sandbox.repo(
+        "proj",
+        &[
+            ("src/lib.rs", LIB),
+            ("docs/design.md", "# Design\nAnswers are constants.\n"),
+            // The stand-in reviewer records what it was given here.
+            (".gitignore", ".fake-reviewer/\n"),
+        ],
+    );
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "start"]);
     configure(sandbox, mode, extra_config);
@@ -199,6 +207,7 @@ async fn rounds_link_into_sessions_that_end_once() {
     std::fs::write(repo.join("src/lib.rs"), "pub const ANSWER: u32 = 42;\n").expect("fix");
     let second = request(&agent, json!({"summary": "Fixed the off-by-one", "previous_review_id": id})).await;
     assert_eq!((second["review_id"].clone(), second["round"].clone()), (json!(id), json!(2)));
+    assert_eq!(second["changed_files"], json!(["src/lib.rs"]), "the audit trail of round 1 is not reviewed");
     let prompt = &prompts(&repo)[1];
     assert!(prompt.contains("Off by one"), "the second round's prompt carries the first round's comments");
     let third = agent.call_err("request_review", json!({"summary": "again", "previous_review_id": id})).await;
@@ -329,7 +338,7 @@ async fn the_cli_runs_the_same_pipeline_and_gates_on_the_verdict() {
         )
     };
     let (code, out, err) = run(&["review", "request", "--summary", "From the terminal"]);
-    assert_eq!(code, Some(2), "needs_changes exits 2: {out}{err}");
+    assert_eq!(code, Some(3), "needs_changes exits 3: {out}{err}");
     assert!(out.contains("Off by one"), "{out}");
     assert!(err.contains("asking the reviewer"), "progress is shown: {err}");
     configure(&sandbox, "good", "");
@@ -386,4 +395,42 @@ async fn poll_until(agent: &Agent, id: &str, done: impl Fn(&Value) -> bool) -> V
         assert!(std::time::Instant::now() < deadline, "the background review never finished: {session}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+#[tokio::test]
+async fn measured_test_results_count_whatever_the_reviewer_says() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "test_command = \"echo 1 test failed: answer_is_42; exit 1\"\n");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let review = request(&agent, json!({"summary": "Tests fail"})).await;
+    assert_eq!(review["test_results"]["passed"], json!(false), "{review}");
+    assert!(review["test_results"]["summary"].as_str().is_some_and(|s| s.contains("answer_is_42")));
+    assert_eq!(review["verdict"], json!("needs_changes"), "failing tests block");
+    assert!(prompts(&repo)[0].contains("answer_is_42"), "the reviewer saw the test output");
+}
+
+#[tokio::test]
+async fn stopping_the_cli_stops_its_reviewer() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "slow", "timeout_secs = 120\n");
+    let _daemon = sandbox.start_daemon();
+    let mut cli = sandbox
+        .command("parley")
+        .current_dir(&repo)
+        .args(["review", "request", "--summary", "slow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run parley review request");
+    let pid_file = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    cli.kill().expect("stop the CLI");
+    cli.wait().expect("reap the CLI");
+    wait_until_gone(&pid).await;
 }

@@ -15,6 +15,10 @@ async fn client() -> anyhow::Result<HubClient> {
     HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
 }
 
+/// The exit code when the reviewer asks for changes (2 is taken by usage
+/// errors, 1 by failures).
+pub const NEEDS_CHANGES: i32 = 3;
+
 /// Runs a review round; the exit code tells a script the verdict.
 pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
     let mut client = client().await?;
@@ -53,7 +57,7 @@ pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
         }
         eprintln!("review {} round {}: {}", result.review_id, result.round, result.verdict);
     }
-    Ok(if result.verdict == "needs_changes" { 2 } else { 0 })
+    Ok(if result.verdict == "needs_changes" { NEEDS_CHANGES } else { 0 })
 }
 
 pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32> {

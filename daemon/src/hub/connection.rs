@@ -38,6 +38,10 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let mut pending = Pending::new();
     let mut next_request: i64 = 0;
+    // Work this connection started in the background (review/request) stops
+    // when the connection closes: a human who pressed Ctrl-C wants it to.
+    let connection_gone = context.shutdown.close.child_token();
+    let _stop_background_work = connection_gone.clone().drop_guard();
     loop {
         let outbound = async {
             match inbox.as_mut() {
@@ -64,7 +68,7 @@ pub async fn serve(
                 if let (Some(own), Ok(Message::Request(request))) = (&own, Message::parse(&line))
                     && request.method == wire::REVIEW_REQUEST
                 {
-                    spawn_review(request, own.clone(), context);
+                    spawn_review(request, own.clone(), connection_gone.child_token(), context);
                     continue;
                 }
                 if let Some(response) = handle_line(&line, id, role, &facts, &mut pending, context).await {
@@ -416,13 +420,25 @@ async fn repo_of(folder: &Path) -> Result<PathBuf, ErrorObject> {
 
 /// Runs `review/request` in the background: the connection goes on serving
 /// (and writing progress) while the reviewer works.
-fn spawn_review(request: Request, own: mpsc::Sender<Outbound>, context: &Context) {
+fn spawn_review(
+    request: Request,
+    own: mpsc::Sender<Outbound>,
+    cancel: tokio_util::sync::CancellationToken,
+    context: &Context,
+) {
     let context = context.clone();
     tokio::spawn(async move {
         let _call = context.shutdown.call();
         let id = request.id.clone();
         let answer = match params_required::<wire::ReviewRequestParams>(&request) {
             Err(error) => Response::err(Some(id), error),
+            Ok(p) if !p.workspace.is_absolute() => Response::err(
+                Some(id),
+                ErrorObject::new(
+                    code::INVALID_PARAMS,
+                    format!("workspace {} must be an absolute path", p.workspace.display()),
+                ),
+            ),
             Ok(p) => {
                 let progress_out = own.clone();
                 let progress = move |step: f64, message: String| {
@@ -439,7 +455,6 @@ fn spawn_review(request: Request, own: mpsc::Sender<Outbound>, context: &Context
                     scope: p.scope,
                     folder: p.workspace,
                 };
-                let cancel = context.shutdown.close.child_token();
                 match crate::pipeline::run(&context.state, &context.store, ask, &progress, &cancel).await {
                     Ok(outcome) => Response::ok(
                         id,
