@@ -1,0 +1,750 @@
+//! Feedback threads at scale (DESIGN §9, issue 3 item 9), measured on the
+//! real release binaries: 100,000 threads across 1,000 files read over MCP,
+//! and re-anchoring a 20,000-line file with 500 threads after an edit; plus
+//! the in-process cost of re-anchoring the same file.
+//!
+//! ```sh
+//! cargo build --release --workspace
+//! cargo bench -p parley-tests --bench feedback
+//! ```
+//!
+//! The 100,000 threads are loaded with `parley import` from generated export
+//! files whose anchors match the files' text (with empty `anchored_against`
+//! and `checked_against`, so the first read re-checks them all); the 500 are
+//! made one by one with `feedback/create` over the hub, as editors make them.
+//! The MCP client is the same raw line client as benches/mcp.rs's (each bench
+//! is one self-contained file). It prints a report and asserts nothing about
+//! timings; every loop is bounded in count and time, and a watchdog ends the
+//! run if anything stalls.
+
+use std::io::{BufRead, BufReader, Read as _, Write};
+use std::ops::Range;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use parley_daemon::anchor::{Reanchorer, capture};
+use parley_daemon::feedback::span_of;
+use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
+use parley_protocol::jsonrpc::{Id, Request, to_line};
+use parley_tests::{DaemonProcess, Sandbox, bin};
+use serde_json::{Value, json};
+
+/// The whole run may take this long before the watchdog stops it.
+const RUN_LIMIT: Duration = Duration::from_secs(400);
+
+const FILES: usize = 1_000;
+const THREADS_PER_FILE: usize = 100;
+const LINES_PER_FILE: usize = 2 * THREADS_PER_FILE + 20;
+/// Threads per `parley import` file: a hub line may be at most 16 MiB.
+const IMPORT_CHUNK: usize = 10_000;
+const SUMMARY_CALLS: usize = 100;
+const FILE_CALLS: usize = 1_000;
+
+const BIG_LINES: usize = 20_000;
+const BIG_THREADS: usize = 500;
+const BIG_ROUNDS: usize = 10;
+const IN_PROCESS_ROUNDS: usize = 20;
+
+fn main() {
+    watchdog::start(RUN_LIMIT);
+    let mut report = Report::default();
+    println!("using {} and {}", bin("parley").display(), bin("parley-mcp").display());
+    let small = one_file_only();
+    let sandbox = Sandbox::new();
+    let mut daemon = start_daemon(&sandbox);
+
+    hundred_thousand(&mut report, &sandbox, &daemon, small);
+    let big = big_file(&mut report, &sandbox);
+    in_process(&mut report, &big);
+
+    watchdog::phase("stopping the daemon");
+    daemon.terminate();
+    report.print();
+}
+
+// --- 100,000 threads -------------------------------------------------------------
+
+/// The same reads with only one file of threads in a fresh daemon: what the
+/// 100,000 threads add.
+fn one_file_only() -> (Stats, Stats) {
+    watchdog::phase("one file of threads in a fresh daemon");
+    let sandbox = Sandbox::new();
+    let mut daemon = start_daemon(&sandbox);
+    let repo = sandbox.repo("one", &[]);
+    let path = "src/m00/f0000.rs";
+    let text = many_file_text(0);
+    std::fs::create_dir_all(repo.join("src/m00")).expect("mkdir");
+    std::fs::write(repo.join(path), &text).expect("write file");
+    let threads: Vec<Value> = (0..THREADS_PER_FILE)
+        .map(|k| thread_record(&repo, path, &text, whole_lines(&text, 2 * k + 1, 2 * k + 1), k as u64))
+        .collect();
+    import(&sandbox, &threads, "one");
+    let mut agent = LineChild::spawn(shim_command(&sandbox, &repo));
+    agent.handshake();
+    let (summary, get) =
+        (Call::new("get_feedback_summary", json!({})), Call::new("get_feedback", json!({ "filePath": path })));
+    agent.call_value(&summary);
+    agent.call_value(&get);
+    let budget = Instant::now() + Duration::from_secs(20);
+    let (mut summaries, mut gets) = (Vec::new(), Vec::new());
+    for _ in 0..FILE_CALLS {
+        if Instant::now() > budget {
+            break;
+        }
+        summaries.push(agent.call_ok(&summary));
+        gets.push(agent.call_ok(&get));
+    }
+    agent.close();
+    daemon.terminate();
+    (Stats::of(summaries), Stats::of(gets))
+}
+
+fn import(sandbox: &Sandbox, threads: &[Value], name: &str) {
+    let export = json!({
+        "format": "parley-export", "version": 1, "exported_at": "2026-11-21T00:00:00.000Z",
+        "reviews": [], "threads": threads,
+    });
+    let file = sandbox.dir.path().join(format!("export-{name}.json"));
+    std::fs::write(&file, serde_json::to_vec(&export).expect("export serializes")).expect("write export");
+    let (code, out, err) = sandbox.cli(&["import", file.to_str().expect("UTF-8 path")]);
+    assert_eq!(code, 0, "parley import failed: {out}{err}");
+    let _ = std::fs::remove_file(&file);
+}
+
+fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProcess, small: (Stats, Stats)) {
+    watchdog::phase("writing 1,000 files and 100,000 threads");
+    let started = Instant::now();
+    let repo = sandbox.repo("many", &[]);
+    let mut threads = Vec::with_capacity(FILES * THREADS_PER_FILE);
+    let mut files = Vec::with_capacity(FILES);
+    for f in 0..FILES {
+        let path = format!("src/m{:02}/f{f:04}.rs", f / 50);
+        let text = many_file_text(f);
+        let absolute = repo.join(&path);
+        std::fs::create_dir_all(absolute.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(&absolute, &text).expect("write file");
+        for k in 0..THREADS_PER_FILE {
+            let range = whole_lines(&text, 2 * k + 1, 2 * k + 1);
+            threads.push(thread_record(&repo, &path, &text, range, (f * THREADS_PER_FILE + k) as u64));
+        }
+        files.push(path);
+    }
+    let written = started.elapsed();
+
+    watchdog::phase("parley import");
+    let started = Instant::now();
+    for (n, chunk) in threads.chunks(IMPORT_CHUNK).enumerate() {
+        import(sandbox, chunk, &n.to_string());
+    }
+    let imported = started.elapsed();
+    drop(threads);
+
+    watchdog::phase("reading 100,000 threads over MCP");
+    let mut agent = LineChild::spawn(shim_command(sandbox, &repo));
+    agent.handshake();
+    let summary = Call::new("get_feedback_summary", json!({}));
+    // The first read re-checks every thread against its file.
+    let started = Instant::now();
+    let first = agent.call_value(&summary);
+    let first_read = started.elapsed();
+    let counts = &first["result"]["structuredContent"];
+    assert_eq!(counts["totalThreads"], json!(FILES * THREADS_PER_FILE), "every thread was imported: {counts}");
+    assert_eq!(counts["fileCount"], json!(FILES), "{counts}");
+    let orphaned = counts["orphanedCount"].as_u64().unwrap_or(u64::MAX);
+    let rss_loaded = rss_kib(daemon.pid());
+
+    let budget = Instant::now() + Duration::from_secs(60);
+    agent.call(&summary).expect("warm-up summary");
+    let mut summaries = Vec::new();
+    for _ in 0..SUMMARY_CALLS {
+        if Instant::now() > budget {
+            break;
+        }
+        summaries.push(agent.call_ok(&summary));
+    }
+    let per_file: Vec<Call> = files.iter().map(|path| Call::new("get_feedback", json!({ "filePath": path }))).collect();
+    let sample = agent.call_value(&per_file[7]);
+    let listed = sample["result"]["structuredContent"]["threads"].as_array().map_or(0, Vec::len);
+    assert_eq!(listed, THREADS_PER_FILE, "get_feedback lists one file's threads");
+    let answer_bytes = serde_json::to_string(&sample).expect("JSON").len();
+    let mut one_file = Vec::new();
+    for call in per_file.iter().cycle().take(FILE_CALLS) {
+        if Instant::now() > budget {
+            break;
+        }
+        one_file.push(agent.call_ok(call));
+    }
+    agent.close();
+
+    let (summaries, one_file) = (Stats::of(summaries), Stats::of(one_file));
+    println!("\n## {} threads across {FILES} files", FILES * THREADS_PER_FILE);
+    println!("| step | time |");
+    println!("| --- | --- |");
+    println!("| write the files and generate the threads | {} |", fmt(written));
+    println!(
+        "| `parley import` ({} files of {IMPORT_CHUNK} threads) | {} |",
+        FILES * THREADS_PER_FILE / IMPORT_CHUNK,
+        fmt(imported)
+    );
+    println!("| first get_feedback_summary (re-checks every thread; {orphaned} orphaned) | {} |", fmt(first_read));
+    println!("| daemon VmRSS with the threads loaded | {} |", kib(rss_loaded));
+    println!("\n{}", Stats::header());
+    println!("{}", summaries.row("get_feedback_summary"));
+    println!(
+        "{}",
+        small.0.row(&format!("get_feedback_summary, fresh daemon with {THREADS_PER_FILE} threads in 1 file"))
+    );
+    println!(
+        "{}",
+        one_file.row(&format!("get_feedback {{filePath}} ({THREADS_PER_FILE} threads, {answer_bytes} bytes)"))
+    );
+    println!("{}", small.1.row("get_feedback {filePath}, the same file in a fresh daemon with only its threads"));
+    report.row(
+        "100,000 threads: get_feedback_summary (p50 / p99; verdict on p99)",
+        "≤ 5 ms",
+        format!("{} / {}", fmt(summaries.median), fmt(summaries.p99)),
+        summaries.p99 <= Duration::from_millis(5),
+    );
+    report.row(
+        "100,000 threads: get_feedback {filePath} (p50 / p99; verdict on p99)",
+        "≤ 1 ms",
+        format!("{} / {}", fmt(one_file.median), fmt(one_file.p99)),
+        one_file.p99 <= Duration::from_millis(1),
+    );
+}
+
+/// A file of unique lines; thread `k` sits on line `2k + 1`.
+fn many_file_text(f: usize) -> String {
+    let mut text = format!("fn file_{f}() -> u64 {{\n");
+    for l in 1..LINES_PER_FILE - 1 {
+        text.push_str(&format!("    let v{l} = compute({f}, {l}); // file {f}, line {l}\n"));
+    }
+    text.push_str("}\n");
+    text
+}
+
+/// The byte range of 0-based lines `first..=last`, without the last newline.
+fn whole_lines(text: &str, first: usize, last: usize) -> Range<usize> {
+    let mut starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+    let start = starts.nth(first).expect("the line exists");
+    let after = text[start..].match_indices('\n').nth(last - first).map_or(text.len(), |(i, _)| start + i);
+    start..after
+}
+
+/// A thread as `parley export` writes it (daemon/src/store/records.rs),
+/// anchored on `range` of `text`.
+fn thread_record(repo: &Path, path: &str, text: &str, range: Range<usize>, n: u64) -> Value {
+    let anchor = capture(text, range.clone());
+    let span = span_of(text, range.clone());
+    let created = "2026-11-21T00:00:00.000Z";
+    json!({
+        "v": "1",
+        "id": uuid(n, 1),
+        "workspace": repo,
+        "path": path,
+        "start": range.start,
+        "end": range.end,
+        "quote": anchor.quote,
+        "prefix": anchor.prefix,
+        "suffix": anchor.suffix,
+        "anchored_against": "",
+        "checked_against": "",
+        "span": [span.start_line, span.end_line, span.start.bytes, span.start.utf16, span.start.chars,
+                 span.end.bytes, span.end.utf16, span.end.chars],
+        "state": "anchored",
+        "similarity": null,
+        "original_quote": anchor.quote,
+        "comments": [{
+            "id": uuid(n, 2),
+            "body": format!("Bench comment {n}: is this the right value here?"),
+            "author": "bench",
+            "created_at": created,
+        }],
+        "created_at": created,
+        "updated_at": created,
+        "resolved": false,
+    })
+}
+
+/// A deterministic id in the UUID shape thread ids must have.
+fn uuid(n: u64, kind: u64) -> String {
+    format!("{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}", n >> 16, n & 0xffff, kind, 0, n)
+}
+
+// --- one big file ------------------------------------------------------------------
+
+/// The big file's text and the ranges of its threads.
+struct BigFile {
+    text: String,
+    ranges: Vec<Range<usize>>,
+}
+
+fn big_file(report: &mut Report, sandbox: &Sandbox) -> BigFile {
+    watchdog::phase("creating 500 threads on a 20,000-line file");
+    let text = big_text(BIG_LINES);
+    let repo = sandbox.repo("big", &[("src/big.rs", &text)]);
+    let file = repo.join("src/big.rs");
+    // On every sixth function's `let` line (every 36 lines); every fifth
+    // thread spans the function's three-line body.
+    let lines: Vec<(usize, usize)> =
+        (0..BIG_THREADS).map(|k| (36 * k + 1, if k % 5 == 0 { 36 * k + 3 } else { 36 * k + 1 })).collect();
+    let ranges: Vec<Range<usize>> = lines.iter().map(|&(a, b)| whole_lines(&text, a, b)).collect();
+    let mut hub = HubClient::connect(&sandbox.socket, &repo);
+    let mut creations = Vec::new();
+    for (k, &(first, last)) in lines.iter().enumerate() {
+        let end = ranges[k].end - text[..ranges[k].end].rfind('\n').map_or(0, |i| i + 1);
+        let params = json!({
+            "path": file,
+            "range": {"start": {"line": first, "character": 0}, "end": {"line": last, "character": end}},
+            "body": format!("Thread {k}: does this still hold?"),
+            "author": "bench",
+        });
+        let started = Instant::now();
+        let thread = hub.call("feedback/create", params);
+        creations.push(started.elapsed());
+        assert_eq!(thread["thread"]["quote"].as_str(), Some(&text[ranges[k].clone()]), "thread {k} on its text");
+    }
+    drop(hub);
+
+    watchdog::phase("re-anchoring after edits");
+    let mut agent = LineChild::spawn(shim_command(sandbox, &repo));
+    agent.handshake();
+    let get = Call::new("get_feedback", json!({ "filePath": "src/big.rs" }));
+    agent.call_value(&get);
+    // The file unchanged: listing 500 threads, nothing to re-anchor.
+    let mut unchanged = Vec::new();
+    for _ in 0..20 {
+        unchanged.push(agent.call_ok(&get));
+    }
+    let mut current = text.clone();
+    let mut after_insert = Vec::new();
+    let mut states = Vec::new();
+    let budget = Instant::now() + Duration::from_secs(60);
+    for round in 0..BIG_ROUNDS {
+        if Instant::now() > budget {
+            break;
+        }
+        // Three new lines near the top: every thread below moves.
+        let at = whole_lines(&current, 5 + round, 5 + round).start;
+        current.insert_str(at, &format!("// inserted in round {round}\n// a second line\n\n"));
+        std::fs::write(&file, &current).expect("edit the big file");
+        let started = Instant::now();
+        let answer = agent.call_value(&get);
+        after_insert.push(started.elapsed());
+        states.push(state_counts(&answer));
+        // The watcher re-checks the file 75 ms after the write; let it pass
+        // (it finds the file already checked) so rounds do not overlap.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    agent.close();
+    let anchored_everywhere = states.iter().all(|s| s.0 == BIG_THREADS);
+
+    let (creations, unchanged, after_insert) = (Stats::of(creations), Stats::of(unchanged), Stats::of(after_insert));
+    println!("\n## {BIG_THREADS} threads on a {BIG_LINES}-line file ({} bytes)", text.len());
+    println!("{}", Stats::header());
+    println!("{}", creations.row("feedback/create over the hub (each is stored durably)"));
+    println!("{}", unchanged.row("get_feedback {filePath}, file unchanged (listing only)"));
+    println!("{}", after_insert.row("get_feedback {filePath} after inserting 3 lines near the top"));
+    let (a, o) = states.last().copied().unwrap_or_default();
+    println!("states after the last edit: {a} anchored, {o} other");
+    report.row(
+        "re-anchor a 20,000-line file with 500 threads after an edit: the next get_feedback (median / max)",
+        "≤ 20 ms",
+        format!("{} / {} (listing alone: {})", fmt(after_insert.median), fmt(after_insert.max), fmt(unchanged.median)),
+        after_insert.median <= Duration::from_millis(20) && anchored_everywhere,
+    );
+    BigFile { text, ranges }
+}
+
+/// (anchored, other) thread counts of a get_feedback answer.
+fn state_counts(answer: &Value) -> (usize, usize) {
+    let threads = answer["result"]["structuredContent"]["threads"].as_array().expect("threads");
+    let anchored = threads.iter().filter(|t| t["state"] == json!("anchored")).count();
+    (anchored, threads.len() - anchored)
+}
+
+/// Functions of five lines and a blank one, every line different.
+fn big_text(lines: usize) -> String {
+    let mut text = String::new();
+    for n in 0..lines {
+        let i = n / 6;
+        let line = match n % 6 {
+            0 => format!("pub fn function_{i}(input: &str) -> usize {{"),
+            1 => format!("    let mut total = {i};"),
+            2 => format!("    for c in input.chars() {{ total += c as usize * {}; }}", i % 7 + 1),
+            3 => format!("    total // ends function_{i}"),
+            4 => "}".to_owned(),
+            _ => String::new(),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
+}
+
+// --- in process ----------------------------------------------------------------------
+
+/// The daemon's re-anchoring functions on the same file and edit, without IO.
+fn in_process(report: &mut Report, big: &BigFile) {
+    watchdog::phase("in-process re-anchoring");
+    let old = big.text.as_str();
+    let anchors: Vec<_> = big.ranges.iter().map(|r| capture(old, r.clone())).collect();
+    let mut new = old.to_owned();
+    new.insert_str(whole_lines(old, 5, 5).start, "// inserted\n// a second line\n\n");
+    let (mut reanchor_only, mut with_positions, mut without_snapshot) = (Vec::new(), Vec::new(), Vec::new());
+    let mut found = 0;
+    for _ in 0..IN_PROCESS_ROUNDS {
+        let started = Instant::now();
+        let reanchorer = Reanchorer::new(Some(old), &new);
+        found = anchors.iter().filter(|a| reanchorer.reanchor(a).range.is_some()).count();
+        reanchor_only.push(started.elapsed());
+
+        // What feedback::recheck adds per thread: a new anchor and its span.
+        let started = Instant::now();
+        let reanchorer = Reanchorer::new(Some(old), &new);
+        for anchor in &anchors {
+            if let Some(range) = reanchorer.reanchor(anchor).range {
+                std::hint::black_box(capture(&new, range.clone()));
+                std::hint::black_box(span_of(&new, range));
+            }
+        }
+        with_positions.push(started.elapsed());
+
+        let started = Instant::now();
+        let reanchorer = Reanchorer::new(None, &new);
+        for anchor in &anchors {
+            std::hint::black_box(reanchorer.reanchor(anchor));
+        }
+        without_snapshot.push(started.elapsed());
+    }
+    let (reanchor_only, with_positions, without_snapshot) =
+        (Stats::of(reanchor_only), Stats::of(with_positions), Stats::of(without_snapshot));
+    println!(
+        "\n## in process: {BIG_THREADS} anchors, {BIG_LINES}-line file, 3 lines inserted near the top ({found} found)"
+    );
+    println!("{}", Stats::header());
+    println!("{}", reanchor_only.row("Reanchorer (line diff) + reanchor × 500"));
+    println!("{}", with_positions.row("… + capture + span_of per thread (as feedback::recheck)"));
+    println!("{}", without_snapshot.row("Reanchorer without the old text (no snapshot)"));
+    report.info(
+        "in-process: the same re-anchoring (median; with capture and span_of per thread)",
+        format!("{} ({})", fmt(reanchor_only.median), fmt(with_positions.median)),
+    );
+}
+
+// --- clients and processes -------------------------------------------------------------
+
+/// A blocking hub client with role `cli`.
+struct HubClient {
+    stream: UnixStream,
+    reader: BufReader<UnixStream>,
+    next_id: i64,
+}
+
+impl HubClient {
+    fn connect(socket: &Path, cwd: &Path) -> HubClient {
+        let hello = Hello {
+            protocol: parley_protocol::PROTOCOL_VERSION,
+            role: Role::Cli,
+            client: ClientInfo { name: "parley-bench".into(), version: "bench".into() },
+            pid: Some(std::process::id()),
+            cwd: Some(cwd.to_owned()),
+            workspaces: vec![cwd.to_owned()],
+            editor_id: None,
+            position_encoding: PositionEncoding::Utf8,
+        };
+        let stream = UnixStream::connect(socket).expect("connect to the daemon");
+        let reader = BufReader::new(stream.try_clone().expect("clone the socket"));
+        let mut client = HubClient { stream, reader, next_id: 0 };
+        client.call("hello", serde_json::to_value(&hello).expect("hello serializes"));
+        client
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.stream.write_all(&to_line(&Request::new(Id::Number(id), method, params))).expect("send to the daemon");
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.reader.read_line(&mut line).expect("read from the daemon");
+            assert!(n > 0, "the daemon closed the connection during {method}");
+            let message: Value = serde_json::from_str(&line).expect("the daemon sends JSON");
+            if message["id"] == json!(id) {
+                assert!(message.get("error").is_none(), "{method} failed: {line}");
+                return message["result"].clone();
+            }
+        }
+    }
+}
+
+/// Starts the daemon with its default log level (the harness's is `debug`).
+fn start_daemon(sandbox: &Sandbox) -> DaemonProcess {
+    let log = std::fs::File::create(sandbox.dir.path().join("daemon.log")).expect("daemon log file");
+    let child = sandbox
+        .command("parley")
+        .env_remove("PARLEY_LOG")
+        .arg("daemon")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start parley daemon");
+    watchdog::guard(child.id());
+    let daemon = DaemonProcess { child };
+    sandbox.wait_for_socket();
+    daemon
+}
+
+fn shim_command(sandbox: &Sandbox, cwd: &Path) -> Command {
+    let mut command = sandbox.command("parley-mcp");
+    command.env_remove("PARLEY_LOG").current_dir(cwd);
+    command
+}
+
+/// A prepared `tools/call`; the id is spliced in per call.
+struct Call {
+    tail: String,
+}
+
+impl Call {
+    fn new(tool: &str, arguments: Value) -> Call {
+        let params = json!({ "name": tool, "arguments": arguments });
+        Call { tail: format!(r#","method":"tools/call","params":{params}}}"#) }
+    }
+
+    fn line(&self, id: u64) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":{id}{}"#, self.tail) + "\n"
+    }
+}
+
+/// A server child driven by newline-delimited JSON-RPC over its stdio.
+struct LineChild {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+    buf: String,
+    next_id: u64,
+}
+
+impl LineChild {
+    fn spawn(mut command: Command) -> LineChild {
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
+        let mut child = command.spawn().expect("spawn server");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        LineChild { child, stdin, stdout, buf: String::new(), next_id: 1 }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.stdin.as_mut().expect("stdin open").write_all(line.as_bytes()).expect("write to server");
+    }
+
+    fn recv(&mut self) -> Option<&str> {
+        self.buf.clear();
+        match self.stdout.read_line(&mut self.buf) {
+            Ok(0) | Err(_) => None,
+            Ok(_) => Some(&self.buf),
+        }
+    }
+
+    fn handshake(&mut self) {
+        self.send(
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\
+             \"capabilities\":{},\"clientInfo\":{\"name\":\"parley-bench\",\"version\":\"1\"}}}\n",
+        );
+        let line = self.recv().expect("an answer to initialize");
+        assert!(line.contains("\"protocolVersion\""), "initialize failed: {line}");
+        self.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    }
+
+    /// One call's round-trip time and whether it succeeded.
+    fn call(&mut self, call: &Call) -> Option<(Duration, bool)> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let line = call.line(id);
+        let sent = Instant::now();
+        self.send(&line);
+        loop {
+            let answer = self.recv()?;
+            if response_id(answer) == Some(id) {
+                let took = sent.elapsed();
+                return Some((took, !answer.contains("\"error\":{") && !answer.contains("\"isError\":true")));
+            }
+        }
+    }
+
+    /// One call that must succeed; its round-trip time.
+    fn call_ok(&mut self, call: &Call) -> Duration {
+        let (took, ok) = self.call(call).expect("the server answers");
+        assert!(ok, "the call failed: {}", self.buf);
+        took
+    }
+
+    /// One call, its answer parsed.
+    fn call_value(&mut self, call: &Call) -> Value {
+        self.call_ok(call);
+        let value: Value = serde_json::from_str(&self.buf).expect("the answer is JSON");
+        assert_ne!(value["result"]["isError"], json!(true), "the tool failed: {value}");
+        value
+    }
+
+    /// Closes stdin and waits (boundedly) for the server to exit.
+    fn close(mut self) {
+        self.stdin = None;
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+impl Drop for LineChild {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The top-level numeric id of a response line (the first `"id":` in it).
+fn response_id(line: &str) -> Option<u64> {
+    let digits = &line[line.find("\"id\":")? + 5..];
+    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+    digits[..end].parse().ok()
+}
+
+// --- reporting -----------------------------------------------------------------------
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS is in /proc/<pid>/status")
+}
+
+fn kib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Stats {
+    n: usize,
+    median: Duration,
+    p90: Duration,
+    p99: Duration,
+    max: Duration,
+}
+
+impl Stats {
+    fn of(mut samples: Vec<Duration>) -> Stats {
+        assert!(!samples.is_empty(), "no samples were taken");
+        samples.sort_unstable();
+        let at = |p: f64| samples[((p / 100.0 * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1];
+        Stats { n: samples.len(), median: at(50.0), p90: at(90.0), p99: at(99.0), max: at(100.0) }
+    }
+
+    fn header() -> &'static str {
+        "| what | n | p50 | p90 | p99 | max |\n| --- | --- | --- | --- | --- | --- |"
+    }
+
+    fn row(&self, what: &str) -> String {
+        format!(
+            "| {what} | {} | {} | {} | {} | {} |",
+            self.n,
+            fmt(self.median),
+            fmt(self.p90),
+            fmt(self.p99),
+            fmt(self.max)
+        )
+    }
+}
+
+fn fmt(d: Duration) -> String {
+    let micros = d.as_secs_f64() * 1e6;
+    if micros < 1000.0 { format!("{micros:.1} µs") } else { format!("{:.2} ms", micros / 1000.0) }
+}
+
+#[derive(Default)]
+struct Report {
+    rows: Vec<[String; 4]>,
+}
+
+impl Report {
+    fn row(&mut self, what: &str, target: &str, measured: String, met: bool) {
+        let verdict = if met { "met" } else { "**not met**" };
+        self.rows.push([what.to_owned(), target.to_owned(), measured, verdict.to_owned()]);
+    }
+
+    /// A figure without a target of its own.
+    fn info(&mut self, what: &str, measured: String) {
+        self.rows.push([what.to_owned(), "—".to_owned(), measured, "—".to_owned()]);
+    }
+
+    fn print(&self) {
+        println!("\n## feedback bench: DESIGN §9 targets");
+        println!("{}", machine());
+        println!("| what | target | measured | verdict |");
+        println!("| --- | --- | --- | --- |");
+        for [what, target, measured, verdict] in &self.rows {
+            println!("| {what} | {target} | {measured} | {verdict} |");
+        }
+    }
+}
+
+/// nproc, CPU model and date, for the report.
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mut cpuinfo = String::new();
+    let _ = std::fs::File::open("/proc/cpuinfo").and_then(|mut f| f.read_to_string(&mut cpuinfo));
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned()))
+        .unwrap_or_else(|| "unknown".into());
+    let date = Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    format!("machine: {cpus} CPUs ({model}); {date}\n")
+}
+
+/// Ends the run, and the daemon it started, if it overruns its time limit:
+/// the raw clients block on reads, so a stalled daemon would hang the run.
+mod watchdog {
+    use super::*;
+
+    static PHASE: Mutex<&'static str> = Mutex::new("setup");
+    static PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+    pub fn start(limit: Duration) {
+        std::thread::spawn(move || {
+            std::thread::sleep(limit);
+            let phase = *PHASE.lock().unwrap_or_else(|e| e.into_inner());
+            eprintln!("the bench ran over {limit:?} (stalled during {phase}); stopping");
+            for pid in PIDS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+            }
+            std::process::exit(2);
+        });
+    }
+
+    pub fn phase(name: &'static str) {
+        *PHASE.lock().unwrap_or_else(|e| e.into_inner()) = name;
+        println!("\n… {name}");
+    }
+
+    /// A process to kill if the watchdog fires.
+    pub fn guard(pid: u32) {
+        PIDS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+    }
+}
