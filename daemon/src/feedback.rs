@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::anchor::{self, Anchor, AnchorState, Reanchorer};
+use crate::position::LineIndex;
 use parley_protocol::hello::PositionEncoding;
 
 /// Where a thread is, as lines and columns of the text it was last found in.
@@ -112,9 +113,9 @@ pub struct Thread {
     pub resolved: bool,
 }
 
-/// The span of `range` in `text`.
-pub fn span_of(text: &str, range: std::ops::Range<usize>) -> Span {
-    let index = crate::position::LineIndex::new(text);
+/// The span of `range` in the text `index` is of. The index is built once
+/// per text: building it scans the whole file.
+pub fn span_of(index: &LineIndex<'_>, range: std::ops::Range<usize>) -> Span {
     let columns = |offset: usize| {
         let p8 = index.position(offset, PositionEncoding::Utf8);
         let p16 = index.position(offset, PositionEncoding::Utf16);
@@ -135,11 +136,12 @@ pub enum Change {
     Moved,
 }
 
-/// Re-anchors `thread` against `new_text` (whose hash is `new_hash`).
-/// `reanchorer` was made from the snapshot `thread.anchored_against` names
-/// (when known) and `new_text`; threads sharing a snapshot share it, so the
-/// file is diffed once.
-pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, new_text: &str, new_hash: &str) -> Change {
+/// Re-anchors `thread` against the new text `index` is of (whose hash is
+/// `new_hash`). `reanchorer` was made from the snapshot
+/// `thread.anchored_against` names (when known) and the new text; threads
+/// sharing a snapshot share it, so the file is diffed (and indexed) once.
+pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineIndex<'_>, new_hash: &str) -> Change {
+    let new_text = index.text();
     let before = (thread.state, thread.span);
     let found = reanchorer.reanchor(&thread.anchor);
     match (found.state, found.range) {
@@ -147,7 +149,7 @@ pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, new_text: &str,
         (state, Some(range)) => {
             thread.anchor = anchor::capture(new_text, range.clone());
             thread.anchored_against = new_hash.to_owned();
-            thread.span = span_of(new_text, range);
+            thread.span = span_of(index, range);
             thread.state = if thread.anchor.quote == thread.original_quote {
                 match state {
                     AnchorState::Moved => ThreadState::Moved,
@@ -290,7 +292,7 @@ mod tests {
     fn spans_count_columns_three_ways() {
         let text = "aé𝄞 x\nnext";
         let start = text.find('x').expect("x");
-        let span = span_of(text, start..text.len());
+        let span = span_of(&LineIndex::new(text), start..text.len());
         assert_eq!((span.start_line, span.end_line), (0, 1));
         assert_eq!(span.start, Columns { bytes: 8, utf16: 5, chars: 4 });
         assert_eq!(span.end, Columns { bytes: 4, utf16: 4, chars: 4 });
@@ -306,14 +308,14 @@ mod tests {
         t.original_quote = t.anchor.quote.clone();
         t.anchored_against = "old".into();
         let new = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x.saturating_add(1)\n}\n";
-        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(old), new), new, "new"), Change::Moved);
+        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(old), new), &LineIndex::new(new), "new"), Change::Moved);
         assert!(matches!(t.state, ThreadState::Modified(s) if s > 0.4 && s < 1.0), "{:?}", t.state);
         assert_eq!(t.anchored_against, "new");
         // Checking the same text again changes nothing and stays modified.
-        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(new), new), new, "new"), Change::None);
+        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(new), new), &LineIndex::new(new), "new"), Change::None);
         assert!(matches!(t.state, ThreadState::Modified(_)));
         // Restoring the original text brings it back to anchored.
-        recheck(&mut t, &Reanchorer::new(Some(new), old), old, "old");
+        recheck(&mut t, &Reanchorer::new(Some(new), old), &LineIndex::new(old), "old");
         assert_eq!(t.state, ThreadState::Anchored);
     }
 }

@@ -53,6 +53,11 @@ impl<'a> LineIndex<'a> {
         Some(end)
     }
 
+    /// The text this index is of.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
     /// How many lines the text has (a final newline does not start a new one).
     pub fn line_count(&self) -> usize {
         if self.text.ends_with('\n') { self.starts.len() - 1 } else { self.starts.len() }

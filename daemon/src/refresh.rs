@@ -146,11 +146,12 @@ fn recheck_all(
         by_snapshot.entry(thread.anchored_against.clone()).or_default().push(thread);
     }
     let mut anchored_here = false;
+    let index = LineIndex::new(text);
     for (snapshot, group) in by_snapshot {
         let old = store.snapshot(&snapshot).map_err(|e| e.to_string())?;
         let reanchorer = Reanchorer::new(old.as_deref(), text);
         for mut thread in group {
-            let _: Change = feedback::recheck(&mut thread, &reanchorer, text, new_hash);
+            let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
             anchored_here |= thread.anchored_against == new_hash;
             updates.push(thread);
         }
@@ -231,7 +232,7 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         workspace,
         path: relative,
         original_quote: anchor.quote.clone(),
-        span: feedback::span_of(&text, start..end),
+        span: feedback::span_of(&index, start..end),
         anchor,
         anchored_against: file_hash.clone(),
         checked_against: file_hash,

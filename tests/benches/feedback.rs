@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use parley_daemon::anchor::{Reanchorer, capture};
 use parley_daemon::feedback::span_of;
+use parley_daemon::position::LineIndex;
 use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
 use parley_protocol::jsonrpc::{Id, Request, to_line};
 use parley_tests::{DaemonProcess, Sandbox, bin};
@@ -238,7 +239,7 @@ fn whole_lines(text: &str, first: usize, last: usize) -> Range<usize> {
 /// anchored on `range` of `text`.
 fn thread_record(repo: &Path, path: &str, text: &str, range: Range<usize>, n: u64) -> Value {
     let anchor = capture(text, range.clone());
-    let span = span_of(text, range.clone());
+    let span = span_of(&LineIndex::new(text), range.clone());
     let created = "2026-11-21T00:00:00.000Z";
     json!({
         "v": "1",
@@ -405,10 +406,11 @@ fn in_process(report: &mut Report, big: &BigFile) {
         // What feedback::recheck adds per thread: a new anchor and its span.
         let started = Instant::now();
         let reanchorer = Reanchorer::new(Some(old), &new);
+        let index = LineIndex::new(&new);
         for anchor in &anchors {
             if let Some(range) = reanchorer.reanchor(anchor).range {
                 std::hint::black_box(capture(&new, range.clone()));
-                std::hint::black_box(span_of(&new, range));
+                std::hint::black_box(span_of(&index, range));
             }
         }
         with_positions.push(started.elapsed());

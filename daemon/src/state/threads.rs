@@ -82,7 +82,7 @@ impl State {
         if let Some(stamp) = stamp {
             self.stamps.insert(file.clone(), stamp);
         }
-        let mut dropped_snapshots = Vec::new();
+        let mut dropped_snapshots = std::collections::BTreeSet::new();
         for update in updates {
             let Some(current) = self.threads.get_mut(&update.id) else { continue };
             // Comments and resolution may have changed meanwhile: take only
@@ -96,7 +96,7 @@ impl State {
             let thread = current.clone();
             self.store.put_thread(&thread).map_err(|e| e.to_string())?;
             if old_snapshot != thread.anchored_against {
-                dropped_snapshots.push(old_snapshot);
+                dropped_snapshots.insert(old_snapshot);
             }
             if moved && !thread.resolved {
                 self.publish(file.clone(), Payload::Thread { change: "moved", thread: Box::new(thread) });
