@@ -2,7 +2,6 @@
 //! their states, and the listings and summaries agents and editors read.
 //! Pure: files are read elsewhere and their text handed in.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::anchor::{self, Anchor, AnchorState, Reanchorer};
@@ -186,21 +185,38 @@ pub struct Summary {
     pub orphaned: usize,
 }
 
-/// Summarises open threads.
-pub fn summarize<'a>(threads: impl IntoIterator<Item = &'a Thread>) -> Summary {
-    let mut summary = Summary::default();
-    let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
-    for thread in threads.into_iter().filter(|t| !t.resolved) {
-        summary.total_threads += 1;
-        summary.total_comments += thread.comments.len();
-        if thread.state.is_orphaned() {
-            summary.orphaned += 1;
+/// What one file's open threads add to a summary; kept per file by the
+/// state owner, so a summary costs per file, not per thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FileCounts {
+    pub threads: usize,
+    pub comments: usize,
+    pub orphaned: usize,
+}
+
+impl FileCounts {
+    /// The counts of a file's threads (resolved ones do not count).
+    pub fn of<'a>(threads: impl IntoIterator<Item = &'a Thread>) -> FileCounts {
+        let mut counts = FileCounts::default();
+        for thread in threads.into_iter().filter(|t| !t.resolved) {
+            counts.threads += 1;
+            counts.comments += thread.comments.len();
+            counts.orphaned += usize::from(thread.state.is_orphaned());
         }
-        *per_file.entry(thread.path.as_str()).or_default() += 1;
+        counts
     }
-    let mut files: Vec<(String, usize)> = per_file.into_iter().map(|(p, n)| (p.to_owned(), n)).collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    summary.files = files;
+}
+
+/// Summarises files (path as shown, counts).
+pub fn summarize(files: impl IntoIterator<Item = (String, FileCounts)>) -> Summary {
+    let mut summary = Summary::default();
+    for (path, counts) in files.into_iter().filter(|(_, c)| c.threads > 0) {
+        summary.total_threads += counts.threads;
+        summary.total_comments += counts.comments;
+        summary.orphaned += counts.orphaned;
+        summary.files.push((path, counts.threads));
+    }
+    summary.files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     summary
 }
 
@@ -229,6 +245,7 @@ pub fn new_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn thread(path: &str, line: u32, state: ThreadState, comments: usize) -> Thread {
         Thread {
@@ -261,12 +278,16 @@ mod tests {
             thread("c.rs", 1, ThreadState::Unreadable, 1),
             resolved,
         ];
-        let summary = summarize(&threads);
+        let mut by_file: BTreeMap<String, Vec<&Thread>> = BTreeMap::new();
+        for thread in &threads {
+            by_file.entry(thread.path.clone()).or_default().push(thread);
+        }
+        let summary = summarize(by_file.into_iter().map(|(path, ts)| (path, FileCounts::of(ts))));
         assert_eq!(summary.total_threads, 4);
         assert_eq!(summary.total_comments, 5);
         assert_eq!(summary.orphaned, 2);
         assert_eq!(summary.files, vec![("b.rs".into(), 2), ("a.rs".into(), 1), ("c.rs".into(), 1)]);
-        assert_eq!(summarize(&[]), Summary::default());
+        assert_eq!(summarize(Vec::new()), Summary::default());
     }
 
     #[test]

@@ -85,16 +85,20 @@ pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Opt
         .ask(|reply| Command::FilesToCheck { scope: scope.to_owned(), file: file.map(Path::to_owned), reply })
         .await
         .map_err(stopping)?;
+    // One pass on a blocking thread stats every file (and reads the changed
+    // ones), rather than a hand-off per file.
+    let changed = tokio::task::spawn_blocking(move || {
+        files
+            .into_iter()
+            .filter_map(|FileToCheck { file, stamp }| {
+                read_if_changed(&file, stamp.as_ref()).map(|(stamp, content)| (file, stamp, content))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| format!("reading files: {e}"))?;
     let mut changed_any = false;
-    for FileToCheck { file, stamp } in files {
-        let path = file.clone();
-        let known = stamp.clone();
-        let Some((stamp, content)) = tokio::task::spawn_blocking(move || read_if_changed(&path, known.as_ref()))
-            .await
-            .map_err(|e| format!("reading {}: {e}", file.display()))?
-        else {
-            continue;
-        };
+    for (file, stamp, content) in changed {
         let threads =
             state.ask(|reply| Command::ThreadsOfFile { file: file.clone(), reply }).await.map_err(stopping)?;
         let pending: Vec<Thread> =

@@ -297,6 +297,8 @@ struct State {
     by_file: BTreeMap<PathBuf, BTreeSet<String>>,
     /// What was last read of each file with threads.
     stamps: HashMap<PathBuf, FileStamp>,
+    /// Each file's open-thread counts, kept current as threads change.
+    counts: BTreeMap<PathBuf, crate::feedback::FileCounts>,
     /// Review sessions by id (ids sort by date, then number).
     sessions: BTreeMap<String, Session>,
     events: VecDeque<LoggedEvent>,
@@ -321,6 +323,7 @@ pub fn spawn(
         threads: HashMap::new(),
         by_file: BTreeMap::new(),
         stamps: HashMap::new(),
+        counts: BTreeMap::new(),
         sessions: sessions.into_iter().map(|s| (s.id.clone(), s)).collect(),
         events: VecDeque::with_capacity(EVENT_LOG_LEN),
         seq: 0,
@@ -451,6 +454,11 @@ impl State {
         self.stamps.clear();
         for thread in threads {
             self.index_thread(thread);
+        }
+        let files: Vec<PathBuf> = self.by_file.keys().cloned().collect();
+        self.counts.clear();
+        for file in files {
+            self.recount(&file);
         }
     }
 

@@ -56,6 +56,12 @@ impl State {
         self.threads.insert(thread.id.clone(), thread);
     }
 
+    /// Recomputes one file's counts after its threads changed.
+    pub(super) fn recount(&mut self, file: &Path) {
+        let counts = feedback::FileCounts::of(self.threads_of_file(file));
+        self.counts.insert(file.to_owned(), counts);
+    }
+
     pub(super) fn threads_of_file<'a>(&'a self, file: &Path) -> impl Iterator<Item = &'a Thread> + 'a {
         self.by_file.get(file).into_iter().flatten().filter_map(|id| self.threads.get(id))
     }
@@ -102,6 +108,7 @@ impl State {
                 self.publish(file.clone(), Payload::Thread { change: "moved", thread: Box::new(thread) });
             }
         }
+        self.recount(&file);
         for hash in dropped_snapshots {
             if !self.threads_of_file(&file).any(|t| t.anchored_against == hash) {
                 self.store.remove_snapshot(&hash).map_err(|e| e.to_string())?;
@@ -125,13 +132,20 @@ impl State {
     }
 
     pub(super) fn summary(&self, scope: &Path) -> Summary {
-        feedback::summarize(self.files_in(scope).flat_map(|(_, ids)| ids.iter().filter_map(|id| self.threads.get(id))))
+        let files = self.counts.range(scope.to_path_buf()..).take_while(|(file, _)| file.starts_with(scope)).map(
+            |(file, counts)| {
+                let shown = file.strip_prefix(scope).unwrap_or(file).to_string_lossy().replace('\\', "/");
+                (shown, *counts)
+            },
+        );
+        feedback::summarize(files)
     }
 
     pub(super) fn create_thread(&mut self, thread: Thread) -> Result<Thread, ThreadError> {
         self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
         let file = views::file_of(&thread);
         self.index_thread(thread.clone());
+        self.recount(&file);
         self.publish(file, Payload::Thread { change: "created", thread: Box::new(thread.clone()) });
         Ok(thread)
     }
@@ -163,6 +177,7 @@ impl State {
         };
         thread.updated_at = now_rfc3339();
         let thread = thread.clone();
+        self.recount(&views::file_of(&thread));
         if change == "reopened" {
             self.stamps.remove(&views::file_of(&thread));
         }
