@@ -221,18 +221,7 @@ impl ParleyMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, String> {
         let _call = self.context.shutdown.call();
-        let folder = self
-            .workspace()
-            .or_else(|| self.agent.cwd.clone())
-            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
-        let ask = crate::pipeline::ReviewAsk {
-            summary: args.summary,
-            relevant_docs: args.relevant_docs.unwrap_or_default(),
-            focus_areas: args.focus_areas.unwrap_or_default(),
-            previous_review_id: args.previous_review_id,
-            scope: args.scope,
-            folder,
-        };
+        let ask = self.review_ask(args)?;
         let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<(f64, String)>();
         let forwarder = context.meta.get_progress_token().map(|token| {
             let peer = context.peer.clone();
@@ -279,18 +268,7 @@ impl ParleyMcp {
         Parameters(args): Parameters<RequestReviewArgs>,
     ) -> Result<Json<StartedReview>, String> {
         let _call = self.context.shutdown.call();
-        let folder = self
-            .workspace()
-            .or_else(|| self.agent.cwd.clone())
-            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
-        let ask = crate::pipeline::ReviewAsk {
-            summary: args.summary,
-            relevant_docs: args.relevant_docs.unwrap_or_default(),
-            focus_areas: args.focus_areas.unwrap_or_default(),
-            previous_review_id: args.previous_review_id,
-            scope: args.scope,
-            folder,
-        };
+        let ask = self.review_ask(args)?;
         let cancel = self.context.shutdown.close.child_token();
         let prepared = crate::pipeline::prepare(&self.context.state, ask, &|_, _| {}, &cancel).await?;
         let id = prepared.session.id.clone();
@@ -580,6 +558,22 @@ impl ServerHandler for ParleyMcp {
 impl ParleyMcp {
     fn workspace(&self) -> Option<PathBuf> {
         self.agent.workspace.read().ok().and_then(|w| w.clone())
+    }
+
+    /// What a review tool's arguments ask for, in this agent's workspace.
+    fn review_ask(&self, args: RequestReviewArgs) -> Result<crate::pipeline::ReviewAsk, String> {
+        let folder = self
+            .workspace()
+            .or_else(|| self.agent.cwd.clone())
+            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
+        Ok(crate::pipeline::ReviewAsk {
+            summary: args.summary,
+            relevant_docs: args.relevant_docs.unwrap_or_default(),
+            focus_areas: args.focus_areas.unwrap_or_default(),
+            previous_review_id: args.previous_review_id,
+            scope: args.scope,
+            folder,
+        })
     }
 
     /// The git repository holding this agent's workspace.
