@@ -92,7 +92,6 @@ pub async fn prepare(
     if ask.summary.trim().is_empty() {
         return Err("summary is required: say what you were asked to do and what you did".into());
     }
-    let cancelled = || if cancel.is_cancelled() { Err("cancelled".to_owned()) } else { Ok(()) };
     progress(0.0, "finding the repository".into());
     let folder = ask.folder.clone();
     let (root, settings) = blocking(move || {
@@ -108,7 +107,7 @@ pub async fn prepare(
     };
 
     progress(1.0, "capturing the diff".into());
-    cancelled()?;
+    still_wanted(cancel)?;
     let scope = Scope::parse(ask.scope.as_deref());
     let changes = {
         let mut ignored = settings.ignored_files.clone();
@@ -126,7 +125,7 @@ pub async fn prepare(
         return Err(secrets::describe(&findings));
     }
     let docs = read_docs(&root, &ask.relevant_docs).await?;
-    cancelled()?;
+    still_wanted(cancel)?;
     let session = match previous {
         Some(session) => session,
         None => {
@@ -157,9 +156,8 @@ pub async fn review(
     cancel: &CancellationToken,
 ) -> Result<Outcome, String> {
     let Prepared { ask, root, settings, reviewer, scope, changes, docs, session } = prepared;
-    let cancelled = || if cancel.is_cancelled() { Err("cancelled".to_owned()) } else { Ok(()) };
     progress(3.0, "running the tests".into());
-    cancelled()?;
+    still_wanted(cancel)?;
     let tests = match &settings.test_command {
         Some(command) => Some(run_tests(command, &root, settings.test_timeout, cancel).await?),
         None => None,
@@ -175,7 +173,7 @@ pub async fn review(
     });
 
     progress(4.0, format!("asking the reviewer ({reviewer})"));
-    cancelled()?;
+    still_wanted(cancel)?;
     let timeout = settings.timeout;
     let tick = |elapsed: Duration| {
         let fraction = (elapsed.as_secs_f64() / timeout.as_secs_f64()).min(0.99);
@@ -255,6 +253,11 @@ async fn finish(
         }
     };
     Ok(Outcome { session, round, markdown, shown_in, audit, warnings })
+}
+
+/// Stops a round between steps once its caller has cancelled it.
+fn still_wanted(cancel: &CancellationToken) -> Result<(), String> {
+    if cancel.is_cancelled() { Err("cancelled".to_owned()) } else { Ok(()) }
 }
 
 fn no_reviewer() -> String {
