@@ -63,10 +63,30 @@ pub async fn bind(path: &Path) -> anyhow::Result<BoundSocket> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("probing existing socket {}", path.display())),
     }
-    let listener = UnixListener::bind(path).with_context(|| format!("binding {}", path.display()))?;
+    let listener = bind_private(path)?;
+    Ok(BoundSocket { listener, guard: SocketGuard { path: path.to_owned(), _lock: lock } })
+}
+
+/// Binds `path` so the socket is 0600 from the moment it exists: created
+/// under a umask that clears group and other bits (some filesystems ignore a
+/// later `chmod` on a socket), then set explicitly and checked.
+fn bind_private(path: &Path) -> anyhow::Result<UnixListener> {
+    use rustix::fs::Mode;
+    let previous = rustix::process::umask(Mode::from_raw_mode(0o177));
+    let bound = UnixListener::bind(path);
+    rustix::process::umask(previous);
+    let listener = bound.with_context(|| format!("binding {}", path.display()))?;
     fs::set_permissions(path, fs::Permissions::from_mode(0o600))
         .with_context(|| format!("making {} private", path.display()))?;
-    Ok(BoundSocket { listener, guard: SocketGuard { path: path.to_owned(), _lock: lock } })
+    let mode = fs::metadata(path).with_context(|| format!("checking {}", path.display()))?.permissions().mode();
+    if mode & 0o077 != 0 {
+        tracing::warn!(
+            "{} is mode {:o} although 0600 was asked for; its directory is private and every peer's uid is checked",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    Ok(listener)
 }
 
 async fn take_lock(path: &Path) -> anyhow::Result<File> {
