@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -93,16 +94,11 @@ pub async fn run(
         }
         drop(stdin);
     };
-    let read_out = async move {
-        let mut buf = Vec::new();
-        let _ = (&mut stdout).take(MAX_OUTPUT as u64).read_to_end(&mut buf).await;
-        buf
-    };
-    let read_err = async move {
-        let mut buf = Vec::new();
-        let _ = (&mut stderr).take(MAX_OUTPUT as u64).read_to_end(&mut buf).await;
-        buf
-    };
+    // Output is gathered as it arrives so a timeout can quote what came.
+    let out = Mutex::new(Vec::new());
+    let err = Mutex::new(Vec::new());
+    let read_out = collect(&mut stdout, &out);
+    let read_err = collect(&mut stderr, &err);
     let started = Instant::now();
     let work = async { tokio::join!(feed, read_out, read_err, child.wait()) };
     tokio::pin!(work);
@@ -111,24 +107,46 @@ pub async fn run(
     tokio::pin!(deadline);
     loop {
         tokio::select! {
-            (_, out, err, status) = &mut work => {
+            (_, _, _, status) = &mut work => {
                 let status = status.map_err(|source| RunError::Spawn { command: shown.clone(), source })?;
                 return Ok(Finished {
                     success: status.success(),
                     code: status.code(),
-                    stdout: String::from_utf8_lossy(&out).into_owned(),
-                    stderr: String::from_utf8_lossy(&err).into_owned(),
+                    stdout: String::from_utf8_lossy(&lock(&out)).into_owned(),
+                    stderr: String::from_utf8_lossy(&lock(&err)).into_owned(),
                     elapsed: started.elapsed(),
                 });
             }
             _ = ticker.tick() => tick(started.elapsed()),
             _ = &mut deadline => {
                 kill_group(group);
-                return Err(RunError::Timeout { command: shown, timeout, partial: String::new() });
+                let printed = if lock(&out).iter().any(|b| !b.is_ascii_whitespace()) { &out } else { &err };
+                let partial = String::from_utf8_lossy(&lock(printed)).into_owned();
+                return Err(RunError::Timeout { command: shown, timeout, partial });
             }
             _ = cancel.cancelled() => {
                 kill_group(group);
                 return Err(RunError::Cancelled { command: shown });
+            }
+        }
+    }
+}
+
+fn lock(buf: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
+    buf.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Reads `from` to its end (or the output cap) into `into`, a chunk at a
+/// time; the buffer is never locked across an await.
+async fn collect(from: &mut (impl tokio::io::AsyncRead + Unpin), into: &Mutex<Vec<u8>>) {
+    let mut chunk = [0u8; 8192];
+    loop {
+        match from.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let mut buf = lock(into);
+                let room = MAX_OUTPUT.saturating_sub(buf.len());
+                buf.extend_from_slice(&chunk[..n.min(room)]);
             }
         }
     }
@@ -181,13 +199,14 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let pidfile = dir.path().join("child.pid");
         // The reviewer starts a child of its own, which records its pid.
-        let line = format!("sh -c 'echo $$ > {}; exec sleep 30' & wait", pidfile.display());
+        let line = format!("echo thinking hard; sh -c 'echo $$ > {}; exec sleep 30' & wait", pidfile.display());
         let cancel = CancellationToken::new();
         let started = Instant::now();
         let err = run(&shell(&line), dir.path(), "", Duration::from_millis(500), &cancel, |_| {})
             .await
             .expect_err("times out");
         assert!(err.to_string().contains("did not finish within 0.5 s"), "{err}");
+        assert!(err.to_string().ends_with("it printed: thinking hard"), "the timeout quotes what came: {err}");
         assert!(started.elapsed() < Duration::from_secs(5));
         let pid = std::fs::read_to_string(&pidfile).expect("the child started").trim().to_owned();
         let deadline = Instant::now() + Duration::from_secs(5);

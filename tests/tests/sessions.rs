@@ -147,6 +147,7 @@ async fn reviewer_output_is_read_leniently_and_failures_are_explained() {
         ("fail", "", "exit 3"),
         ("fail", "", "authentication failed"),
         ("slow", "timeout_secs = 1\n", "did not finish within 1.0 s"),
+        ("slow", "timeout_secs = 1\n", "it printed: Reading the diff"),
     ];
     for (mode, extra, want) in cases {
         configure(&sandbox, mode, extra);
