@@ -77,7 +77,13 @@ pub async fn run(
     cancel: &CancellationToken,
 ) -> Result<Outcome, String> {
     let prepared = prepare(state, ask, progress, cancel).await?;
-    review(state, store, prepared, progress, cancel).await
+    let opened = prepared.session.rounds.is_empty().then(|| prepared.session.id.clone());
+    let outcome = review(state, store, prepared, progress, cancel).await;
+    // A session whose first round failed holds nothing worth listing.
+    if let (Err(_), Some(id)) = (&outcome, opened) {
+        state.tell(Command::DiscardEmptySession { id }).await;
+    }
+    outcome
 }
 
 /// The quick part of a round: find the repository and its config, check the
@@ -120,11 +126,20 @@ pub async fn prepare(
     };
 
     progress(2.0, "scanning for secrets".into());
-    let findings = secrets::scan_diff(&changes.diff, &settings.secret_allow_paths);
+    let docs = read_docs(&root, &ask.relevant_docs).await?;
+    let mut findings = secrets::scan_diff(&changes.diff, &settings.secret_allow_paths);
+    // The rest of the prompt leaves the machine too.
+    let allow = &settings.secret_allow_paths;
+    findings.extend(secrets::scan_text("(summary)", &ask.summary, allow));
+    for (index, area) in ask.focus_areas.iter().enumerate() {
+        findings.extend(secrets::scan_text(&format!("(focus area {})", index + 1), area, allow));
+    }
+    for (name, text) in &docs {
+        findings.extend(secrets::scan_text(name, text, allow));
+    }
     if !findings.is_empty() {
         return Err(secrets::describe(&findings));
     }
-    let docs = read_docs(&root, &ask.relevant_docs).await?;
     still_wanted(cancel)?;
     let session = match previous {
         Some(session) => session,
@@ -162,6 +177,12 @@ pub async fn review(
         Some(command) => Some(run_tests(command, &root, settings.test_timeout, cancel).await?),
         None => None,
     };
+    if let Some((_, output)) = &tests {
+        let findings = secrets::scan_text("(test output)", output, &settings.secret_allow_paths);
+        if !findings.is_empty() {
+            return Err(secrets::describe(&findings));
+        }
+    }
     let prompt = structured_review::build_prompt(&PromptInput {
         summary: ask.summary.clone(),
         docs,

@@ -1,8 +1,9 @@
-//! Finding secrets in the added lines of a diff before it leaves the machine.
+//! Finding secrets in what is about to leave the machine: the added lines of
+//! a diff, and whole texts such as a relevant document or the test output.
 //!
 //! `request_review` runs [`scan_diff`] on the diff it is about to hand to the
-//! reviewer command, and any finding aborts the review with [`describe`]'s
-//! text (DESIGN §6). Pure: no IO, no async; the rules are compiled once.
+//! reviewer command and [`scan_text`] on everything else the prompt carries,
+//! and any finding aborts the review with [`describe`]'s text (DESIGN §6). Pure: no IO, no async; the rules are compiled once.
 //! A [`Finding`] names the file, the line and the rule, never the matched
 //! text, so the error that guards a secret cannot leak it into a log, an
 //! agent's transcript or the editor.
@@ -114,6 +115,31 @@ pub fn scan_diff(diff: &str, allow_paths: &[String]) -> Vec<Finding> {
     scan.findings
 }
 
+/// Scans every line of `text`, a whole document named `name` (a relevant
+/// document, the summary, the test command's output), the way [`scan_diff`]
+/// scans added lines: `allow_paths` and the `parley:allow-secret` marker
+/// apply, and line numbers are 1-based.
+pub fn scan_text(name: &str, text: &str, allow_paths: &[String]) -> Vec<Finding> {
+    let file = FileState::named(name.to_string(), String::new(), allow_paths);
+    if file.allowed {
+        return Vec::new();
+    }
+    let mut findings = Vec::new();
+    for (index, raw) in text.split('\n').enumerate() {
+        let line = strip_ansi(raw.strip_suffix('\r').unwrap_or(raw));
+        if line.contains(ALLOW_MARKER) {
+            continue;
+        }
+        let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
+        findings.extend(scan_line(&line, !file.source).into_iter().map(|rule| Finding {
+            file: name.to_string(),
+            line: number,
+            rule,
+        }));
+    }
+    findings
+}
+
 /// Renders findings for an error message: one "file:line: rule" per line, plus a
 /// sentence saying how to proceed (remove the secret, or allow the path in .parley.toml
 /// `[secrets] allow_paths`, or mark the line with `parley:allow-secret`).
@@ -125,13 +151,13 @@ pub fn describe(findings: &[Finding]) -> String {
         1 => "a possible secret".to_string(),
         n => format!("{n} possible secrets"),
     };
-    let mut text = format!("the secret scan found {count} in the diff, so it was not sent to the reviewer:\n");
+    let mut text = format!("the secret scan found {count}, so nothing was sent to the reviewer:\n");
     for finding in findings {
         // Writing to a String cannot fail.
         let _ = writeln!(text, "{}:{}: {}", finding.file, finding.line, finding.rule);
     }
     text.push_str(
-        "remove each secret from the change (and rotate it if it was ever committed or shared); \
+        "remove each secret (and rotate it if it was ever committed or shared); \
          if one is not a secret, allow its file in .parley.toml under `[secrets] allow_paths` \
          or put `parley:allow-secret` in a comment on its line",
     );
@@ -1165,7 +1191,24 @@ mod tests {
     fn describing_nothing() {
         assert_eq!(describe(&[]), "the secret scan found nothing");
         let one = [Finding { file: "a.rs".into(), line: 3, rule: "npm-token" }];
-        assert!(describe(&one).starts_with("the secret scan found a possible secret in the diff"));
+        assert!(describe(&one).starts_with("the secret scan found a possible secret, so nothing was sent"));
+    }
+
+    #[test]
+    fn whole_texts_are_scanned_line_by_line() {
+        let doc = format!("# Deploying\n\nUse the key below.\n\nexport AWS_ACCESS_KEY_ID={AWS}\n");
+        assert_eq!(
+            scan_text("docs/deploy.md", &doc, &[]),
+            [Finding { file: "docs/deploy.md".into(), line: 5, rule: "aws-access-key-id" }]
+        );
+        assert!(scan_text("docs/deploy.md", &doc, &["docs/*.md".to_string()]).is_empty(), "allowed by path");
+        let marked = format!("export AWS_ACCESS_KEY_ID={AWS} # {ALLOW_MARKER}\n");
+        assert!(scan_text("docs/deploy.md", &marked, &[]).is_empty(), "allowed by the marker");
+        let output = format!("running 3 tests\r\n\x1b[31mGITHUB_TOKEN={GHS}\x1b[0m\r\n");
+        assert_eq!(
+            scan_text("(test output)", &output, &[]),
+            [Finding { file: "(test output)".into(), line: 2, rule: "github-token" }]
+        );
     }
 
     proptest! {

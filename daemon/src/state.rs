@@ -220,6 +220,11 @@ pub enum Command {
         notes: Option<String>,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
+    /// Forgets a session whose first round failed: it has no round, no
+    /// completion and nothing pending (a session with any of these stays).
+    DiscardEmptySession {
+        id: String,
+    },
     /// Marks a session's background round as running or failed (or clears it).
     SetPending {
         id: String,
@@ -444,6 +449,7 @@ impl State {
                 let _ = reply.send(self.complete_session(&id, final_status, notes));
             }
             Command::SetPending { id, pending } => self.set_pending(&id, pending),
+            Command::DiscardEmptySession { id } => self.discard_empty_session(&id),
         }
     }
 

@@ -36,6 +36,15 @@ pub enum StoreError {
     Io { context: String, source: std::io::Error },
 }
 
+/// How long opening waits for a store locked by a closing handle.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether sled failed to open because another handle holds its file lock
+/// (sled says so only in its message).
+fn is_locked(error: &sled::Error) -> bool {
+    matches!(error, sled::Error::Io(e) if e.to_string().contains("could not acquire lock"))
+}
+
 /// The daemon's store.
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -58,14 +67,23 @@ pub struct Recovery {
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`.
+    ///
+    /// sled's file lock outlives a closed store by a moment (its flusher
+    /// thread lets go last), so a lock held by someone else is retried for a
+    /// few seconds before it is reported.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let path = dir.join("store");
-        // sled 0.34 panics on some kinds of corruption instead of failing.
-        let opened = std::panic::catch_unwind(|| sled::Config::new().path(&path).open());
-        let db = match opened {
-            Ok(Ok(db)) => db,
-            Ok(Err(source)) => return Err(StoreError::Open { path, source }),
-            Err(_) => return Err(StoreError::Corrupt(path)),
+        let deadline = std::time::Instant::now() + LOCK_WAIT;
+        let db = loop {
+            // sled 0.34 panics on some kinds of corruption instead of failing.
+            match std::panic::catch_unwind(|| sled::Config::new().path(&path).open()) {
+                Ok(Ok(db)) => break db,
+                Ok(Err(source)) if is_locked(&source) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Ok(Err(source)) => return Err(StoreError::Open { path, source }),
+                Err(_) => return Err(StoreError::Corrupt(path)),
+            }
         };
         Ok(Store {
             reviews: db.open_tree("reviews")?,
@@ -212,6 +230,12 @@ impl Store {
     }
 
     /// Keeps a file text under its hash, for diffing old → new later.
+    /// Removes a session; durable after the next [`Store::flush`].
+    pub fn remove_session(&self, id: &str) -> Result<(), StoreError> {
+        self.sessions.remove(id.as_bytes())?;
+        Ok(())
+    }
+
     pub fn put_snapshot(&self, hash: &str, text: &str) -> Result<(), StoreError> {
         if !self.snapshots.contains_key(hash)? {
             self.snapshots.insert(hash, text.as_bytes())?;

@@ -157,6 +157,11 @@ async fn reviewer_output_is_read_leniently_and_failures_are_explained() {
     // The slow reviewer was killed, not left running.
     let pid = std::fs::read_to_string(repo.join(".fake-reviewer/pid")).expect("pid").trim().to_owned();
     wait_until_gone(&pid).await;
+    // Failed first rounds leave no empty sessions behind; the two reviews do stay.
+    let history = agent.call_ok("get_review_history", json!({"limit": 20})).await;
+    let summaries: Vec<&str> =
+        history["reviews"].as_array().expect("reviews").iter().filter_map(|r| r["summary"].as_str()).collect();
+    assert_eq!(summaries, ["mode envelope", "mode fenced"], "{history}");
 }
 
 /// Waits (with a deadline) until a process has exited.
@@ -187,6 +192,21 @@ async fn nothing_leaves_the_machine_when_the_diff_holds_a_secret() {
     configure(&sandbox, "good", "[secrets]\nallow_paths = [\"src/config.rs\"]\n");
     request(&agent, json!({"summary": "Add config"})).await;
     assert_eq!(prompts(&repo).len(), 1);
+    // The documents and the test output go into the prompt, so they are scanned too.
+    std::fs::write(repo.join("docs/ops.md"), "# Operations\nexport AWS_ACCESS_KEY_ID=AKIAZ7QX3M5N2PLWVKTR\n")
+        .expect("doc");
+    git(&repo, &["add", "docs/ops.md"]);
+    git(&repo, &["commit", "-qm", "ops notes"]);
+    let text =
+        agent.call_err("request_review", json!({"summary": "Add config", "relevant_docs": ["docs/ops.md"]})).await;
+    assert!(text.contains("docs/ops.md:2: aws-access-key-id"), "{text}");
+    let leaky_tests =
+        "test_command = \"echo token=AKIAZ7QX3M5N2PLWVKTR\"\n[secrets]\nallow_paths = [\"src/config.rs\"]\n";
+    configure(&sandbox, "good", leaky_tests);
+    let text = agent.call_err("request_review", json!({"summary": "Add config"})).await;
+    assert!(text.contains("(test output):1: aws-access-key-id"), "{text}");
+    assert!(!text.contains("AKIAZ7QX3M5N2PLWVKTR"), "{text}");
+    assert_eq!(prompts(&repo).len(), 1, "the reviewer never saw either");
 }
 
 #[tokio::test]

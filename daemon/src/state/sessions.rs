@@ -63,6 +63,20 @@ impl State {
         }
     }
 
+    pub(super) fn discard_empty_session(&mut self, id: &str) {
+        let empty =
+            self.sessions.get(id).is_some_and(|s| s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none());
+        if !empty {
+            return;
+        }
+        match self.store.remove_session(id) {
+            Ok(()) => {
+                self.sessions.remove(id);
+            }
+            Err(e) => tracing::warn!("cannot remove the empty session {id}: {e}"),
+        }
+    }
+
     pub(super) fn sessions_of(&self, workspace: Option<&Path>, limit: usize) -> Vec<Session> {
         self.sessions
             .values()
