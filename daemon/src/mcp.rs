@@ -3,6 +3,7 @@
 //! The only module that imports rmcp.
 
 mod feedback;
+mod schema;
 mod sessions;
 
 use std::path::{Path, PathBuf};
@@ -157,7 +158,18 @@ pub struct ParleyMcp {
 
 fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
     static ROUTER: std::sync::OnceLock<Arc<ToolRouter<ParleyMcp>>> = std::sync::OnceLock::new();
-    ROUTER.get_or_init(|| Arc::new(ParleyMcp::tool_router())).clone()
+    ROUTER
+        .get_or_init(|| {
+            let mut router = ParleyMcp::tool_router();
+            for route in router.map.values_mut() {
+                schema::make_portable(Arc::make_mut(&mut route.attr.input_schema));
+                if let Some(output) = route.attr.output_schema.as_mut() {
+                    schema::make_portable(Arc::make_mut(output));
+                }
+            }
+            Arc::new(router)
+        })
+        .clone()
 }
 
 /// Serves MCP on a connection whose hello said `mcp`, until it closes.

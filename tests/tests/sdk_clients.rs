@@ -109,6 +109,9 @@ async fn check(case: Case) {
         output.status,
     );
 
+    // Strict validators (the TypeScript SDK's ajv) read every schema without a warning.
+    assert!(!stderr.contains("unknown format"), "{}: a tool schema has a non-standard format:\n{stderr}", case.name);
+
     // The failed calls stored nothing: the one review is the first presentation.
     let workspace = repo.to_str().expect("sandbox paths are UTF-8");
     let (code, out, err) = sandbox.cli(&["review", "show", "--json", "--workspace", workspace]);
