@@ -97,7 +97,10 @@ pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Opt
     })
     .await
     .map_err(|e| format!("reading files: {e}"))?;
-    let mut changed_any = false;
+    // Re-anchoring writes derived data and is not flushed here: a read does
+    // not wait for the disk. sled writes it within half a second; after a
+    // crash before that, the next read re-anchors again (a thread whose old
+    // snapshot is gone is found without the line diff).
     for (file, stamp, content) in changed {
         let threads =
             state.ask(|reply| Command::ThreadsOfFile { file: file.clone(), reply }).await.map_err(stopping)?;
@@ -109,15 +112,11 @@ pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Opt
             tokio::task::spawn_blocking(move || recheck_all(pending, content, &new_hash, &store_for_task, true))
                 .await
                 .map_err(|e| format!("re-anchoring {}: {e}", file.display()))??;
-        changed_any |= !updates.is_empty();
         state
             .ask(|reply| Command::Rechecked { file, stamp: Some(stamp), updates, reply })
             .await
             .map_err(stopping)?
             .map_err(|e| format!("Feedback store not initialized: {e}"))?;
-    }
-    if changed_any {
-        store.flush().await.map_err(|e| format!("Feedback store not initialized: {e}"))?;
     }
     Ok(())
 }

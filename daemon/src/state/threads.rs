@@ -71,12 +71,17 @@ impl State {
         self.by_file.range(scope.to_path_buf()..).take_while(move |(file, _)| file.starts_with(scope))
     }
 
+    /// Files under `scope` (or just `file`) with open threads, and what was
+    /// last seen of each; the per-file counts say which have open threads.
     pub(super) fn files_to_check(&self, scope: &Path, file: Option<&Path>) -> Vec<FileToCheck> {
-        let wanted = |f: &Path| file.is_none_or(|only| only == f);
-        self.files_in(scope)
-            .filter(|(f, ids)| wanted(f) && ids.iter().any(|id| self.threads.get(id).is_some_and(|t| !t.resolved)))
-            .map(|(f, _)| FileToCheck { file: f.clone(), stamp: self.stamps.get(f).cloned() })
-            .collect()
+        let open = |f: &Path| self.counts.get(f).is_some_and(|c| c.threads > 0);
+        let check = |f: &PathBuf| FileToCheck { file: f.clone(), stamp: self.stamps.get(f).cloned() };
+        match file {
+            Some(file) => {
+                self.by_file.get_key_value(file).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).into_iter().collect()
+            }
+            None => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
+        }
     }
 
     pub(super) fn rechecked(
