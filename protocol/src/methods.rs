@@ -360,6 +360,8 @@ pub struct ReviewRequestParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReviewProgress {
+    /// The id of the `review/request` this is about.
+    pub request: crate::jsonrpc::Id,
     /// Steps done so far, of `total`.
     pub progress: f64,
     pub total: f64,

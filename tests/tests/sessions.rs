@@ -374,6 +374,18 @@ async fn the_cli_runs_the_same_pipeline_and_gates_on_the_verdict() {
     let (code, out, _) = run(&["sessions", "show", id]);
     assert_eq!(code, Some(0));
     assert!(out.contains("round 1") && out.contains("Again"), "{out}");
+    // Over the hub, each progress notification names the request it is about.
+    let mut window = sandbox.editor("window", &[&repo]).await;
+    let answer = window.call("review/request", json!({"workspace": repo, "summary": "Over the hub"})).await;
+    assert_eq!(answer["round"], json!(1), "{answer}");
+    let mut steps = Vec::new();
+    while let Some(event) = window.try_next_notification(Duration::from_millis(200)).await {
+        if event.method == "review/progress" {
+            assert_eq!(event.params["request"], json!("t1"), "{:?}", event.params);
+            steps.push(event.params["message"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    assert!(steps.iter().any(|s| s.starts_with("asking the reviewer")), "{steps:?}");
     let (code, _, err) = run(&["review", "request", "--summary", "x", "--scope", "staged"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("no changes in scope staged"), "{err}");

@@ -441,9 +441,14 @@ fn spawn_review(
             ),
             Ok(p) => {
                 let progress_out = own.clone();
+                let request = id.clone();
                 let progress = move |step: f64, message: String| {
-                    let params =
-                        to_value(wire::ReviewProgress { progress: step, total: crate::pipeline::STEPS, message });
+                    let params = to_value(wire::ReviewProgress {
+                        request: request.clone(),
+                        progress: step,
+                        total: crate::pipeline::STEPS,
+                        message,
+                    });
                     let line = to_line(&Notification::new(wire::REVIEW_PROGRESS, params));
                     let _ = progress_out.try_send(Outbound::Line(std::sync::Arc::new(line)));
                 };
