@@ -202,19 +202,26 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
             new.file.display()
         )
     };
-    let start = index.offset(new.range.start, new.encoding).ok_or_else(outside)?;
-    let end = index.offset(new.range.end, new.encoding).ok_or_else(outside)?;
+    let given = (index.offset(new.range.start, new.encoding), index.offset(new.range.end, new.encoding));
+    let (start, end) = match (&new.expected_text, given) {
+        (Some(expected), (start, end)) if start.zip(end).is_none_or(|(s, e)| text.get(s..e) != Some(expected)) => {
+            // The editor's buffer has unsaved edits: the text it quotes is
+            // looked for on disk, nearest the place it gave.
+            if expected.is_empty() {
+                return Err("select some text to comment on: the range is empty".into());
+            }
+            nearest_occurrence(&text, expected, start.unwrap_or(text.len())).ok_or_else(|| {
+                format!(
+                    "the selected text is not in {} on disk (it is unsaved there); save the file and try again",
+                    new.file.display()
+                )
+            })?
+        }
+        (_, (Some(start), Some(end))) => (start, end),
+        _ => return Err(outside()),
+    };
     if end <= start {
         return Err("select some text to comment on: the range is empty".into());
-    }
-    let quote = &text[start..end];
-    if let Some(expected) = &new.expected_text
-        && expected != quote
-    {
-        return Err(format!(
-            "the text at that range in {} on disk differs from the text given; save the file and try again",
-            new.file.display()
-        ));
     }
     let workspace = match new.workspace {
         Some(w) => w,
@@ -250,6 +257,11 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         state.ask(|reply| Command::CreateThread { thread, reply }).await.map_err(stopping)?.map_err(describe)?;
     store.flush().await.map_err(|e| format!("Feedback store not initialized: {e}"))?;
     Ok(thread)
+}
+
+/// Where `quote` occurs in `text` nearest to byte `near`, as a byte range.
+fn nearest_occurrence(text: &str, quote: &str, near: usize) -> Option<(usize, usize)> {
+    text.match_indices(quote).map(|(at, _)| at).min_by_key(|at| at.abs_diff(near)).map(|at| (at, at + quote.len()))
 }
 
 /// Words for a thread error.

@@ -224,14 +224,28 @@ async fn editors_create_threads_on_selections_and_see_them_in_unsaved_buffers() 
     let on_disk = agent.call_ok("get_feedback", json!({})).await;
     assert_eq!(threads(&on_disk)[0]["range"]["startLine"], json!(1), "the file on disk still rules");
 
-    let wrong = window
-        .request(
+    // A comment made in that unsaved buffer: its text is found on disk, a line up.
+    let from_buffer = window
+        .call(
             "feedback/create",
-            json!({"path": repo.join("src/i18n.rs"), "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 3}},
-                   "text": "fn ", "body": "x"}),
+            json!({"path": repo.join("src/i18n.rs"), "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 12}},
+                   "text": "fn main() {}", "body": "Say hello"}),
         )
         .await;
-    assert!(wrong.error.expect("refused").message.contains("differs"), "a stale buffer is not anchored");
+    assert_eq!(from_buffer["thread"]["range"]["start"], json!({"line": 1, "character": 0}), "{from_buffer}");
+    let on_disk = agent.call_ok("get_feedback", json!({"filePath": "src/i18n.rs"})).await;
+    assert_eq!(threads(&on_disk)[1]["range"]["startLine"], json!(2), "{on_disk}");
+    // Text that exists only in the buffer cannot be anchored on disk.
+    let unsaved = window
+        .request(
+            "feedback/create",
+            json!({"path": repo.join("src/i18n.rs"), "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 6}},
+                   "text": "// new", "body": "x"}),
+        )
+        .await;
+    let message = unsaved.error.expect("refused").message;
+    assert!(message.contains("not in") && message.contains("save the file"), "{message}");
+    assert_eq!(threads(&agent.call_ok("get_feedback", json!({})).await).len(), 2, "nothing was stored");
 }
 
 #[tokio::test]

@@ -329,7 +329,11 @@ async fn a_comment_made_in_nvim_reaches_the_cli_and_agents() {
     nvim.tell("resolved", Value::Null).await;
     nvim.finish().await;
     let open: Vec<Value> = cli_threads(&sandbox, &repo).into_iter().map(|t| t["quote"].clone()).collect();
-    assert_eq!(open, vec![json!("fn logout() {\n    println!(\"bye\");\n}")], "only the whole-line thread is left");
+    assert_eq!(
+        open,
+        vec![json!("    login();"), json!("fn logout() {\n    println!(\"bye\");\n}")],
+        "the whole-line thread is left, and the one made in the unsaved buffer was anchored on disk"
+    );
 }
 
 #[tokio::test]

@@ -392,9 +392,8 @@ function M.comment(opts)
   if not file then
     return fail("comment on a file: this buffer has no file on disk")
   end
-  if vim.bo[buf].modified then
-    return fail("save the file first (:w): comments are anchored to the text on disk, which differs from this buffer")
-  end
+  -- In a buffer with unsaved edits the daemon finds the selected text on
+  -- disk, nearest the selection, and refuses text only the buffer has.
   local chosen
   local s = api.nvim_buf_get_mark(buf, "<")
   local e = api.nvim_buf_get_mark(buf, ">")
