@@ -139,4 +139,51 @@ mod tests {
         let got = lines(b"0123456789\n", 10).await;
         assert_eq!(got, vec![Ok("0123456789".to_string())]);
     }
+    proptest::proptest! {
+        /// Whatever the lines and however the bytes arrive, each line comes
+        /// out whole (or as `TooLong` past the cap) and the next one follows.
+        #[test]
+        fn any_lines_in_any_chunks_come_out_whole(
+            lines_in in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40), 0..12),
+            chunk in 1usize..64,
+            max in 1usize..32,
+            final_newline in proptest::prelude::any::<bool>(),
+        ) {
+            let lines_in: Vec<Vec<u8>> =
+                lines_in.into_iter().map(|l| l.into_iter().filter(|&b| b != b'\n').collect()).collect();
+            let mut input = lines_in.join(&b'\n');
+            if final_newline && !lines_in.is_empty() {
+                input.push(b'\n');
+            }
+            let runtime = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+            let got = runtime.block_on(async {
+                let mut reader = LineReader::with_max(BufReader::with_capacity(chunk, &input[..]), max);
+                let mut out = Vec::new();
+                while let Some(next) = reader.next_line().await.transpose() {
+                    out.push(next.map_err(|e| matches!(e, LineError::TooLong)));
+                }
+                out
+            });
+            // A lone empty final line without a newline is end of input.
+            let expected_count = if !final_newline && lines_in.last().is_some_and(Vec::is_empty) {
+                lines_in.len() - 1
+            } else {
+                lines_in.len()
+            };
+            let want: Vec<Result<Vec<u8>, bool>> = lines_in[..expected_count]
+                .iter()
+                .map(|line| {
+                    let mut line = line.clone();
+                    if line.len() > max {
+                        return Err(true);
+                    }
+                    if line.last() == Some(&b'\r') {
+                        line.pop();
+                    }
+                    Ok(line)
+                })
+                .collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
 }

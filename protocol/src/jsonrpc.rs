@@ -205,6 +205,7 @@ pub fn to_line<T: Serialize>(message: &T) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     fn check(line: &str, want: Result<&str, (Option<Id>, i64)>) {
@@ -243,5 +244,46 @@ mod tests {
             String::from_utf8(line).expect("utf-8"),
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"status\",\"params\":{\"a\":\"x\\ny\"}}\n"
         );
+    }
+    proptest! {
+        /// Any bytes at all: an answer, never a panic.
+        #[test]
+        fn parse_never_panics(line in prop::collection::vec(any::<u8>(), 0..200)) {
+            let _ = Message::parse(&line);
+        }
+
+        /// Lines that look like JSON-RPC, with members of any JSON type: a
+        /// wrong version or id type is an invalid request, whatever else.
+        #[test]
+        fn odd_members_are_refused_with_an_answer(
+            id in "(null|1|-7|\"x\"|true|\\[1\\]|\\{\\}|1\\.5)",
+            method in "(\"m\"|null|1|\\[\\]|\\{\\})",
+            version in "(\"2\\.0\"|\"1\\.0\"|2|null)",
+            member in "(method|result|error|params)",
+        ) {
+            let line = format!("{{\"jsonrpc\":{version},\"id\":{id},\"{member}\":{method}}}");
+            let outcome = Message::parse(line.as_bytes());
+            let bad_id = matches!(id.as_str(), "true" | "[1]" | "{}" | "1.5");
+            if bad_id || version != "\"2.0\"" {
+                let invalid = outcome.expect_err("refused");
+                prop_assert_eq!(invalid.error.code, code::INVALID_REQUEST, "{}", line);
+                prop_assert!(!invalid.error.message.is_empty());
+            }
+        }
+
+        /// A request survives the trip through a line.
+        #[test]
+        fn requests_round_trip(
+            id in prop_oneof![
+                any::<i64>().prop_map(Id::Number),
+                ".{0,12}".prop_map(Id::String),
+            ],
+            method in "[a-z/_]{1,20}",
+            text in ".{0,30}",
+        ) {
+            let request = Request::new(id, &method, json!({"text": text}));
+            let line = to_line(&request);
+            prop_assert_eq!(Message::parse(&line[..line.len() - 1]), Ok(Message::Request(request)));
+        }
     }
 }

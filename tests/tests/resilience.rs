@@ -472,3 +472,165 @@ fn first_command(install: &std::path::Path, env: &dyn Fn(&mut tokio::process::Co
     env(&mut command);
     command
 }
+
+/// A small deterministic generator of odd JSON, so a failure can be replayed.
+struct OddJson(u64);
+
+impl OddJson {
+    fn next(&mut self) -> u64 {
+        // xorshift64
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[(self.next() % from.len() as u64) as usize]
+    }
+
+    /// Any JSON value, nested at most `depth` deep.
+    fn value(&mut self, depth: u32) -> Value {
+        match self.next() % if depth == 0 { 6 } else { 8 } {
+            0 => Value::Null,
+            1 => json!(self.next() % 2 == 0),
+            2 => json!(self.next() as i64 % 2_000_000 - 1_000_000),
+            3 => json!(-1.5e300),
+            4 => json!(self.pick(&["", "../../etc/passwd", "file:///nope", "2026-01-01-001", "\u{0}", "é𝄞", "x"])),
+            5 => json!("y".repeat((self.next() % 5000) as usize)),
+            6 => Value::Array((0..self.next() % 4).map(|_| self.value(depth - 1)).collect()),
+            _ => self.arguments(depth - 1),
+        }
+    }
+
+    /// An object whose keys are mostly the tools' real argument names.
+    fn arguments(&mut self, depth: u32) -> Value {
+        const KEYS: &[&str] = &[
+            "content",
+            "baseUri",
+            "mode",
+            "title",
+            "section",
+            "filePath",
+            "threadId",
+            "body",
+            "summary",
+            "scope",
+            "relevant_docs",
+            "focus_areas",
+            "previous_review_id",
+            "review_id",
+            "limit",
+            "final_status",
+            "notes",
+            "unknown",
+            "",
+        ];
+        let mut object = serde_json::Map::new();
+        for _ in 0..self.next() % 5 {
+            object.insert(self.pick(KEYS).to_owned(), self.value(depth));
+        }
+        Value::Object(object)
+    }
+}
+
+#[tokio::test]
+async fn odd_tool_arguments_always_get_an_answer() {
+    const TOOLS: &[&str] = &[
+        "present_review",
+        "get_selection",
+        "get_feedback",
+        "get_feedback_summary",
+        "reply_feedback",
+        "resolve_feedback",
+        "request_review",
+        "start_review",
+        "get_review_history",
+        "mark_review_complete",
+        "no_such_tool",
+    ];
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(0)).await;
+    assert!(shim.recv().await["result"]["serverInfo"].is_object());
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    let mut odd = OddJson(0x5eed_1234_abcd_0001);
+    for id in 1..=400u64 {
+        let name = odd.pick(TOOLS);
+        let arguments = if odd.next() % 10 == 0 { odd.value(2) } else { odd.arguments(2) };
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
+        shim.send(&call.to_string()).await;
+        let answer = shim.recv().await;
+        assert_eq!(answer["id"], json!(id), "{call} got {answer}");
+        let understood = answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty())
+            || answer["result"]["content"].is_array();
+        assert!(understood, "{call} got {answer}");
+    }
+    // And the daemon still serves.
+    shim.send(
+        r#"{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":{"name":"get_feedback_summary","arguments":{}}}"#,
+    )
+    .await;
+    let answer = shim.recv().await;
+    assert_eq!(answer["result"]["structuredContent"]["totalThreads"], json!(0), "{answer}");
+}
+
+#[tokio::test]
+async fn odd_hub_requests_always_get_an_answer() {
+    const METHODS: &[&str] = &[
+        "editor/focus",
+        "selection/changed",
+        "review/get",
+        "events/replay",
+        "status",
+        "feedback/list",
+        "feedback/create",
+        "feedback/reply",
+        "feedback/resolve",
+        "feedback/reopen",
+        "buffer/changed",
+        "subscribe",
+        "store/export",
+        "store/import",
+        "review/request",
+        "sessions/list",
+        "sessions/get",
+        "hello",
+        "no/such",
+    ];
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let _daemon = sandbox.start_daemon();
+    let (mut reader, mut writer) = raw_connection(&sandbox).await;
+    let hello = json!({"jsonrpc":"2.0","id":0,"method":"hello","params":{"protocol":1,"role":"editor",
+        "client":{"name":"fuzz","version":"0"},"workspaces":[repo]}});
+    writer.write_all(format!("{hello}\n").as_bytes()).await.expect("write");
+    assert!(read_json(&mut reader).await.expect("hello answer")["result"]["pid"].is_number());
+    let mut odd = OddJson(0x0dd_1e5_f00d_0002);
+    for id in 1..=400u64 {
+        let method = odd.pick(METHODS);
+        let params = if odd.next() % 10 == 0 { odd.value(2) } else { odd.arguments(2) };
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        writer.write_all(format!("{request}\n").as_bytes()).await.expect("write");
+        let answer = loop {
+            let message = read_json(&mut reader).await.unwrap_or_else(|| panic!("closed after {request}"));
+            if message.get("id").is_some() && message.get("method").is_none() {
+                break message;
+            }
+        };
+        assert_eq!(answer["id"], json!(id), "{request} got {answer}");
+        let understood =
+            answer["error"]["message"].as_str().is_some_and(|m| !m.is_empty()) || answer.get("result").is_some();
+        assert!(understood, "{request} got {answer}");
+    }
+    writer.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1000,\"method\":\"status\"}\n").await.expect("write");
+    let status = loop {
+        let message = read_json(&mut reader).await.expect("status");
+        if message["id"] == json!(1000) {
+            break message;
+        }
+    };
+    assert_eq!(status["result"]["connections"]["editor"], json!(1), "{status}");
+}
