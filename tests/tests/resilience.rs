@@ -493,7 +493,7 @@ impl OddJson {
     fn value(&mut self, depth: u32) -> Value {
         match self.next() % if depth == 0 { 6 } else { 8 } {
             0 => Value::Null,
-            1 => json!(self.next() % 2 == 0),
+            1 => json!(self.next().is_multiple_of(2)),
             2 => json!(self.next() as i64 % 2_000_000 - 1_000_000),
             3 => json!(-1.5e300),
             4 => json!(self.pick(&["", "../../etc/passwd", "file:///nope", "2026-01-01-001", "\u{0}", "é𝄞", "x"])),
@@ -559,7 +559,7 @@ async fn odd_tool_arguments_always_get_an_answer() {
     let mut odd = OddJson(0x5eed_1234_abcd_0001);
     for id in 1..=400u64 {
         let name = odd.pick(TOOLS);
-        let arguments = if odd.next() % 10 == 0 { odd.value(2) } else { odd.arguments(2) };
+        let arguments = if odd.next().is_multiple_of(10) { odd.value(2) } else { odd.arguments(2) };
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
         shim.send(&call.to_string()).await;
         let answer = shim.recv().await;
@@ -608,10 +608,10 @@ async fn odd_hub_requests_always_get_an_answer() {
         "client":{"name":"fuzz","version":"0"},"workspaces":[repo]}});
     writer.write_all(format!("{hello}\n").as_bytes()).await.expect("write");
     assert!(read_json(&mut reader).await.expect("hello answer")["result"]["pid"].is_number());
-    let mut odd = OddJson(0x0dd_1e5_f00d_0002);
+    let mut odd = OddJson(0x000d_d1e5_f00d_0002);
     for id in 1..=400u64 {
         let method = odd.pick(METHODS);
-        let params = if odd.next() % 10 == 0 { odd.value(2) } else { odd.arguments(2) };
+        let params = if odd.next().is_multiple_of(10) { odd.value(2) } else { odd.arguments(2) };
         let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         writer.write_all(format!("{request}\n").as_bytes()).await.expect("write");
         let answer = loop {
