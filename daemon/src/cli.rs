@@ -3,7 +3,9 @@
 
 mod feedback;
 mod review;
+mod service;
 mod sessions;
+mod setup;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -59,6 +61,22 @@ enum Command {
     Export { file: Option<PathBuf> },
     /// Restore reviews and threads from a JSON export.
     Import { file: PathBuf },
+    /// Print the config that connects an agent host to Parley (paste it, or redirect it into the file).
+    McpConfig {
+        #[arg(value_enum)]
+        host: setup::Host,
+    },
+    /// Run the daemon at login: a systemd user service (Linux) or a launchd agent (macOS).
+    Service {
+        #[command(subcommand)]
+        command: service::ServiceCommand,
+    },
+    /// Check that everything Parley needs is in place, and say how to fix what is not.
+    Doctor {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print reviews as agents present them (a terminal stand-in for an editor).
     Watch {
         /// The folder to watch (default: the git root holding the current directory).
@@ -231,6 +249,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             FeedbackCommand::Resolve { id } => feedback::set_resolved(&id, true).await,
             FeedbackCommand::Reopen { id } => feedback::set_resolved(&id, false).await,
         },
+        Command::McpConfig { host } => setup::mcp_config(host),
+        Command::Doctor { json } => setup::doctor(json).await,
+        Command::Service { command } => service::run(command).await,
         Command::Export { file } => feedback::export(file).await,
         Command::Import { file } => feedback::import(&file).await,
     }

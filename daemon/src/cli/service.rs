@@ -1,0 +1,358 @@
+//! `parley service install|uninstall|status`: the daemon started at login, as
+//! a systemd user service on Linux or a launchd agent on macOS, running this
+//! very `parley` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Subcommand;
+
+use super::cli_opening;
+use crate::client::HubClient;
+
+#[derive(Debug, Subcommand)]
+pub enum ServiceCommand {
+    /// Start the daemon at login (and now), replacing a daemon started by hand or by an agent.
+    Install {
+        /// Write and enable the service without starting it now.
+        #[arg(long)]
+        no_start: bool,
+    },
+    /// Stop the service and remove it.
+    Uninstall,
+    /// Whether the service is installed and running.
+    Status,
+}
+
+/// Environment variables that place the socket and the store: a service
+/// installed while they are set keeps them, so it serves the same clients.
+const CARRIED_ENV: &[&str] = &["PARLEY_SOCKET", "PARLEY_DATA_DIR", "PARLEY_LOG"];
+
+const SYSTEMD_UNIT: &str = "parley.service";
+const LAUNCHD_LABEL: &str = "dev.parley.daemon";
+
+pub async fn run(command: ServiceCommand) -> anyhow::Result<i32> {
+    let manager = Manager::of_this_system()?;
+    match command {
+        ServiceCommand::Install { no_start } => install(&manager, no_start).await,
+        ServiceCommand::Uninstall => uninstall(&manager).await,
+        ServiceCommand::Status => status(&manager),
+    }
+}
+
+/// The service manager of this system and where its file for Parley goes.
+enum Manager {
+    Systemd { unit: PathBuf },
+    Launchd { plist: PathBuf },
+}
+
+impl Manager {
+    fn of_this_system() -> anyhow::Result<Manager> {
+        let dirs = directories::BaseDirs::new().context("cannot find your home directory; set HOME")?;
+        if cfg!(target_os = "macos") {
+            Ok(Manager::Launchd {
+                plist: dirs.home_dir().join("Library/LaunchAgents").join(format!("{LAUNCHD_LABEL}.plist")),
+            })
+        } else if cfg!(target_os = "linux") {
+            Ok(Manager::Systemd { unit: dirs.config_dir().join("systemd/user").join(SYSTEMD_UNIT) })
+        } else {
+            bail!("parley service supports systemd (Linux) and launchd (macOS); start `parley daemon` another way here")
+        }
+    }
+
+    fn file(&self) -> &Path {
+        match self {
+            Manager::Systemd { unit } => unit,
+            Manager::Launchd { plist } => plist,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Manager::Systemd { .. } => "systemd user service",
+            Manager::Launchd { .. } => "launchd agent",
+        }
+    }
+
+    fn contents(&self, parley: &Path) -> String {
+        let carried: Vec<(&str, String)> =
+            CARRIED_ENV.iter().filter_map(|&key| Some((key, std::env::var(key).ok()?))).collect();
+        match self {
+            Manager::Systemd { .. } => systemd_unit(parley, &carried),
+            Manager::Launchd { .. } => launchd_plist(parley, &carried),
+        }
+    }
+
+    /// The commands that load and start the service.
+    fn enable(&self, start: bool) -> Vec<Vec<String>> {
+        match self {
+            Manager::Systemd { .. } => {
+                let mut enable = vec!["systemctl", "--user", "enable"];
+                if start {
+                    enable.push("--now");
+                }
+                enable.push(SYSTEMD_UNIT);
+                vec![args(&["systemctl", "--user", "daemon-reload"]), args(&enable)]
+            }
+            // launchd starts an agent when it is bootstrapped (RunAtLoad); a
+            // later login starts it from the file.
+            Manager::Launchd { plist } if start => {
+                vec![args(&["launchctl", "bootstrap", &gui_domain(), &plist.to_string_lossy()])]
+            }
+            Manager::Launchd { .. } => Vec::new(),
+        }
+    }
+
+    fn disable(&self) -> Vec<Vec<String>> {
+        match self {
+            Manager::Systemd { .. } => vec![args(&["systemctl", "--user", "disable", "--now", SYSTEMD_UNIT])],
+            Manager::Launchd { .. } => {
+                vec![args(&["launchctl", "bootout", &format!("{}/{LAUNCHD_LABEL}", gui_domain())])]
+            }
+        }
+    }
+
+    fn after_removal(&self) -> Vec<Vec<String>> {
+        match self {
+            Manager::Systemd { .. } => vec![args(&["systemctl", "--user", "daemon-reload"])],
+            Manager::Launchd { .. } => Vec::new(),
+        }
+    }
+
+    /// What the manager says of the service: (running, its words).
+    fn state(&self) -> (bool, String) {
+        match self {
+            Manager::Systemd { .. } => {
+                let enabled = quiet(&["systemctl", "--user", "is-enabled", SYSTEMD_UNIT]);
+                let active = quiet(&["systemctl", "--user", "is-active", SYSTEMD_UNIT]);
+                (active == "active", format!("{enabled}, {active}"))
+            }
+            Manager::Launchd { .. } => {
+                let loaded = Command::new("launchctl")
+                    .args(["print", &format!("{}/{LAUNCHD_LABEL}", gui_domain())])
+                    .output()
+                    .is_ok_and(|o| o.status.success());
+                (loaded, if loaded { "loaded".into() } else { "not loaded".into() })
+            }
+        }
+    }
+}
+
+fn args(words: &[&str]) -> Vec<String> {
+    words.iter().map(|w| (*w).to_owned()).collect()
+}
+
+fn gui_domain() -> String {
+    format!("gui/{}", parley_protocol::socket::current_uid())
+}
+
+/// A command's trimmed stdout, or what went wrong, for a status line.
+fn quiet(words: &[&str]) -> String {
+    match Command::new(words[0]).args(&words[1..]).output() {
+        Ok(out) => {
+            let said = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            if said.is_empty() { String::from_utf8_lossy(&out.stderr).trim().to_owned() } else { said }
+        }
+        Err(e) => format!("cannot run {}: {e}", words[0]),
+    }
+}
+
+/// Runs each command; the first failure is an error that quotes it.
+fn run_all(commands: &[Vec<String>]) -> anyhow::Result<()> {
+    for command in commands {
+        let shown = command.join(" ");
+        let out =
+            Command::new(&command[0]).args(&command[1..]).output().with_context(|| format!("cannot run `{shown}`"))?;
+        if !out.status.success() {
+            let said = String::from_utf8_lossy(&out.stderr);
+            bail!("`{shown}` failed ({}): {}", out.status, said.trim());
+        }
+    }
+    Ok(())
+}
+
+/// systemd's quoting: a word in double quotes, with `\` and `"` escaped and
+/// `%` (a specifier) doubled.
+fn systemd_quote(word: &str) -> String {
+    format!("\"{}\"", word.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%"))
+}
+
+fn systemd_unit(parley: &Path, env: &[(&str, String)]) -> String {
+    let exe = systemd_quote(&parley.to_string_lossy());
+    let mut unit = format!(
+        "# Written by `parley service install`; `parley service uninstall` removes it.\n\
+         [Unit]\n\
+         Description=Parley daemon (reviews and feedback shared by coding agents and editors)\n\
+         \n\
+         [Service]\n\
+         Type=notify\n\
+         NotifyAccess=main\n\
+         ExecStart={exe} daemon\n\
+         ExecStop={exe} stop\n\
+         Restart=on-failure\n\
+         RestartSec=1\n"
+    );
+    for (key, value) in env {
+        unit.push_str(&format!("Environment={}\n", systemd_quote(&format!("{key}={value}"))));
+    }
+    unit.push_str("\n[Install]\nWantedBy=default.target\n");
+    unit
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn launchd_plist(parley: &Path, env: &[(&str, String)]) -> String {
+    let mut variables = String::new();
+    for (key, value) in env {
+        variables.push_str(&format!(
+            "    <key>{}</key>\n    <string>{}</string>\n",
+            xml_escape(key),
+            xml_escape(value)
+        ));
+    }
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<!-- Written by `parley service install`; `parley service uninstall` removes it. -->
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key>
+  <string>{LAUNCHD_LABEL}</string>
+  <key>ProgramArguments</key>
+  <array>
+    <string>{}</string>
+    <string>daemon</string>
+  </array>
+  <key>EnvironmentVariables</key>
+  <dict>
+{variables}  </dict>
+  <key>RunAtLoad</key>
+  <true/>
+  <key>KeepAlive</key>
+  <dict>
+    <key>SuccessfulExit</key>
+    <false/>
+  </dict>
+</dict>
+</plist>
+"#,
+        xml_escape(&parley.to_string_lossy())
+    )
+}
+
+/// Writes `text` to `path` whole: a temporary file renamed over it.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let dir = path.parent().context("the service file has no folder")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let partial = path.with_extension("partial");
+    std::fs::write(&partial, text).with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, path).with_context(|| format!("writing {}", path.display()))
+}
+
+async fn install(manager: &Manager, no_start: bool) -> anyhow::Result<i32> {
+    let parley =
+        std::env::current_exe().and_then(std::fs::canonicalize).context("cannot tell where this parley binary is")?;
+    write_atomically(manager.file(), &manager.contents(&parley))?;
+    println!("Wrote {} (runs {} daemon).", manager.file().display(), parley.display());
+    if !no_start {
+        // One daemon per socket: the service's would find this one's lock.
+        if let Some(pid) = stop_running_daemon().await? {
+            println!("Stopped the daemon that was running (pid {pid}) so the service can take over.");
+        }
+    }
+    run_all(&manager.enable(!no_start)).with_context(|| {
+        format!(
+            "the {} is written at {} but could not be enabled; enable it once its manager is reachable \
+             (for systemd: systemctl --user enable --now {SYSTEMD_UNIT})",
+            manager.name(),
+            manager.file().display()
+        )
+    })?;
+    if no_start {
+        println!("Parley will start at your next login (as a {}).", manager.name());
+        return Ok(0);
+    }
+    let pid = wait_for_daemon().await?;
+    println!("Parley runs as a {} (pid {pid}) and will start at every login.", manager.name());
+    Ok(0)
+}
+
+async fn uninstall(manager: &Manager) -> anyhow::Result<i32> {
+    if !manager.file().exists() {
+        println!("Parley is not installed as a {} (no {}).", manager.name(), manager.file().display());
+        return Ok(0);
+    }
+    run_all(&manager.disable()).with_context(|| {
+        format!("cannot stop the {}; {} is left in place", manager.name(), manager.file().display())
+    })?;
+    std::fs::remove_file(manager.file()).with_context(|| format!("removing {}", manager.file().display()))?;
+    run_all(&manager.after_removal())?;
+    println!(
+        "Removed the {} ({}); agents' parley-mcp start the daemon on demand again.",
+        manager.name(),
+        manager.file().display()
+    );
+    Ok(0)
+}
+
+fn status(manager: &Manager) -> anyhow::Result<i32> {
+    if !manager.file().exists() {
+        println!("Parley is not installed as a {}; `parley service install` does it.", manager.name());
+        return Ok(3);
+    }
+    let (running, words) = manager.state();
+    println!("Parley is installed as a {} ({}): {words}.", manager.name(), manager.file().display());
+    Ok(if running { 0 } else { 3 })
+}
+
+/// Stops a daemon that runs now; its pid, if there was one.
+async fn stop_running_daemon() -> anyhow::Result<Option<u32>> {
+    let Some(client) = HubClient::open(&cli_opening(false)).await? else {
+        return Ok(None);
+    };
+    let pid = client.hello().pid;
+    drop(client);
+    super::stop().await?;
+    Ok(Some(pid))
+}
+
+/// Waits until the service's daemon answers; its pid.
+async fn wait_for_daemon() -> anyhow::Result<u32> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(client) = HubClient::open(&cli_opening(false)).await? {
+            return Ok(client.hello().pid);
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!(
+                "the service was enabled but no daemon answered within 15 s; see `parley service status` and its logs"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unit_runs_this_binary_with_the_carried_environment() {
+        let unit = systemd_unit(Path::new("/opt/my tools/parley"), &[("PARLEY_SOCKET", "/tmp/a 100%/p.sock".into())]);
+        assert!(unit.contains("ExecStart=\"/opt/my tools/parley\" daemon\n"), "{unit}");
+        assert!(unit.contains("ExecStop=\"/opt/my tools/parley\" stop\n"), "{unit}");
+        assert!(unit.contains("Environment=\"PARLEY_SOCKET=/tmp/a 100%%/p.sock\"\n"), "{unit}");
+        assert!(unit.contains("Type=notify") && unit.ends_with("WantedBy=default.target\n"), "{unit}");
+    }
+
+    #[test]
+    fn the_plist_escapes_what_it_quotes() {
+        let plist = launchd_plist(Path::new("/Users/a&b/parley"), &[("PARLEY_LOG", "debug".into())]);
+        assert!(plist.contains("<string>/Users/a&amp;b/parley</string>"), "{plist}");
+        assert!(plist.contains("<key>PARLEY_LOG</key>\n    <string>debug</string>"), "{plist}");
+    }
+}

@@ -1,0 +1,361 @@
+//! Setting Parley up: `parley mcp-config HOST` prints what to paste into an
+//! agent host's config, and `parley doctor` checks everything Parley needs
+//! and says how to fix what is wrong.
+
+use std::path::{Path, PathBuf};
+
+use parley_protocol::socket;
+use serde::Serialize;
+use serde_json::json;
+
+use super::cli_opening;
+use crate::client::HubClient;
+use crate::config::{self, CommandLine};
+
+/// The agent hosts `mcp-config` knows.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Host {
+    /// Claude Code: `.mcp.json` in a project (or `claude mcp add`).
+    ClaudeCode,
+    /// VS Code: `.vscode/mcp.json`.
+    Vscode,
+    /// Cursor: `.cursor/mcp.json`, or `~/.cursor/mcp.json`.
+    Cursor,
+    /// Codex: `~/.codex/config.toml`.
+    Codex,
+}
+
+/// Prints the host's config on stdout (ready to redirect into the file) and
+/// where it goes on stderr.
+pub fn mcp_config(host: Host) -> anyhow::Result<i32> {
+    let (shim, found) = shim_path();
+    let command = shim.to_string_lossy().into_owned();
+    let (config, place) = match host {
+        Host::ClaudeCode => (
+            pretty(&json!({"mcpServers": {"parley": {"command": command, "args": []}}}))?,
+            format!(".mcp.json in your project, or run: claude mcp add parley -- {command}"),
+        ),
+        Host::Vscode => (
+            pretty(&json!({"servers": {"parley": {"type": "stdio", "command": command, "args": []}}}))?,
+            ".vscode/mcp.json in your workspace".to_owned(),
+        ),
+        Host::Cursor => (
+            pretty(&json!({"mcpServers": {"parley": {"command": command, "args": []}}}))?,
+            ".cursor/mcp.json in your project, or ~/.cursor/mcp.json for every project".to_owned(),
+        ),
+        Host::Codex => (
+            format!("[mcp_servers.parley]\ncommand = {}\nargs = []\n", toml_string(&command)),
+            "~/.codex/config.toml".to_owned(),
+        ),
+    };
+    print!("{config}");
+    eprintln!("parley: put this in {place}");
+    if !found {
+        eprintln!(
+            "parley: no parley-mcp beside {}; the host will look for it on its PATH (install it with `cargo install --path shim`)",
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "this parley".into())
+        );
+    }
+    Ok(0)
+}
+
+fn pretty(value: &serde_json::Value) -> anyhow::Result<String> {
+    Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
+}
+
+fn toml_string(text: &str) -> String {
+    // A JSON string is a valid TOML basic string.
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+/// `parley-mcp` beside this binary, as an absolute path, and whether it is
+/// there; otherwise the bare name, for the host's PATH.
+fn shim_path() -> (PathBuf, bool) {
+    let beside = std::env::current_exe().ok().map(|exe| exe.with_file_name("parley-mcp"));
+    match beside {
+        Some(path) if path.is_file() => (path, true),
+        _ => match find_on_path("parley-mcp") {
+            Some(path) => (path, true),
+            None => (PathBuf::from("parley-mcp"), false),
+        },
+    }
+}
+
+/// Where `program` is found: as given when it names a path, else on PATH.
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+    if program.contains('/') {
+        let path = PathBuf::from(program);
+        return runnable(&path).then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(program)).find(|p| runnable(p))
+}
+
+/// How one check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Outcome {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    name: &'static str,
+    outcome: Outcome,
+    detail: String,
+}
+
+impl Check {
+    fn new(name: &'static str, outcome: Outcome, detail: impl Into<String>) -> Check {
+        Check { name, outcome, detail: detail.into() }
+    }
+}
+
+/// Runs every check; exit code 1 when any failed.
+pub async fn doctor(json: bool) -> anyhow::Result<i32> {
+    let cwd = std::env::current_dir()?;
+    let mut checks = vec![shim_check(), socket_check()];
+    checks.push(daemon_check().await);
+    checks.push(data_dir_check());
+    checks.extend(config_checks(&cwd));
+    checks.push(git_check());
+    if let Some(check) = watch_limit_check() {
+        checks.push(check);
+    }
+    let failed = checks.iter().any(|c| c.outcome == Outcome::Fail);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&json!({ "ok": !failed, "checks": checks }))?);
+    } else {
+        for check in &checks {
+            let label = match check.outcome {
+                Outcome::Ok => "ok  ",
+                Outcome::Warn => "warn",
+                Outcome::Fail => "FAIL",
+            };
+            println!("{label}  {:<14} {}", check.name, check.detail);
+        }
+        let problems = checks.iter().filter(|c| c.outcome != Outcome::Ok).count();
+        match (failed, problems) {
+            (true, _) => println!("Parley will not work as it is: fix the FAIL lines above."),
+            (false, 0) => println!("Everything Parley needs is in place."),
+            (false, _) => println!("Parley works; the warn lines above say what would make it better."),
+        }
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+fn shim_check() -> Check {
+    let (path, found) = shim_path();
+    if !found {
+        return Check::new(
+            "parley-mcp",
+            Outcome::Fail,
+            "not found beside parley nor on PATH: agent hosts cannot start Parley; install it with `cargo install --path shim`",
+        );
+    }
+    match std::process::Command::new(&path).arg("--version").output() {
+        Ok(out) if out.status.success() => {
+            let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            let ours = format!("parley-mcp {}", parley_protocol::BUILD_VERSION);
+            if version == ours {
+                Check::new("parley-mcp", Outcome::Ok, format!("{} ({version})", path.display()))
+            } else {
+                Check::new(
+                    "parley-mcp",
+                    Outcome::Warn,
+                    format!(
+                        "{} is {version:?}, not {ours:?}: install both binaries from the same build",
+                        path.display()
+                    ),
+                )
+            }
+        }
+        Ok(out) => Check::new(
+            "parley-mcp",
+            Outcome::Warn,
+            format!(
+                "{} does not answer --version ({}): it may be an old build; reinstall it",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ),
+        Err(e) => Check::new("parley-mcp", Outcome::Fail, format!("cannot run {}: {e}", path.display())),
+    }
+}
+
+fn socket_check() -> Check {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let path = match socket::socket_path() {
+        Ok(path) => path,
+        Err(e) => return Check::new("socket", Outcome::Fail, e.to_string()),
+    };
+    let Some(dir) = path.parent() else {
+        return Check::new("socket", Outcome::Fail, format!("{} has no directory", path.display()));
+    };
+    match std::fs::metadata(dir) {
+        Err(_) => Check::new(
+            "socket",
+            Outcome::Ok,
+            format!("{} (its directory is made when the daemon starts)", path.display()),
+        ),
+        Ok(meta) if meta.uid() != socket::current_uid() => Check::new(
+            "socket",
+            Outcome::Fail,
+            format!("{} belongs to another user: set PARLEY_SOCKET to a path of your own", dir.display()),
+        ),
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => Check::new(
+            "socket",
+            Outcome::Warn,
+            format!(
+                "{} is mode {:o}; the daemon makes it 0700 when it starts",
+                dir.display(),
+                meta.permissions().mode() & 0o777
+            ),
+        ),
+        Ok(_) => Check::new("socket", Outcome::Ok, path.display().to_string()),
+    }
+}
+
+async fn daemon_check() -> Check {
+    match HubClient::open(&cli_opening(false)).await {
+        Ok(None) => Check::new(
+            "daemon",
+            Outcome::Ok,
+            "not running; an agent's parley-mcp starts it, or run `parley daemon` (or `parley service install`)",
+        ),
+        Ok(Some(client)) => {
+            let hello = client.hello();
+            if hello.version == parley_protocol::BUILD_VERSION {
+                Check::new("daemon", Outcome::Ok, format!("running, pid {}, version {}", hello.pid, hello.version))
+            } else {
+                Check::new(
+                    "daemon",
+                    Outcome::Warn,
+                    format!(
+                        "running version {} (pid {}), this parley is {}: run `parley stop`, and the next agent starts the new build",
+                        hello.version,
+                        hello.pid,
+                        parley_protocol::BUILD_VERSION
+                    ),
+                )
+            }
+        }
+        Err(e) => Check::new("daemon", Outcome::Fail, format!("{e:#}")),
+    }
+}
+
+fn data_dir_check() -> Check {
+    let dir = match config::data_dir() {
+        Ok(dir) => dir,
+        Err(e) => return Check::new("data", Outcome::Fail, format!("{e:#}")),
+    };
+    let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(Path::new("/"));
+    let probe = existing.join(format!(".parley-doctor-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Check::new("data", Outcome::Ok, dir.display().to_string())
+        }
+        Err(e) => Check::new(
+            "data",
+            Outcome::Fail,
+            format!("cannot write in {}: {e}; set PARLEY_DATA_DIR to a writable folder", existing.display()),
+        ),
+    }
+}
+
+fn config_checks(cwd: &Path) -> Vec<Check> {
+    let root = crate::git::repo_root(cwd).unwrap_or_else(|_| cwd.to_owned());
+    let settings = match config::review_settings(&root) {
+        Ok(settings) => settings,
+        Err(e) => return vec![Check::new("config", Outcome::Fail, e.to_string())],
+    };
+    let mut files: Vec<String> = config::user_config_file()
+        .into_iter()
+        .chain(std::iter::once(root.join(config::REPO_CONFIG)))
+        .filter(|f| f.is_file())
+        .map(|f| f.display().to_string())
+        .collect();
+    if files.is_empty() {
+        files.push("no config file; the defaults apply".into());
+    }
+    let mut checks = vec![Check::new("config", Outcome::Ok, files.join(", "))];
+    checks.push(match &settings.reviewer {
+        None => Check::new(
+            "reviewer",
+            Outcome::Warn,
+            format!(
+                "none configured, so request_review cannot run: add `reviewer = \"claude -p --output-format json\"` under [review] in {}",
+                config::user_config_file().unwrap_or_else(|| root.join(config::REPO_CONFIG)).display()
+            ),
+        ),
+        Some(command) => match program_of(command) {
+            Some(program) if find_on_path(&program).is_none() => Check::new(
+                "reviewer",
+                Outcome::Fail,
+                format!("`{command}`: {program} is not on PATH; install it or fix `reviewer` under [review]"),
+            ),
+            _ => Check::new("reviewer", Outcome::Ok, format!("`{command}`")),
+        },
+    });
+    checks
+}
+
+/// The program a command line runs: the first word that is not a variable
+/// assignment.
+fn program_of(command: &CommandLine) -> Option<String> {
+    match command {
+        CommandLine::Argv(argv) => argv.first().cloned(),
+        CommandLine::Shell(line) => line.split_whitespace().find(|word| !word.contains('=')).map(str::to_owned),
+    }
+}
+
+fn git_check() -> Check {
+    match std::process::Command::new("git").arg("--version").output() {
+        Ok(out) if out.status.success() => {
+            Check::new("git", Outcome::Ok, String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        }
+        _ => Check::new("git", Outcome::Fail, "git is not on PATH: review sessions need it to capture diffs"),
+    }
+}
+
+/// Linux only: how many files can be watched, which bounds how many files
+/// with threads are followed live.
+fn watch_limit_check() -> Option<Check> {
+    let text = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches").ok()?;
+    let limit: u64 = text.trim().parse().ok()?;
+    Some(if limit < 8192 {
+        Check::new(
+            "file watching",
+            Outcome::Warn,
+            format!(
+                "the inotify limit is {limit} watches; raise it (sysctl fs.inotify.max_user_watches=524288) so edits are seen live"
+            ),
+        )
+    } else {
+        Check::new("file watching", Outcome::Ok, format!("up to {limit} watched folders"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_program_of_a_command_line() {
+        let shell = |s: &str| CommandLine::Shell(s.into());
+        assert_eq!(program_of(&shell("claude -p --output-format json")).as_deref(), Some("claude"));
+        assert_eq!(program_of(&shell("NO_COLOR=1 codex exec")).as_deref(), Some("codex"));
+        assert_eq!(program_of(&CommandLine::Argv(vec!["python3".into(), "r.py".into()])).as_deref(), Some("python3"));
+        assert_eq!(program_of(&shell("   ")), None);
+    }
+
+    #[test]
+    fn toml_strings_are_quoted_and_escaped() {
+        assert_eq!(toml_string("/opt/my tools/parley-mcp"), "\"/opt/my tools/parley-mcp\"");
+        assert_eq!(toml_string("C:\\x\"y"), "\"C:\\\\x\\\"y\"");
+    }
+}

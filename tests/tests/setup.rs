@@ -1,0 +1,169 @@
+//! Setting Parley up from the command line: `parley mcp-config` gives each
+//! host a config that really starts Parley, `parley doctor` finds what is
+//! wrong and says how to fix it, and `parley service` installs the daemon as
+//! a systemd user service (through a stand-in for `systemctl`, which needs a
+//! user session bus this machine does not have).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use parley_tests::{DEADLINE, RawShim, Sandbox, bin};
+use serde_json::Value;
+
+/// Runs a command to its end, failing the test if it takes over twice the deadline.
+async fn run(command: Command) -> (i32, String, String) {
+    let mut command = tokio::process::Command::from(command);
+    command.kill_on_drop(true);
+    let output = tokio::time::timeout(DEADLINE * 2, command.output()).await;
+    let Output { status, stdout, stderr } = output.expect("the command finished in time").expect("run it");
+    (
+        status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+    )
+}
+
+async fn parley(sandbox: &Sandbox, args: &[&str]) -> (i32, String, String) {
+    let mut command = sandbox.command("parley");
+    command.args(args);
+    run(command).await
+}
+
+#[tokio::test]
+async fn mcp_config_gives_each_host_a_config_that_starts_parley() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let shim = std::fs::canonicalize(bin("parley-mcp")).expect("shim path");
+    for (host, server) in
+        [("claude-code", "/mcpServers/parley"), ("cursor", "/mcpServers/parley"), ("vscode", "/servers/parley")]
+    {
+        let (code, out, err) = parley(&sandbox, &["mcp-config", host]).await;
+        assert_eq!(code, 0, "{host}: {err}");
+        let config: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{host}: not JSON ({e}): {out}"));
+        let entry = config.pointer(server).unwrap_or_else(|| panic!("{host}: no {server} in {config}"));
+        assert_eq!(PathBuf::from(entry["command"].as_str().expect("command")), shim, "{host}");
+        assert_eq!(entry["args"], serde_json::json!([]), "{host}");
+        assert!(err.contains("put this in"), "{host}: {err}");
+    }
+    let (code, out, err) = parley(&sandbox, &["mcp-config", "codex"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("[mcp_servers.parley]\ncommand = \"{}\"\nargs = []\n", shim.display()));
+    assert!(err.contains("claude mcp add") || err.contains("config.toml"), "{err}");
+    let (code, _, err) = parley(&sandbox, &["mcp-config", "emacs"]).await;
+    assert_eq!(code, 2, "an unknown host is a usage error");
+    assert!(err.contains("claude-code") && err.contains("codex"), "the error lists the hosts: {err}");
+
+    // The configured command, started bare as a host starts it, serves MCP.
+    let mut agent = RawShim::start(&sandbox, &repo, &[]);
+    agent.send(&RawShim::initialize(1)).await;
+    assert_eq!(agent.recv().await["result"]["serverInfo"]["name"], serde_json::json!("parley"));
+    let (code, out, _) = run({
+        let mut c = Command::new(&shim);
+        c.arg("--version");
+        c
+    })
+    .await;
+    assert_eq!((code, out.trim()), (0, format!("parley-mcp {}", parley_protocol::BUILD_VERSION).as_str()));
+}
+
+#[tokio::test]
+async fn doctor_says_what_is_missing_and_how_to_fix_it() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let doctor = |args: &[&str]| {
+        let mut command = sandbox.command("parley");
+        command.current_dir(&repo).arg("doctor").args(args);
+        run(command)
+    };
+    let (code, out, _) = doctor(&[]).await;
+    assert_eq!(code, 0, "warnings alone do not fail: {out}");
+    assert!(out.contains("not running"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("warn") && l.contains("reviewer") && l.contains("[review]")), "{out}");
+
+    std::fs::write(repo.join(".parley.toml"), "[review]\nreviewer = \"no-such-reviewer-9f2 -p\"\n").expect("config");
+    let (code, out, _) = doctor(&[]).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.lines().any(|l| l.starts_with("FAIL") && l.contains("no-such-reviewer-9f2 is not on PATH")), "{out}");
+
+    std::fs::write(repo.join(".parley.toml"), "[review]\nreviewr = \"claude -p\"\n").expect("config");
+    let (code, out, _) = doctor(&[]).await;
+    assert_eq!(code, 1, "{out}");
+    assert!(out.lines().any(|l| l.starts_with("FAIL") && l.contains(".parley.toml") && l.contains("reviewr")), "{out}");
+
+    std::fs::write(repo.join(".parley.toml"), "[review]\nreviewer = [\"python3\", \"-c\", \"print(1)\"]\n")
+        .expect("config");
+    let daemon = sandbox.start_daemon();
+    let (code, out, _) = doctor(&["--json"]).await;
+    assert_eq!(code, 0, "{out}");
+    let report: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(report["ok"], serde_json::json!(true), "{report:#}");
+    let checks = report["checks"].as_array().expect("checks");
+    let check = |name: &str| checks.iter().find(|c| c["name"] == name).cloned().unwrap_or_default();
+    assert_eq!(check("daemon")["outcome"], "ok", "{report:#}");
+    assert!(check("daemon")["detail"].as_str().is_some_and(|d| d.contains(&format!("pid {}", daemon.pid()))));
+    assert_eq!(check("reviewer")["outcome"], "ok", "{report:#}");
+    assert_eq!(check("parley-mcp")["outcome"], "ok", "{report:#}");
+}
+
+/// A folder holding `systemctl`: the stand-in, recording into `log`.
+fn fake_systemctl(sandbox: &Sandbox) -> (PathBuf, PathBuf) {
+    let dir = sandbox.dir.path().join("fake-bin");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake_systemctl.sh");
+    std::os::unix::fs::symlink(script, dir.join("systemctl")).expect("link systemctl");
+    (dir, sandbox.dir.path().join("systemctl.log"))
+}
+
+#[tokio::test]
+async fn the_service_takes_over_from_a_running_daemon_and_goes_away_cleanly() {
+    let sandbox = Sandbox::new();
+    let (fake_bin, log) = fake_systemctl(&sandbox);
+    let path = format!("{}:{}", fake_bin.display(), std::env::var("PATH").unwrap_or_default());
+    let service = |args: &[&str], fail: Option<&str>| {
+        let mut command = sandbox.command("parley");
+        command.arg("service").args(args).env("PATH", &path).env("FAKE_SYSTEMCTL_LOG", &log);
+        match fail {
+            Some(message) => command.env("FAKE_SYSTEMCTL_FAIL", message),
+            None => command.env_remove("FAKE_SYSTEMCTL_FAIL"),
+        };
+        run(command)
+    };
+    let unit = sandbox.dir.path().join("config/systemd/user/parley.service");
+
+    let (code, out, _) = service(&["status"], None).await;
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("not installed"), "{out}");
+
+    let by_hand = sandbox.start_daemon();
+    let (code, out, err) = service(&["install"], None).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("Stopped the daemon that was running (pid {})", by_hand.pid())), "{out}");
+    let text = std::fs::read_to_string(&unit).expect("the unit is written");
+    let parley_bin = std::fs::canonicalize(bin("parley")).expect("parley path");
+    assert!(text.contains(&format!("ExecStart=\"{}\" daemon", parley_bin.display())), "{text}");
+    assert!(text.contains(&format!("Environment=\"PARLEY_SOCKET={}\"", sandbox.socket.display())), "{text}");
+    let calls = std::fs::read_to_string(&log).expect("systemctl was called");
+    assert_eq!(calls.lines().collect::<Vec<_>>(), ["--user daemon-reload", "--user enable --now parley.service"]);
+    // The daemon now running is the one the unit's ExecStart started.
+    let status: Value = serde_json::from_str(&parley(&sandbox, &["status", "--json"]).await.1).expect("status JSON");
+    let pid = status["pid"].as_u64().expect("a daemon runs");
+    assert_ne!(pid, u64::from(by_hand.pid()));
+    assert!(out.contains(&format!("runs as a systemd user service (pid {pid})")), "{out}");
+
+    let (code, out, _) = service(&["status"], None).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("enabled, active"), "{out}");
+
+    let (code, out, err) = service(&["uninstall"], None).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!unit.exists(), "the unit is removed");
+    let calls = std::fs::read_to_string(&log).expect("log");
+    assert!(calls.contains("--user disable --now parley.service"), "{calls}");
+    assert_eq!(parley(&sandbox, &["status"]).await.0, 3, "the service's daemon was stopped");
+
+    // Without a user session bus: the unit is written and the error says what to do.
+    let (code, _, err) = service(&["install"], Some("Failed to connect to bus: No medium found")).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("Failed to connect to bus") && err.contains("systemctl --user enable --now"), "{err}");
+    assert!(unit.exists(), "the unit is left for the user to enable");
+}
