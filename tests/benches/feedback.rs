@@ -12,17 +12,16 @@
 //! files whose anchors match the files' text (with empty `anchored_against`
 //! and `checked_against`, so the first read re-checks them all); the 500 are
 //! made one by one with `feedback/create` over the hub, as editors make them.
-//! The MCP client is the same raw line client as benches/mcp.rs's (each bench
-//! is one self-contained file). It prints a report and asserts nothing about
-//! timings; every loop is bounded in count and time, and a watchdog ends the
-//! run if anything stalls.
+//! The MCP client is the same raw line client as benches/mcp.rs's, from the
+//! toolkit the benches share (`parley_tests::bench`: statistics, report,
+//! watchdog, clients); this file keeps only what is its own. It prints a
+//! report and asserts nothing about timings; every loop is bounded in count
+//! and time, and a watchdog ends the run if anything stalls.
 
-use std::io::{BufRead, BufReader, Read as _, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use parley_daemon::anchor::{Reanchorer, capture};
@@ -30,6 +29,9 @@ use parley_daemon::feedback::span_of;
 use parley_daemon::position::LineIndex;
 use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
 use parley_protocol::jsonrpc::{Id, Request, to_line};
+use parley_tests::bench::{
+    Call, LineChild, Report, Stats, fmt_duration, fmt_kib, rss_kib, shim_command, start_daemon, watchdog,
+};
 use parley_tests::{DaemonProcess, Sandbox, bin};
 use serde_json::{Value, json};
 
@@ -51,7 +53,7 @@ const IN_PROCESS_ROUNDS: usize = 20;
 
 fn main() {
     watchdog::start(RUN_LIMIT);
-    let mut report = Report::default();
+    let mut report = Report::new("feedback");
     println!("using {} and {}", bin("parley").display(), bin("parley-mcp").display());
     let small = one_file_only();
     let sandbox = Sandbox::new();
@@ -184,35 +186,34 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProce
     println!("\n## {} threads across {FILES} files", FILES * THREADS_PER_FILE);
     println!("| step | time |");
     println!("| --- | --- |");
-    println!("| write the files and generate the threads | {} |", fmt(written));
+    println!("| write the files and generate the threads | {} |", fmt_duration(written));
     println!(
         "| `parley import` ({} files of {IMPORT_CHUNK} threads) | {} |",
         FILES * THREADS_PER_FILE / IMPORT_CHUNK,
-        fmt(imported)
-    );
-    println!("| first get_feedback_summary (re-checks every thread; {orphaned} orphaned) | {} |", fmt(first_read));
-    println!("| daemon VmRSS with the threads loaded | {} |", kib(rss_loaded));
-    println!("\n{}", Stats::header());
-    println!("{}", summaries.row("get_feedback_summary"));
-    println!(
-        "{}",
-        small.0.row(&format!("get_feedback_summary, fresh daemon with {THREADS_PER_FILE} threads in 1 file"))
+        fmt_duration(imported)
     );
     println!(
-        "{}",
-        one_file.row(&format!("get_feedback {{filePath}} ({THREADS_PER_FILE} threads, {answer_bytes} bytes)"))
+        "| first get_feedback_summary (re-checks every thread; {orphaned} orphaned) | {} |",
+        fmt_duration(first_read)
     );
-    println!("{}", small.1.row("get_feedback {filePath}, the same file in a fresh daemon with only its threads"));
+    println!("| daemon VmRSS with the threads loaded | {} |", fmt_kib(rss_loaded));
+    println!();
+    Stats::print_table(&[
+        ("get_feedback_summary", summaries),
+        (&format!("get_feedback_summary, fresh daemon with {THREADS_PER_FILE} threads in 1 file"), small.0),
+        (&format!("get_feedback {{filePath}} ({THREADS_PER_FILE} threads, {answer_bytes} bytes)"), one_file),
+        ("get_feedback {filePath}, the same file in a fresh daemon with only its threads", small.1),
+    ]);
     report.row(
         "100,000 threads: get_feedback_summary (p50 / p99; verdict on p99)",
         "≤ 5 ms",
-        format!("{} / {}", fmt(summaries.median), fmt(summaries.p99)),
+        format!("{} / {}", fmt_duration(summaries.median), fmt_duration(summaries.p99)),
         summaries.p99 <= Duration::from_millis(5),
     );
     report.row(
         "100,000 threads: get_feedback {filePath} (p50 / p99; verdict on p99)",
         "≤ 1 ms",
-        format!("{} / {}", fmt(one_file.median), fmt(one_file.p99)),
+        format!("{} / {}", fmt_duration(one_file.median), fmt_duration(one_file.p99)),
         one_file.p99 <= Duration::from_millis(1),
     );
 }
@@ -345,16 +346,22 @@ fn big_file(report: &mut Report, sandbox: &Sandbox) -> BigFile {
 
     let (creations, unchanged, after_insert) = (Stats::of(creations), Stats::of(unchanged), Stats::of(after_insert));
     println!("\n## {BIG_THREADS} threads on a {BIG_LINES}-line file ({} bytes)", text.len());
-    println!("{}", Stats::header());
-    println!("{}", creations.row("feedback/create over the hub (each is stored durably)"));
-    println!("{}", unchanged.row("get_feedback {filePath}, file unchanged (listing only)"));
-    println!("{}", after_insert.row("get_feedback {filePath} after inserting 3 lines near the top"));
+    Stats::print_table(&[
+        ("feedback/create over the hub (each is stored durably)", creations),
+        ("get_feedback {filePath}, file unchanged (listing only)", unchanged),
+        ("get_feedback {filePath} after inserting 3 lines near the top", after_insert),
+    ]);
     let (a, o) = states.last().copied().unwrap_or_default();
     println!("states after the last edit: {a} anchored, {o} other");
     report.row(
         "re-anchor a 20,000-line file with 500 threads after an edit: the next get_feedback (median / max)",
         "≤ 20 ms",
-        format!("{} / {} (listing alone: {})", fmt(after_insert.median), fmt(after_insert.max), fmt(unchanged.median)),
+        format!(
+            "{} / {} (listing alone: {})",
+            fmt_duration(after_insert.median),
+            fmt_duration(after_insert.max),
+            fmt_duration(unchanged.median)
+        ),
         after_insert.median <= Duration::from_millis(20) && anchored_everywhere,
     );
     BigFile { text, ranges }
@@ -427,17 +434,18 @@ fn in_process(report: &mut Report, big: &BigFile) {
     println!(
         "\n## in process: {BIG_THREADS} anchors, {BIG_LINES}-line file, 3 lines inserted near the top ({found} found)"
     );
-    println!("{}", Stats::header());
-    println!("{}", reanchor_only.row("Reanchorer (line diff) + reanchor × 500"));
-    println!("{}", with_positions.row("… + capture + span_of per thread (as feedback::recheck)"));
-    println!("{}", without_snapshot.row("Reanchorer without the old text (no snapshot)"));
+    Stats::print_table(&[
+        ("Reanchorer (line diff) + reanchor × 500", reanchor_only),
+        ("… + capture + span_of per thread (as feedback::recheck)", with_positions),
+        ("Reanchorer without the old text (no snapshot)", without_snapshot),
+    ]);
     report.info(
         "in-process: the same re-anchoring (median; with capture and span_of per thread)",
-        format!("{} ({})", fmt(reanchor_only.median), fmt(with_positions.median)),
+        format!("{} ({})", fmt_duration(reanchor_only.median), fmt_duration(with_positions.median)),
     );
 }
 
-// --- clients and processes -------------------------------------------------------------
+// --- the hub client -------------------------------------------------------------------
 
 /// A blocking hub client with role `cli`.
 struct HubClient {
@@ -480,273 +488,5 @@ impl HubClient {
                 return message["result"].clone();
             }
         }
-    }
-}
-
-/// Starts the daemon with its default log level (the harness's is `debug`).
-fn start_daemon(sandbox: &Sandbox) -> DaemonProcess {
-    let log = std::fs::File::create(sandbox.dir.path().join("daemon.log")).expect("daemon log file");
-    let child = sandbox
-        .command("parley")
-        .env_remove("PARLEY_LOG")
-        .arg("daemon")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("start parley daemon");
-    watchdog::guard(child.id());
-    let daemon = DaemonProcess { child };
-    sandbox.wait_for_socket();
-    daemon
-}
-
-fn shim_command(sandbox: &Sandbox, cwd: &Path) -> Command {
-    let mut command = sandbox.command("parley-mcp");
-    command.env_remove("PARLEY_LOG").current_dir(cwd);
-    command
-}
-
-/// A prepared `tools/call`; the id is spliced in per call.
-struct Call {
-    tail: String,
-}
-
-impl Call {
-    fn new(tool: &str, arguments: Value) -> Call {
-        let params = json!({ "name": tool, "arguments": arguments });
-        Call { tail: format!(r#","method":"tools/call","params":{params}}}"#) }
-    }
-
-    fn line(&self, id: u64) -> String {
-        format!(r#"{{"jsonrpc":"2.0","id":{id}{}"#, self.tail) + "\n"
-    }
-}
-
-/// A server child driven by newline-delimited JSON-RPC over its stdio.
-struct LineChild {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    buf: String,
-    next_id: u64,
-}
-
-impl LineChild {
-    fn spawn(mut command: Command) -> LineChild {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        let mut child = command.spawn().expect("spawn server");
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        LineChild { child, stdin, stdout, buf: String::new(), next_id: 1 }
-    }
-
-    fn send(&mut self, line: &str) {
-        self.stdin.as_mut().expect("stdin open").write_all(line.as_bytes()).expect("write to server");
-    }
-
-    fn recv(&mut self) -> Option<&str> {
-        self.buf.clear();
-        match self.stdout.read_line(&mut self.buf) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(&self.buf),
-        }
-    }
-
-    fn handshake(&mut self) {
-        self.send(
-            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\
-             \"capabilities\":{},\"clientInfo\":{\"name\":\"parley-bench\",\"version\":\"1\"}}}\n",
-        );
-        let line = self.recv().expect("an answer to initialize");
-        assert!(line.contains("\"protocolVersion\""), "initialize failed: {line}");
-        self.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-    }
-
-    /// One call's round-trip time and whether it succeeded.
-    fn call(&mut self, call: &Call) -> Option<(Duration, bool)> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let line = call.line(id);
-        let sent = Instant::now();
-        self.send(&line);
-        loop {
-            let answer = self.recv()?;
-            if response_id(answer) == Some(id) {
-                let took = sent.elapsed();
-                return Some((took, !answer.contains("\"error\":{") && !answer.contains("\"isError\":true")));
-            }
-        }
-    }
-
-    /// One call that must succeed; its round-trip time.
-    fn call_ok(&mut self, call: &Call) -> Duration {
-        let (took, ok) = self.call(call).expect("the server answers");
-        assert!(ok, "the call failed: {}", self.buf);
-        took
-    }
-
-    /// One call, its answer parsed.
-    fn call_value(&mut self, call: &Call) -> Value {
-        self.call_ok(call);
-        let value: Value = serde_json::from_str(&self.buf).expect("the answer is JSON");
-        assert_ne!(value["result"]["isError"], json!(true), "the tool failed: {value}");
-        value
-    }
-
-    /// Closes stdin and waits (boundedly) for the server to exit.
-    fn close(mut self) {
-        self.stdin = None;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
-
-impl Drop for LineChild {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// The top-level numeric id of a response line (the first `"id":` in it).
-fn response_id(line: &str) -> Option<u64> {
-    let digits = &line[line.find("\"id\":")? + 5..];
-    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
-    digits[..end].parse().ok()
-}
-
-// --- reporting -----------------------------------------------------------------------
-
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS is in /proc/<pid>/status")
-}
-
-fn kib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Stats {
-    n: usize,
-    median: Duration,
-    p90: Duration,
-    p99: Duration,
-    max: Duration,
-}
-
-impl Stats {
-    fn of(mut samples: Vec<Duration>) -> Stats {
-        assert!(!samples.is_empty(), "no samples were taken");
-        samples.sort_unstable();
-        let at = |p: f64| samples[((p / 100.0 * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1];
-        Stats { n: samples.len(), median: at(50.0), p90: at(90.0), p99: at(99.0), max: at(100.0) }
-    }
-
-    fn header() -> &'static str {
-        "| what | n | p50 | p90 | p99 | max |\n| --- | --- | --- | --- | --- | --- |"
-    }
-
-    fn row(&self, what: &str) -> String {
-        format!(
-            "| {what} | {} | {} | {} | {} | {} |",
-            self.n,
-            fmt(self.median),
-            fmt(self.p90),
-            fmt(self.p99),
-            fmt(self.max)
-        )
-    }
-}
-
-fn fmt(d: Duration) -> String {
-    let micros = d.as_secs_f64() * 1e6;
-    if micros < 1000.0 { format!("{micros:.1} µs") } else { format!("{:.2} ms", micros / 1000.0) }
-}
-
-#[derive(Default)]
-struct Report {
-    rows: Vec<[String; 4]>,
-}
-
-impl Report {
-    fn row(&mut self, what: &str, target: &str, measured: String, met: bool) {
-        let verdict = if met { "met" } else { "**not met**" };
-        self.rows.push([what.to_owned(), target.to_owned(), measured, verdict.to_owned()]);
-    }
-
-    /// A figure without a target of its own.
-    fn info(&mut self, what: &str, measured: String) {
-        self.rows.push([what.to_owned(), "—".to_owned(), measured, "—".to_owned()]);
-    }
-
-    fn print(&self) {
-        println!("\n## feedback bench: DESIGN §9 targets");
-        println!("{}", machine());
-        println!("| what | target | measured | verdict |");
-        println!("| --- | --- | --- | --- |");
-        for [what, target, measured, verdict] in &self.rows {
-            println!("| {what} | {target} | {measured} | {verdict} |");
-        }
-    }
-}
-
-/// nproc, CPU model and date, for the report.
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let mut cpuinfo = String::new();
-    let _ = std::fs::File::open("/proc/cpuinfo").and_then(|mut f| f.read_to_string(&mut cpuinfo));
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned()))
-        .unwrap_or_else(|| "unknown".into());
-    let date = Command::new("date")
-        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    format!("machine: {cpus} CPUs ({model}); {date}\n")
-}
-
-/// Ends the run, and the daemon it started, if it overruns its time limit:
-/// the raw clients block on reads, so a stalled daemon would hang the run.
-mod watchdog {
-    use super::*;
-
-    static PHASE: Mutex<&'static str> = Mutex::new("setup");
-    static PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-
-    pub fn start(limit: Duration) {
-        std::thread::spawn(move || {
-            std::thread::sleep(limit);
-            let phase = *PHASE.lock().unwrap_or_else(|e| e.into_inner());
-            eprintln!("the bench ran over {limit:?} (stalled during {phase}); stopping");
-            for pid in PIDS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            }
-            std::process::exit(2);
-        });
-    }
-
-    pub fn phase(name: &'static str) {
-        *PHASE.lock().unwrap_or_else(|e| e.into_inner()) = name;
-        println!("\n… {name}");
-    }
-
-    /// A process to kill if the watchdog fires.
-    pub fn guard(pid: u32) {
-        PIDS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
     }
 }

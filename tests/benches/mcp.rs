@@ -9,20 +9,25 @@
 //! ```
 //!
 //! Every server is driven by the same raw client: newline-delimited JSON-RPC
-//! over the child's stdin and stdout, one blocking thread per client. It
+//! over the child's stdin and stdout, one blocking thread per client (the
+//! `LineChild` of `parley_tests::bench`, the toolkit the benches share). It
 //! prints a report and asserts nothing about timings; every loop is bounded in
 //! count and time, and a watchdog ends the run if anything stalls.
 
-use std::io::{BufRead, BufReader, Read as _, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
 use parley_protocol::jsonrpc::{Id, Request, to_line};
+use parley_tests::bench::{
+    Call, LineChild, Report, Stats, fmt_duration, fmt_kib, initialize_line, rss_kib, shim_command, start_daemon,
+    status_kib, watchdog,
+};
 use parley_tests::{DaemonProcess, Sandbox, bin};
 use serde_json::{Value, json};
 
@@ -41,7 +46,7 @@ const COLD_STARTS: usize = 10;
 
 fn main() {
     watchdog::start(RUN_LIMIT);
-    let mut report = Report::default();
+    let mut report = Report::new("mcp");
     for name in ["parley", "parley-mcp", "echo_server"] {
         let path = bin(name);
         println!("using {}", path.display());
@@ -83,16 +88,17 @@ fn start_up(report: &mut Report, sandbox: &Sandbox, repo: &Path) {
     }
     let (shim, echo, floor) = (Stats::of(shim), Stats::of(echo), Stats::of(floor));
     println!("\n## start-up: process start → `initialize` answer ({} spawns each)", shim.n);
-    println!("{}", Stats::header());
-    println!("{}", shim.row("parley-mcp → warm daemon"));
-    println!("{}", echo.row("plain rmcp echo server"));
-    println!("{}", floor.row("floor: spawn + wait /bin/true"));
+    Stats::print_table(&[
+        ("parley-mcp → warm daemon", shim),
+        ("plain rmcp echo server", echo),
+        ("floor: spawn + wait /bin/true", floor),
+    ]);
     let ratio = shim.median.as_secs_f64() / echo.median.as_secs_f64();
     let ratio90 = shim.p90.as_secs_f64() / echo.p90.as_secs_f64();
     report.row(
         "shim: process start → first MCP answer, daemon warm (median)",
         "≤ 1.5× plain rmcp",
-        format!("{:.2}× ({} vs {}; p90 {:.2}×)", ratio, fmt(shim.median), fmt(echo.median), ratio90),
+        format!("{:.2}× ({} vs {}; p90 {:.2}×)", ratio, fmt_duration(shim.median), fmt_duration(echo.median), ratio90),
         ratio <= 1.5,
     );
 }
@@ -143,10 +149,11 @@ fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
     echo.close();
     let (parley, plain, summaries) = (Stats::of(parley), Stats::of(plain), Stats::of(summaries));
     println!("\n## tools/call round trip, one client, sequential ({} calls each, {errors} errors)", parley.n);
-    println!("{}", Stats::header());
-    println!("{}", parley.row("parley get_selection (no editor connected)"));
-    println!("{}", summaries.row("parley get_feedback_summary (empty workspace)"));
-    println!("{}", plain.row("plain rmcp echo"));
+    Stats::print_table(&[
+        ("parley get_selection (no editor connected)", parley),
+        ("parley get_feedback_summary (empty workspace)", summaries),
+        ("plain rmcp echo", plain),
+    ]);
     let message = sample["result"]["structuredContent"]["message"].as_str().unwrap_or("?").to_owned();
     println!("get_selection answered: {message:?}");
     let per_call = |i: usize, calls: usize| ticks_to_micros(cpu_after[i] - cpu_before[i]) / calls as f64;
@@ -161,13 +168,13 @@ fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
     report.row(
         "tools/call round trip p50 (get_selection vs echo)",
         "≤ 2× plain rmcp",
-        format!("{p50:.2}× ({} vs {})", fmt(parley.median), fmt(plain.median)),
+        format!("{p50:.2}× ({} vs {})", fmt_duration(parley.median), fmt_duration(plain.median)),
         p50 <= 2.0 && errors == 0,
     );
     report.row(
         "tools/call round trip p99 (get_selection vs echo)",
         "≤ 4× plain rmcp",
-        format!("{p99:.2}× ({} vs {})", fmt(parley.p99), fmt(plain.p99)),
+        format!("{p99:.2}× ({} vs {})", fmt_duration(parley.p99), fmt_duration(plain.p99)),
         p99 <= 4.0 && errors == 0,
     );
 }
@@ -188,8 +195,8 @@ fn many_agents(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
             load.errors,
             load.wall.as_secs_f64(),
             load.rate(),
-            fmt(load.latency.median),
-            fmt(load.latency.p99),
+            fmt_duration(load.latency.median),
+            fmt_duration(load.latency.p99),
             per_call(load.client_ticks),
             per_call(load.server_ticks),
             per_call(load.daemon_ticks),
@@ -363,14 +370,15 @@ fn review_fan_out(report: &mut Report, sandbox: &Sandbox, repo: &Path) {
         "\n## present_review to {WINDOWS} editor windows ({} rounds; every answer delivered to ≥ {delivered} windows; {missing} notifications missing)",
         fan_out.n
     );
-    println!("{}", Stats::header());
-    println!("{}", first_window.row("call sent → first window has review/updated"));
-    println!("{}", fan_out.row("call sent → last window has review/updated"));
-    println!("{}", answered.row("call sent → agent has the answer (review on disk)"));
+    Stats::print_table(&[
+        ("call sent → first window has review/updated", first_window),
+        ("call sent → last window has review/updated", fan_out),
+        ("call sent → agent has the answer (review on disk)", answered),
+    ]);
     report.row(
         "present_review to 16 windows: last window has it (p99)",
         "≤ 2 ms",
-        format!("{} (p50 {})", fmt(fan_out.p99), fmt(fan_out.median)),
+        format!("{} (p50 {})", fmt_duration(fan_out.p99), fmt_duration(fan_out.median)),
         fan_out.p99 <= Duration::from_millis(2) && missing == 0,
     );
 }
@@ -443,10 +451,10 @@ fn memory(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon: &DaemonPr
     println!("\n## memory and size");
     println!("| what | value |");
     println!("| --- | --- |");
-    println!("| daemon VmRSS, idle after start | {} |", kib(idle_fresh));
-    println!("| daemon VmRSS, idle after the runs above | {} |", kib(idle_after));
-    println!("| shim VmRSS while connected (VmHWM) | {} ({}) |", kib(shim_rss), kib(shim_hwm));
-    println!("| plain rmcp echo server VmRSS | {} |", kib(echo_rss));
+    println!("| daemon VmRSS, idle after start | {} |", fmt_kib(idle_fresh));
+    println!("| daemon VmRSS, idle after the runs above | {} |", fmt_kib(idle_after));
+    println!("| shim VmRSS while connected (VmHWM) | {} ({}) |", fmt_kib(shim_rss), fmt_kib(shim_hwm));
+    println!("| plain rmcp echo server VmRSS | {} |", fmt_kib(echo_rss));
     println!("| target/release/parley-mcp on disk | {size} bytes |");
     match stripped {
         Some(s) => println!("| target/release/parley-mcp after `strip` | {s} bytes |"),
@@ -455,10 +463,10 @@ fn memory(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon: &DaemonPr
     report.row(
         "daemon idle RSS (after start / after the runs)",
         "≤ 20 MB",
-        format!("{} / {}", kib(idle_fresh), kib(idle_after)),
+        format!("{} / {}", fmt_kib(idle_fresh), fmt_kib(idle_after)),
         idle_fresh <= 20 * 1024 && idle_after <= 20 * 1024,
     );
-    report.row("shim RSS while connected", "≤ 4 MB", kib(shim_rss), shim_rss <= 4 * 1024);
+    report.row("shim RSS while connected", "≤ 4 MB", fmt_kib(shim_rss), shim_rss <= 4 * 1024);
     let size = stripped.unwrap_or(size);
     report.row(
         "shim binary, stripped",
@@ -498,13 +506,17 @@ fn cold_start(report: &mut Report) {
     }
     let (fresh, existing) = (Stats::of(fresh), Stats::of(existing));
     println!("\n## cold start: no daemon running; the shim starts it → `initialize` answer");
-    println!("{}", Stats::header());
-    println!("{}", fresh.row("new data directory (first use)"));
-    println!("{}", existing.row("existing store (daemon restarted)"));
+    Stats::print_table(&[("new data directory (first use)", fresh), ("existing store (daemon restarted)", existing)]);
     report.row(
         "cold start (no daemon) → first answer (median, new / existing store)",
         "≤ 100 ms",
-        format!("{} / {} (p90 {} / {})", fmt(fresh.median), fmt(existing.median), fmt(fresh.p90), fmt(existing.p90)),
+        format!(
+            "{} / {} (p90 {} / {})",
+            fmt_duration(fresh.median),
+            fmt_duration(existing.median),
+            fmt_duration(fresh.p90),
+            fmt_duration(existing.p90)
+        ),
         fresh.median <= Duration::from_millis(100) && existing.median <= Duration::from_millis(100),
     );
 }
@@ -515,31 +527,6 @@ fn stop_daemon(sandbox: &Sandbox) {
 }
 
 // --- processes ---------------------------------------------------------------
-
-/// Starts the daemon with its default log level (the harness's is `debug`).
-fn start_daemon(sandbox: &Sandbox) -> DaemonProcess {
-    let log = std::fs::File::create(sandbox.dir.path().join("daemon.log")).expect("daemon log file");
-    let child = sandbox
-        .command("parley")
-        .env_remove("PARLEY_LOG")
-        .arg("daemon")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("start parley daemon");
-    watchdog::guard(child.id());
-    let daemon = DaemonProcess { child };
-    sandbox.wait_for_socket();
-    daemon
-}
-
-fn shim_command(sandbox: &Sandbox, cwd: &Path) -> Command {
-    let mut command = sandbox.command("parley-mcp");
-    // A daemon the shim starts logs at its default level, as a user's would.
-    command.env_remove("PARLEY_LOG").current_dir(cwd);
-    command
-}
 
 fn echo_command(cwd: &Path) -> Command {
     let mut command = Command::new(bin("echo_server"));
@@ -568,163 +555,7 @@ fn spawn_true() -> Duration {
     started.elapsed()
 }
 
-fn initialize_line(id: u64) -> String {
-    let message = json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "parley-bench", "version": "1"}}});
-    format!("{message}\n")
-}
-
-/// A prepared `tools/call`; the id is spliced in per call.
-#[derive(Clone)]
-struct Call {
-    head: String,
-    tail: String,
-}
-
-impl Call {
-    fn new(tool: &str, arguments: Value) -> Call {
-        let params = json!({ "name": tool, "arguments": arguments });
-        Call {
-            head: r#"{"jsonrpc":"2.0","id":"#.to_owned(),
-            tail: format!(r#","method":"tools/call","params":{params}}}"#),
-        }
-    }
-
-    fn line(&self, id: u64) -> String {
-        format!("{}{id}{}\n", self.head, self.tail)
-    }
-}
-
-/// A server child driven by newline-delimited JSON-RPC over its stdio.
-struct LineChild {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
-    buf: String,
-    next_id: u64,
-}
-
-impl LineChild {
-    fn spawn(mut command: Command) -> LineChild {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        LineChild::from_child(command.spawn().expect("spawn server"))
-    }
-
-    fn from_child(mut child: Child) -> LineChild {
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        LineChild { child, stdin, stdout, buf: String::new(), next_id: 1 }
-    }
-
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn send(&mut self, line: &str) {
-        self.stdin.as_mut().expect("stdin open").write_all(line.as_bytes()).expect("write to server");
-    }
-
-    /// The next line, or `None` at end of output.
-    fn recv(&mut self) -> Option<&str> {
-        self.buf.clear();
-        match self.stdout.read_line(&mut self.buf) {
-            Ok(0) | Err(_) => None,
-            Ok(_) => Some(&self.buf),
-        }
-    }
-
-    fn handshake(&mut self) {
-        let id = self.take_id();
-        self.send(&initialize_line(id));
-        let line = self.recv().expect("an answer to initialize");
-        assert!(line.contains("\"protocolVersion\""), "initialize failed: {line}");
-        self.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
-    }
-
-    fn take_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
-
-    /// One call: its round-trip time and whether it succeeded; `None` when
-    /// the server closed its output.
-    fn call(&mut self, call: &Call) -> Option<(Duration, bool)> {
-        let id = self.take_id();
-        let line = call.line(id);
-        let sent = Instant::now();
-        self.send(&line);
-        loop {
-            let answer = self.recv()?;
-            if response_id(answer) == Some(id) {
-                let took = sent.elapsed();
-                let ok = !answer.contains("\"error\":{") && !answer.contains("\"isError\":true");
-                return Some((took, ok));
-            }
-        }
-    }
-
-    /// One call, its answer parsed.
-    fn call_value(&mut self, call: &Call) -> Value {
-        let id = self.take_id();
-        self.send(&call.line(id));
-        loop {
-            let answer = self.recv().expect("the server answers");
-            if response_id(answer) == Some(id) {
-                let value: Value = serde_json::from_str(answer).expect("the answer is JSON");
-                assert!(value.get("error").is_none(), "the call failed: {value}");
-                return value;
-            }
-        }
-    }
-
-    /// Closes stdin and waits (boundedly) for the server to exit.
-    fn close(mut self) {
-        self.stdin = None;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for LineChild {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// The top-level numeric id of a response line (the first `"id":` in it:
-/// rmcp and the shim both write `{"jsonrpc":"2.0","id":…`).
-fn response_id(line: &str) -> Option<u64> {
-    let at = line.find("\"id\":")? + 5;
-    let digits: &str = &line[at..];
-    let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
-    digits[..end].parse().ok()
-}
-
 // --- measurements --------------------------------------------------------------
-
-fn rss_kib(pid: u32) -> u64 {
-    status_kib(pid, "VmRSS:")
-}
-
-fn status_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read /proc/<pid>/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("the field is in /proc/<pid>/status")
-}
 
 /// User + system CPU time of a process, in clock ticks (its threads included).
 fn cpu_ticks(pid: u32) -> u64 {
@@ -744,10 +575,6 @@ fn ticks_to_micros(ticks: u64) -> f64 {
     ticks as f64 * 1e6 / hz
 }
 
-fn kib(kib: u64) -> String {
-    format!("{:.1} MiB", kib as f64 / 1024.0)
-}
-
 /// The size after `strip`, when `strip` is installed.
 fn stripped_size(binary: &Path) -> Option<u64> {
     let out = std::env::temp_dir().join(format!("parley-mcp-stripped-{}", std::process::id()));
@@ -755,113 +582,4 @@ fn stripped_size(binary: &Path) -> Option<u64> {
     let size = status.success().then(|| std::fs::metadata(&out).ok().map(|m| m.len())).flatten();
     let _ = std::fs::remove_file(&out);
     size
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Stats {
-    n: usize,
-    median: Duration,
-    p90: Duration,
-    p99: Duration,
-    max: Duration,
-}
-
-impl Stats {
-    fn of(mut samples: Vec<Duration>) -> Stats {
-        assert!(!samples.is_empty(), "no samples were taken");
-        samples.sort_unstable();
-        let at = |p: f64| samples[((p / 100.0 * samples.len() as f64).ceil() as usize).clamp(1, samples.len()) - 1];
-        Stats { n: samples.len(), median: at(50.0), p90: at(90.0), p99: at(99.0), max: at(100.0) }
-    }
-
-    fn header() -> &'static str {
-        "| what | n | p50 | p90 | p99 | max |\n| --- | --- | --- | --- | --- | --- |"
-    }
-
-    fn row(&self, what: &str) -> String {
-        format!(
-            "| {what} | {} | {} | {} | {} | {} |",
-            self.n,
-            fmt(self.median),
-            fmt(self.p90),
-            fmt(self.p99),
-            fmt(self.max)
-        )
-    }
-}
-
-fn fmt(d: Duration) -> String {
-    let micros = d.as_secs_f64() * 1e6;
-    if micros < 1000.0 { format!("{micros:.1} µs") } else { format!("{:.2} ms", micros / 1000.0) }
-}
-
-#[derive(Default)]
-struct Report {
-    rows: Vec<[String; 4]>,
-}
-
-impl Report {
-    fn row(&mut self, what: &str, target: &str, measured: String, met: bool) {
-        let verdict = if met { "met" } else { "**not met**" };
-        self.rows.push([what.to_owned(), target.to_owned(), measured, verdict.to_owned()]);
-    }
-
-    fn print(&self) {
-        println!("\n## mcp bench: DESIGN §9 targets");
-        println!("{}", machine());
-        println!("| what | target | measured | verdict |");
-        println!("| --- | --- | --- | --- |");
-        for [what, target, measured, verdict] in &self.rows {
-            println!("| {what} | {target} | {measured} | {verdict} |");
-        }
-    }
-}
-
-/// nproc, CPU model and date, for the report.
-fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let mut cpuinfo = String::new();
-    let _ = std::fs::File::open("/proc/cpuinfo").and_then(|mut f| f.read_to_string(&mut cpuinfo));
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned()))
-        .unwrap_or_else(|| "unknown".into());
-    let date = Command::new("date")
-        .arg("-u")
-        .arg("+%Y-%m-%d %H:%M UTC")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-        .unwrap_or_default();
-    format!("machine: {cpus} CPUs ({model}); {date}\n")
-}
-
-/// Ends the run, and the daemons it started, if it overruns its time limit:
-/// the raw clients block on reads, so a stalled server would hang the run.
-mod watchdog {
-    use super::*;
-
-    static PHASE: Mutex<&'static str> = Mutex::new("setup");
-    static PIDS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-
-    pub fn start(limit: Duration) {
-        std::thread::spawn(move || {
-            std::thread::sleep(limit);
-            let phase = *PHASE.lock().unwrap_or_else(|e| e.into_inner());
-            eprintln!("the bench ran over {limit:?} (stalled during {phase}); stopping");
-            for pid in PIDS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-                let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            }
-            std::process::exit(2);
-        });
-    }
-
-    pub fn phase(name: &'static str) {
-        *PHASE.lock().unwrap_or_else(|e| e.into_inner()) = name;
-        println!("\n… {name}");
-    }
-
-    /// A process to kill if the watchdog fires.
-    pub fn guard(pid: u32) {
-        PIDS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
-    }
 }

@@ -4,7 +4,7 @@
 //! window, and real git repositories.
 //!
 //! Tests wait on events with deadlines that fail loudly; they never sleep to
-//! synchronise.
+//! synchronise. [`bench`] is the toolkit the bench binaries share.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+pub mod bench;
 
 /// How long any awaited event may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(15);
@@ -82,9 +84,16 @@ impl Sandbox {
 
     /// Starts `parley daemon` and waits until it answers.
     pub fn start_daemon(&self) -> DaemonProcess {
+        self.start_daemon_with(|_| {})
+    }
+
+    /// Like [`Sandbox::start_daemon`], with `adjust` applied to the daemon's
+    /// command first (to change its environment, say).
+    pub fn start_daemon_with(&self, adjust: impl FnOnce(&mut Command)) -> DaemonProcess {
         let log = std::fs::File::create(self.dir.path().join(format!("daemon-{}.log", unique()))).expect("log file");
-        let child = self
-            .command("parley")
+        let mut command = self.command("parley");
+        adjust(&mut command);
+        let child = command
             .arg("daemon")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
