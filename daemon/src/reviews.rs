@@ -101,21 +101,13 @@ pub struct Heading {
 /// The ATX headings of a document, outside fenced code blocks.
 pub fn headings(doc: &str) -> Vec<Heading> {
     let mut found = Vec::new();
-    let mut fence: Option<&str> = None;
+    let mut fences = Fences::default();
     let mut offset = 0;
     for line in doc.split_inclusive('\n') {
         let start = offset;
         offset += line.len();
         let trimmed = line.trim_start();
-        if let Some(marker) = fence_marker(trimmed) {
-            match fence {
-                None => fence = Some(marker),
-                Some(open) if trimmed.starts_with(open) => fence = None,
-                Some(_) => {}
-            }
-            continue;
-        }
-        if fence.is_some() || line.len() - trimmed.len() > 3 {
+        if fences.in_code(trimmed) || line.len() - trimmed.len() > 3 {
             continue;
         }
         if let Some((level, title)) = parse_heading(trimmed) {
@@ -125,13 +117,24 @@ pub fn headings(doc: &str) -> Vec<Heading> {
     found
 }
 
-fn fence_marker(line: &str) -> Option<&'static str> {
-    if line.starts_with("```") {
-        Some("```")
-    } else if line.starts_with("~~~") {
-        Some("~~~")
-    } else {
-        None
+/// Follows fenced code blocks (```` ``` ```` or `~~~`) line by line.
+#[derive(Default)]
+struct Fences {
+    /// The marker of the open block, if any.
+    open: Option<&'static str>,
+}
+
+impl Fences {
+    /// Whether `trimmed` (a line without its indentation) is code: inside a
+    /// block, or a fence line opening or closing one.
+    fn in_code(&mut self, trimmed: &str) -> bool {
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (marker, self.open) {
+            (Some(marker), None) => self.open = Some(marker),
+            (Some(_), Some(open)) if trimmed.starts_with(open) => self.open = None,
+            _ => {}
+        }
+        marker.is_some() || self.open.is_some()
     }
 }
 
@@ -206,18 +209,9 @@ pub struct FoundReference {
 /// `[text](path#L10-L20)` references outside fenced code blocks.
 pub fn find_references(doc: &str) -> Vec<FoundReference> {
     let mut found = Vec::new();
-    let mut fence: Option<&str> = None;
+    let mut fences = Fences::default();
     for line in doc.lines() {
-        let trimmed = line.trim_start();
-        if let Some(marker) = fence_marker(trimmed) {
-            match fence {
-                None => fence = Some(marker),
-                Some(open) if trimmed.starts_with(open) => fence = None,
-                Some(_) => {}
-            }
-            continue;
-        }
-        if fence.is_none() {
+        if !fences.in_code(line.trim_start()) {
             find_in_line(line, &mut found);
         }
     }
@@ -439,6 +433,15 @@ mod tests {
             Err("Section parameter required for update-section mode".into())
         );
         assert_eq!(err(Some("x"), Some("append"), None), Ok(()));
+    }
+
+    #[test]
+    fn a_fence_closes_only_with_its_own_marker() {
+        let doc = "~~~\n```\n## not a heading\n[`in/code.rs:1`][]\n~~~\n## Heading\n[`real.rs:2`][]\n";
+        let titles: Vec<String> = headings(doc).into_iter().map(|h| h.title).collect();
+        assert_eq!(titles, ["Heading"]);
+        let paths: Vec<String> = find_references(doc).into_iter().map(|r| r.path).collect();
+        assert_eq!(paths, ["real.rs"]);
     }
 
     #[test]
