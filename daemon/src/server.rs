@@ -27,13 +27,14 @@ pub fn run() -> anyhow::Result<()> {
     // thread-safe to read while others may change it.
     let notify_socket = config::notify_socket();
     init_logging();
+    let activated = listener::activated_socket()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("parley")
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(notify_socket))
+    runtime.block_on(serve(notify_socket, activated))
 }
 
 fn init_logging() {
@@ -46,12 +47,15 @@ fn init_logging() {
         .init();
 }
 
-async fn serve(notify_socket: Option<PathBuf>) -> anyhow::Result<()> {
+async fn serve(
+    notify_socket: Option<PathBuf>,
+    activated: Option<std::os::unix::net::UnixListener>,
+) -> anyhow::Result<()> {
     let started = StartTime { instant: Instant::now(), wall: chrono::Utc::now() };
     let socket_path = socket::socket_path()?;
     let data_dir = config::data_dir()?;
     std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
-    let bound = listener::bind(&socket_path).await?;
+    let bound = listener::bind(&socket_path, activated).await?;
     let (store, recovery) = Store::open_or_recover(&data_dir)?;
     let store_path = store.path().to_owned();
     let store_notice = recovery.map(|r| {

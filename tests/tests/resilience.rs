@@ -634,3 +634,64 @@ async fn odd_hub_requests_always_get_an_answer() {
     };
     assert_eq!(status["result"]["connections"]["editor"], json!(1), "{status}");
 }
+
+#[tokio::test]
+async fn a_socket_passed_by_systemd_is_served_and_left_to_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let dir = sandbox.socket.parent().expect("socket dir");
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    // systemd's own tool for this: it listens, and on the first connection
+    // execs the daemon with the listening socket as fd 3 (LISTEN_FDS=1).
+    let log = std::fs::File::create(sandbox.dir.path().join("daemon-activated.log")).expect("log");
+    let lender = sandbox.command("parley");
+    let parley = lender.get_program().to_owned();
+    let mut command = std::process::Command::new("systemd-socket-activate");
+    command.arg("-l").arg(&sandbox.socket);
+    for (key, value) in lender.get_envs() {
+        if let Some(value) = value {
+            command.arg("-E").arg(format!("{}={}", key.to_string_lossy(), value.to_string_lossy()));
+        }
+    }
+    let mut activated = command
+        .arg(&parley)
+        .arg("daemon")
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("systemd-socket-activate runs (Debian's systemd package)");
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while !sandbox.socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "systemd-socket-activate did not listen");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // The agent's shim connects to systemd's socket: no daemon of its own.
+    let agent = sandbox.agent_with(&repo, &[("PARLEY_NO_SPAWN", "1")]).await;
+    let summary = agent.call_ok("get_feedback_summary", json!({})).await;
+    assert_eq!(summary["totalThreads"], json!(0));
+    let status = sandbox.status();
+    assert_eq!(status["pid"], json!(activated.id()), "the daemon is the process systemd started");
+    let mode = std::fs::metadata(&sandbox.socket).expect("stat").permissions().mode() & 0o777;
+    assert!(mode == 0o600 || daemon_logs(&sandbox).contains("although 0600"), "mode {mode:o}");
+    assert!(daemon_logs(&sandbox).contains("serving the socket systemd passed"), "{}", daemon_logs(&sandbox));
+
+    // Stopped, it leaves the socket file to systemd, which owns it.
+    drop(agent);
+    let (code, out, _) = sandbox.cli(&["stop"]);
+    assert_eq!(code, 0, "{out}");
+    let exit = tokio::time::timeout(DEADLINE, async {
+        loop {
+            if let Some(status) = activated.try_wait().expect("wait") {
+                return status;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the daemon exited");
+    assert!(exit.success(), "{exit}");
+    assert!(sandbox.socket.exists(), "the socket file is systemd's to remove");
+}
