@@ -263,6 +263,7 @@ fn spawn_daemon(socket_path: &Path) -> Result<Child, ConnectError> {
     Command::new(&binary)
         .arg("daemon")
         .env(socket::SOCKET_ENV, socket_path)
+        .envs(parley_protocol::DAEMON_ENV.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)

@@ -88,6 +88,12 @@ async fn two_shims_racing_to_start_the_daemon_end_with_one() {
     let log = std::fs::read_to_string(sandbox.socket.with_extension("log"))
         .expect("the started daemon logs beside its socket");
     assert_eq!(log.matches("listening on").count(), 1, "exactly one daemon started:\n{log}");
+    // Started with the environment that keeps its allocator lean, whatever the build.
+    let environ = std::fs::read(format!("/proc/{}/environ", status["pid"])).expect("the daemon's environment");
+    let environ = String::from_utf8_lossy(&environ);
+    for (key, value) in parley_protocol::DAEMON_ENV {
+        assert!(environ.split('\0').any(|entry| entry == format!("{key}={value}")), "{key} is not {value}");
+    }
 }
 
 #[tokio::test]

@@ -77,8 +77,11 @@ impl Manager {
     }
 
     fn contents(&self, parley: &Path) -> String {
-        let carried: Vec<(&str, String)> =
-            CARRIED_ENV.iter().filter_map(|&key| Some((key, std::env::var(key).ok()?))).collect();
+        let carried: Vec<(&str, String)> = CARRIED_ENV
+            .iter()
+            .filter_map(|&key| Some((key, std::env::var(key).ok()?)))
+            .chain(parley_protocol::DAEMON_ENV.iter().map(|&(key, value)| (key, value.to_owned())))
+            .collect();
         match self {
             Manager::Systemd { .. } => systemd_unit(parley, &carried),
             Manager::Launchd { .. } => launchd_plist(parley, &carried),
