@@ -409,7 +409,7 @@ impl ParleyMcp {
             None => None,
         };
         let threads = self.current_threads(&scope, file).await?;
-        let items = threads.iter().map(|t| feedback::item(t, &scope)).collect();
+        let items = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
         Ok(feedback::list_result(FeedbackList { threads: items }))
     }
 
@@ -521,7 +521,7 @@ impl ServerHandler for ParleyMcp {
             FEEDBACK_RESOURCE => {
                 let threads =
                     self.current_threads(&scope, None).await.map_err(|e| ErrorData::internal_error(e, None))?;
-                let items: Vec<_> = threads.iter().map(|t| feedback::item(t, &scope)).collect();
+                let items: Vec<_> = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
                 let json = serde_json::to_string_pretty(&items).expect("feedback items always serialize");
                 ResourceContents::text(json, FEEDBACK_RESOURCE).with_mime_type("application/json")
             }

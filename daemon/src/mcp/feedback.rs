@@ -142,24 +142,30 @@ pub fn file_in_scope(scope: &Path, file_path: &str) -> Result<PathBuf, String> {
     Ok(absolute)
 }
 
-pub fn item(thread: &Thread, scope: &Path) -> FeedbackItem {
+/// A thread as `get_feedback` lists it; takes the thread, so its texts move
+/// into the item rather than being copied.
+pub fn item(thread: Thread, scope: &Path) -> FeedbackItem {
     let span = &thread.span;
     FeedbackItem {
-        id: thread.id.clone(),
-        file: views::path_within(thread, scope),
+        file: views::path_within(&thread, scope),
         range: FeedbackRange {
             start_line: span.start_line + 1,
             end_line: span.end_line + 1,
             start_character: span.start.chars,
             end_character: span.end.chars,
         },
-        selected_text: thread.anchor.quote.clone(),
         orphaned: thread.state.is_orphaned(),
-        comments: thread.comments.iter().map(comment).collect(),
         state: thread.state.name().into(),
         confidence: thread.state.rounded_confidence(),
-        original_quote: (thread.state != ThreadState::Anchored).then(|| thread.original_quote.clone()),
+        original_quote: (thread.state != ThreadState::Anchored).then_some(thread.original_quote),
+        comments: thread.comments.into_iter().map(owned_comment).collect(),
+        selected_text: thread.anchor.quote,
+        id: thread.id,
     }
+}
+
+fn owned_comment(c: crate::feedback::Comment) -> FeedbackComment {
+    FeedbackComment { id: c.id, body: c.body, author: c.author, created_at: c.created_at }
 }
 
 pub fn comment(c: &crate::feedback::Comment) -> FeedbackComment {
