@@ -324,17 +324,24 @@ fn uptime(secs: u64) -> String {
 }
 
 async fn stop() -> anyhow::Result<i32> {
+    match stop_daemon("parley stop").await? {
+        Some(pid) => println!("Parley daemon stopped (pid {pid})."),
+        None => println!("Parley daemon is not running."),
+    }
+    Ok(0)
+}
+
+/// Stops the running daemon, if any, and waits until it has exited; its pid.
+async fn stop_daemon(reason: &str) -> anyhow::Result<Option<u32>> {
     let socket_path = socket::socket_path()?;
     let Some(mut client) = HubClient::open(&cli_opening(false)).await? else {
-        println!("Parley daemon is not running.");
-        return Ok(0);
+        return Ok(None);
     };
     let pid = client.hello().pid;
-    let _: serde_json::Value = client.call(wire::SHUTDOWN, json!({ "reason": "parley stop" })).await?;
+    let _: serde_json::Value = client.call(wire::SHUTDOWN, json!({ "reason": reason })).await?;
     drop(client);
     wait_until_gone(&socket_path).await?;
-    println!("Parley daemon stopped (pid {pid}).");
-    Ok(0)
+    Ok(Some(pid))
 }
 
 /// Waits until the daemon has let go of its lock, which it holds until the

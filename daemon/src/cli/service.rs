@@ -263,7 +263,7 @@ async fn install(manager: &Manager, no_start: bool) -> anyhow::Result<i32> {
     println!("Wrote {} (runs {} daemon).", manager.file().display(), parley.display());
     if !no_start {
         // One daemon per socket: the service's would find this one's lock.
-        if let Some(pid) = stop_running_daemon().await? {
+        if let Some(pid) = super::stop_daemon("parley service install").await? {
             println!("Stopped the daemon that was running (pid {pid}) so the service can take over.");
         }
     }
@@ -310,17 +310,6 @@ fn status(manager: &Manager) -> anyhow::Result<i32> {
     let (running, words) = manager.state();
     println!("Parley is installed as a {} ({}): {words}.", manager.name(), manager.file().display());
     Ok(if running { 0 } else { 3 })
-}
-
-/// Stops a daemon that runs now; its pid, if there was one.
-async fn stop_running_daemon() -> anyhow::Result<Option<u32>> {
-    let Some(client) = HubClient::open(&cli_opening(false)).await? else {
-        return Ok(None);
-    };
-    let pid = client.hello().pid;
-    drop(client);
-    super::stop().await?;
-    Ok(Some(pid))
 }
 
 /// Waits until the service's daemon answers; its pid.
