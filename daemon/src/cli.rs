@@ -1,6 +1,7 @@
 //! The `parley` command line: argument parsing and the small commands; the
 //! longer ones live in `cli/`.
 
+pub mod client;
 mod feedback;
 mod review;
 mod service;
@@ -17,8 +18,8 @@ use parley_protocol::methods as wire;
 use parley_protocol::socket;
 use serde_json::json;
 
-use crate::client::{HubClient, Opening};
 use crate::workspace;
+use client::{HubClient, Opening};
 
 /// Parley: where AI coding agents and the humans who work with them talk about code.
 #[derive(Debug, Parser)]

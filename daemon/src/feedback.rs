@@ -8,6 +8,32 @@ use crate::anchor::{self, Anchor, AnchorState, Reanchorer};
 use crate::position::LineIndex;
 use parley_protocol::hello::PositionEncoding;
 
+/// Why a feedback operation failed. The first texts are seed 002's, which
+/// agents already know; they are used for exactly those failures.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FeedbackError {
+    #[error("Invalid thread ID format")]
+    InvalidId,
+    #[error("Thread not found")]
+    NotFound,
+    #[error("Feedback store not initialized: {0}")]
+    Store(String),
+    #[error("Thread is already resolved")]
+    AlreadyResolved,
+    #[error("Thread is not resolved")]
+    NotResolved,
+    #[error("Thread is resolved; reopen it to reply")]
+    ResolvedNoReply,
+    /// The request cannot be done as asked; the text says what to change.
+    #[error("{0}")]
+    Invalid(String),
+    /// A file could not be read.
+    #[error("{0}")]
+    Unreadable(String),
+    #[error("the Parley daemon is shutting down; try again in a moment")]
+    Stopped,
+}
+
 /// Where a thread is, as lines and columns of the text it was last found in.
 /// Kept with the thread so listings need no file reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -4,9 +4,9 @@
 //! that touches sockets.
 
 pub mod connection;
+mod errors;
 pub mod listener;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,29 +18,12 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::task::TaskTracker;
 
-use crate::shutdown::Shutdown;
-use crate::state::{ClientFacts, Command, StartTime, StateHandle};
-use crate::store::Store;
+use crate::context::Context;
+use crate::state::ClientFacts;
 use crate::workspace;
 
 /// How long a new connection has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What every connection task needs.
-#[derive(Debug, Clone)]
-pub struct Context {
-    pub state: StateHandle,
-    pub watch: crate::watch::WatchHandle,
-    pub store: Store,
-    pub shutdown: Shutdown,
-    pub socket: PathBuf,
-    pub data_dir: PathBuf,
-    pub started: StartTime,
-    /// Said loudly in `status` when the store had to be recovered at start.
-    pub store_notice: Option<String>,
-    /// This daemon's executable and its identity at start.
-    pub executable: Option<(PathBuf, String)>,
-}
 
 /// Accepts connections until shutdown begins. A connection's failure ends
 /// that connection only.
@@ -90,20 +73,24 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
         Err(_) => anyhow::bail!("no hello within {HELLO_TIMEOUT:?}"),
     };
     let (request_id, hello) = hello;
-    let facts = client_facts(&hello);
+    let facts = match client_facts(&hello) {
+        Ok(facts) => facts,
+        Err(error) => {
+            let _ = write.write_all(&to_line(&Response::err(Some(request_id), error.clone()))).await;
+            anyhow::bail!("bad hello: {}", error.message);
+        }
+    };
     let role = hello.role;
-    let (outbox, inbox) = match role {
-        // CLI clients receive events only after `subscribe`.
+    // Editors and CLI connections receive events (CLI ones after
+    // `subscribe`); the state owner holds the only sender.
+    let (events_tx, events_rx) = match role {
         Role::Editor | Role::Cli => {
             let (tx, rx) = tokio::sync::mpsc::channel(crate::state::OUTBOX_LEN);
             (Some(tx), Some(rx))
         }
         Role::Mcp => (None, None),
     };
-    // Long requests answer through the connection's own queue.
-    let own = outbox.clone();
-    let (seq, instance) =
-        context.state.ask(|reply| Command::Connected { id, facts: facts.clone(), outbox, reply }).await?;
+    let (seq, instance) = context.state.connected(id, facts.clone(), events_tx).await?;
     tracing::info!(connection = id, %role, client = %hello.client.name, pid = ?hello.pid, "connected");
     let reply = HelloReply {
         protocol: PROTOCOL_VERSION,
@@ -117,13 +104,16 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
     };
     let reply = serde_json::to_value(reply).expect("wire types always serialize");
     let result = match write.write_all(&to_line(&Response::ok(request_id, reply))).await {
-        Ok(()) => match role {
-            Role::Mcp => crate::mcp::serve(reader.into_inner(), write, id, &hello, facts, context).await,
-            Role::Editor | Role::Cli => connection::serve(reader, write, id, role, facts, (own, inbox), context).await,
+        Ok(()) => match (role, events_rx) {
+            (Role::Editor | Role::Cli, Some(events)) => {
+                let peer = connection::Peer { id, role, facts: &facts, cx: context };
+                connection::serve(reader, write, peer, events).await
+            }
+            _ => crate::mcp::serve(reader.into_inner(), write, id, &hello, facts, context).await,
         },
         Err(e) => Err(e.into()),
     };
-    context.state.tell(Command::Disconnected { id }).await;
+    context.state.disconnected(id).await;
     tracing::info!(connection = id, %role, "disconnected");
     result
 }
@@ -163,17 +153,35 @@ async fn read_hello<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut LineReader<
     Ok((request.id, hello))
 }
 
-fn client_facts(hello: &Hello) -> ClientFacts {
-    let cwd = hello.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
+/// What the daemon keeps of a hello. Folders are made absolute against the
+/// hello's `cwd` and real (symlinks resolved), so a window opened through a
+/// link and an agent working in the real path meet; a relative folder with
+/// no `cwd` to resolve it against is refused.
+fn client_facts(hello: &Hello) -> Result<ClientFacts, ErrorObject> {
+    let cwd = hello.cwd.as_deref().filter(|c| c.is_absolute());
     let workspaces = match hello.role {
-        Role::Mcp => hello.cwd.as_deref().map(workspace::root_of).into_iter().collect(),
-        Role::Editor | Role::Cli => hello.workspaces.iter().map(|w| workspace::absolute(w, &cwd)).collect(),
+        Role::Mcp => cwd.map(|c| workspace::root_of(&workspace::real(c, c))).into_iter().collect(),
+        Role::Editor | Role::Cli => hello
+            .workspaces
+            .iter()
+            .map(|w| match (w.is_absolute(), cwd) {
+                (true, _) => Ok(workspace::real(w, std::path::Path::new("/"))),
+                (false, Some(cwd)) => Ok(workspace::real(w, cwd)),
+                (false, None) => Err(ErrorObject::new(
+                    code::INVALID_PARAMS,
+                    format!(
+                        "workspace {} is relative and hello has no absolute cwd to resolve it against; send absolute folders",
+                        w.display()
+                    ),
+                )),
+            })
+            .collect::<Result<_, _>>()?,
     };
-    ClientFacts {
+    Ok(ClientFacts {
         role: hello.role,
         name: hello.client.name.clone(),
         editor_id: hello.editor_id.clone(),
         workspaces,
         encoding: hello.position_encoding,
-    }
+    })
 }

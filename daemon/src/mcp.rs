@@ -2,11 +2,12 @@
 //! `mcp` connection, serving both the 2026-07-28 handshake and `initialize`.
 //! The only module that imports rmcp.
 
+mod errors;
 mod feedback;
 mod schema;
 mod sessions;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -25,14 +26,15 @@ use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::oneshot;
 
-use crate::hub::Context;
+use crate::context::Context;
 use crate::reviews::{Presentation, Review};
 use crate::routing::Reason;
-use crate::state::{ClientFacts, Command, Outbound, PickedEditor, ThreadEdit, ThreadError};
-use crate::{position, refresh, workspace};
+use crate::state::{ClientFacts, Outbound, PickedEditor};
+use crate::usecases::{feedback as threads, reviews, rounds};
+use crate::{position, workspace};
+use errors::error_text;
 use feedback::{
     FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs, ResolveResult, SummaryResult,
-    error_text,
 };
 use sessions::{
     CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, RequestReviewArgs, ReviewResult, StartedReview,
@@ -211,7 +213,7 @@ impl ParleyMcp {
         let presentation =
             Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
         let base = self.base_dir(args.base_uri.as_deref())?;
-        let committed = crate::present::present(&self.context.state, &self.context.store, &base, &presentation).await?;
+        let committed = reviews::present(&self.context, &base, &presentation).await.map_err(errors::present)?;
         Ok(Json(present_result(committed.review, committed.delivered_to)))
     }
 
@@ -240,7 +242,7 @@ impl ParleyMcp {
             tokio::spawn(async move {
                 while let Some((step, message)) = progress_rx.recv().await {
                     let param = rmcp::model::ProgressNotificationParam::new(token.clone(), step)
-                        .with_total(crate::pipeline::STEPS)
+                        .with_total(rounds::STEPS)
                         .with_message(message);
                     let _ = peer.notify_progress(param).await;
                 }
@@ -249,12 +251,12 @@ impl ParleyMcp {
         let progress = move |step: f64, message: String| {
             let _ = progress_tx.send((step, message));
         };
-        let outcome = crate::pipeline::run(&self.context.state, &self.context.store, ask, &progress, &context.ct).await;
+        let outcome = rounds::request(&self.context, ask, &progress, &context.ct).await;
         drop(progress);
         if let Some(forwarder) = forwarder {
             let _ = forwarder.await;
         }
-        let outcome = outcome?;
+        let outcome = outcome.map_err(errors::round)?;
         let result = ReviewResult {
             review_id: outcome.session.id.clone(),
             timestamp: outcome.round.at.clone(),
@@ -281,27 +283,8 @@ impl ParleyMcp {
     ) -> Result<Json<StartedReview>, String> {
         let _call = self.context.shutdown.call();
         let ask = self.review_ask(args)?;
-        let cancel = self.context.shutdown.close.child_token();
-        let prepared = crate::pipeline::prepare(&self.context.state, ask, &|_, _| {}, &cancel).await?;
-        let id = prepared.session.id.clone();
-        let round = prepared.session.rounds.len() as u32 + 1;
-        let running =
-            crate::sessions::Pending { state: "running".into(), since: crate::state::now_rfc3339(), error: None };
-        self.context.state.tell(Command::SetPending { id: id.clone(), pending: Some(running) }).await;
-        let context = self.context.clone();
-        let background_id = id.clone();
-        tokio::spawn(async move {
-            let _call = context.shutdown.call();
-            let outcome = crate::pipeline::review(&context.state, &context.store, prepared, &|_, _| {}, &cancel).await;
-            if let Err(error) = outcome {
-                let failed = crate::sessions::Pending {
-                    state: "failed".into(),
-                    since: crate::state::now_rfc3339(),
-                    error: Some(error),
-                };
-                context.state.tell(Command::SetPending { id: background_id, pending: Some(failed) }).await;
-            }
-        });
+        let started = rounds::start(&self.context, ask).await.map_err(errors::round)?;
+        let (id, round) = (started.review_id, started.round);
         Ok(Json(StartedReview {
             review_id: id.clone(),
             round,
@@ -321,28 +304,11 @@ impl ParleyMcp {
     ) -> Result<Json<HistoryResult>, String> {
         let _call = self.context.shutdown.call();
         let root = self.repo_root().await?;
-        let stopping = |_| "the Parley daemon is shutting down; call again in a moment".to_owned();
         let sessions = match args.review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
-            Some(id) => {
-                let all = self
-                    .context
-                    .state
-                    .ask(|reply| Command::Sessions { workspace: Some(root), limit: usize::MAX, reply })
-                    .await
-                    .map_err(stopping)?;
-                let found: Vec<_> = all.into_iter().filter(|s| s.id == id).collect();
-                if found.is_empty() {
-                    return Err(crate::sessions::SessionError::NotFound(id.to_owned()).to_string());
-                }
-                found
-            }
+            Some(id) => vec![rounds::get(&self.context, id, Some(&root)).await.map_err(errors::round)?],
             None => {
                 let limit = args.limit.unwrap_or(5).max(1) as usize;
-                self.context
-                    .state
-                    .ask(|reply| Command::Sessions { workspace: Some(root), limit, reply })
-                    .await
-                    .map_err(stopping)?
+                rounds::list(&self.context, Some(root), limit).await.map_err(errors::round)?
             }
         };
         Ok(Json(HistoryResult { reviews: sessions.iter().map(sessions::view).collect() }))
@@ -360,34 +326,10 @@ impl ParleyMcp {
             format!("final_status must be approved, abandoned or merged, not {:?}", args.final_status)
         })?;
         let root = self.repo_root().await?;
-        let id = args.review_id.trim().to_owned();
-        let mine = self
-            .context
-            .state
-            .ask(|reply| Command::Sessions { workspace: Some(root.clone()), limit: usize::MAX, reply })
+        let session = rounds::complete(&self.context, &args.review_id, final_status, args.notes, Some(&root))
             .await
-            .map_err(|_| "the Parley daemon is shutting down".to_owned())?
-            .iter()
-            .any(|s| s.id == id);
-        if !mine {
-            return Err(crate::sessions::SessionError::NotFound(id).to_string());
-        }
-        let notes = args.notes.filter(|n| !n.trim().is_empty());
-        let session = self
-            .context
-            .state
-            .ask(|reply| Command::CompleteSession { id, final_status, notes, reply })
-            .await
-            .map_err(|_| "the Parley daemon is shutting down".to_owned())?
-            .map_err(|e| e.to_string())?;
-        self.context.store.flush().await.map_err(|e| format!("the completion could not be stored: {e}"))?;
-        if let Ok(settings) = crate::config::review_settings(&root)
-            && settings.audit
-            && let Err(e) = crate::audit::record_completion(&settings.audit_dir, &session)
-        {
-            tracing::warn!("audit trail: {e}");
-        }
-        let done = session.completion.clone().expect("the session was just completed");
+            .map_err(errors::round)?;
+        let done = session.completion.clone().ok_or("internal error: the session was just completed")?;
         Ok(Json(CompleteResult {
             review_id: session.id.clone(),
             final_status: done.final_status,
@@ -408,7 +350,7 @@ impl ParleyMcp {
             Some(path) => Some(feedback::file_in_scope(&scope, path)?),
             None => None,
         };
-        let threads = self.current_threads(&scope, file).await?;
+        let threads = threads::list(&self.context, &scope, file, false).await.map_err(errors::feedback)?;
         let items = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
         Ok(feedback::list_result(FeedbackList { threads: items }))
     }
@@ -421,12 +363,9 @@ impl ParleyMcp {
         Parameters(args): Parameters<ResolveFeedbackArgs>,
     ) -> Result<Json<ResolveResult>, String> {
         let _call = self.context.shutdown.call();
-        let thread_id = self.thread_in_scope(&args.thread_id).await?;
-        match self.edit(&thread_id, ThreadEdit::Resolve).await {
-            Ok(_) => Ok(Json(ResolveResult { resolved: true, thread_id })),
-            Err(ThreadError::NotFound | ThreadError::AlreadyResolved) => Err(not_found()),
-            Err(e) => Err(error_text(&e.to_string())),
-        }
+        let scope = self.scope()?;
+        let thread = threads::resolve(&self.context, &args.thread_id, Some(&scope)).await.map_err(errors::resolve)?;
+        Ok(Json(ResolveResult { resolved: true, thread_id: thread.id }))
     }
 
     #[tool(
@@ -435,13 +374,7 @@ impl ParleyMcp {
     async fn get_feedback_summary(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<SummaryResult>, String> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
-        refresh::refresh(&self.context.state, &self.context.store, &scope, None).await.map_err(|e| error_text(&e))?;
-        let summary = self
-            .context
-            .state
-            .ask(|reply| Command::Summary { scope: scope.clone(), reply })
-            .await
-            .map_err(|_| error_text("the Parley daemon is shutting down; call again in a moment"))?;
+        let summary = threads::summary(&self.context, &scope).await.map_err(errors::feedback)?;
         Ok(Json(feedback::summary(summary)))
     }
 
@@ -457,19 +390,12 @@ impl ParleyMcp {
         if args.body.trim().is_empty() {
             return Err(error_text("body is required: write the reply"));
         }
-        let thread_id = self.thread_in_scope(&args.thread_id).await?;
+        let scope = self.scope()?;
         let author = context.peer.peer_info().map_or_else(|| "agent".to_owned(), |info| info.client_info.name.clone());
-        let comment = crate::feedback::Comment {
-            id: crate::feedback::new_id(),
-            body: args.body,
-            author,
-            created_at: crate::state::now_rfc3339(),
-        };
-        match self.edit(&thread_id, ThreadEdit::Reply(comment.clone())).await {
-            Ok(_) => Ok(Json(ReplyResult { replied: true, thread_id, comment: feedback::comment(&comment) })),
-            Err(ThreadError::NotFound | ThreadError::ResolvedNoReply) => Err(error_text("Thread not found")),
-            Err(e) => Err(error_text(&e.to_string())),
-        }
+        let (thread, comment) = threads::reply(&self.context, &args.thread_id, args.body, author, Some(&scope))
+            .await
+            .map_err(errors::feedback)?;
+        Ok(Json(ReplyResult { replied: true, thread_id: thread.id, comment: feedback::comment(&comment) }))
     }
 }
 
@@ -506,22 +432,19 @@ impl ServerHandler for ParleyMcp {
         let scope = self.scope().map_err(|e| ErrorData::internal_error(e, None))?;
         let text = match request.uri.as_str() {
             REVIEW_RESOURCE => {
-                let folders = Some(vec![scope.clone()]);
-                let reviews = self
-                    .context
-                    .state
-                    .ask(|reply| Command::Reviews { folders, reply })
+                let found = reviews::list(&self.context, Some(vec![scope.clone()]))
                     .await
-                    .map_err(|_| ErrorData::internal_error("the daemon is shutting down", None))?;
-                let review = reviews.into_iter().next();
+                    .map_err(|e| ErrorData::internal_error(errors::present(e), None))?;
+                let review = found.into_iter().next();
                 let markdown =
                     review.map_or_else(|| "No review has been presented for this workspace.".to_owned(), |r| r.content);
                 ResourceContents::text(markdown, REVIEW_RESOURCE).with_mime_type("text/markdown")
             }
             FEEDBACK_RESOURCE => {
-                let threads =
-                    self.current_threads(&scope, None).await.map_err(|e| ErrorData::internal_error(e, None))?;
-                let items: Vec<_> = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
+                let found = threads::list(&self.context, &scope, None, false)
+                    .await
+                    .map_err(|e| ErrorData::internal_error(errors::feedback(e), None))?;
+                let items: Vec<_> = found.into_iter().map(|t| feedback::item(t, &scope)).collect();
                 let json = serde_json::to_string_pretty(&items).expect("feedback items always serialize");
                 ResourceContents::text(json, FEEDBACK_RESOURCE).with_mime_type("application/json")
             }
@@ -549,7 +472,7 @@ impl ServerHandler for ParleyMcp {
             match tokio::time::timeout(Duration::from_secs(5), peer.list_roots()).await {
                 Ok(Ok(roots)) => {
                     if let Some(root) = roots.roots.first() {
-                        let path = workspace::path_from_uri(&root.uri);
+                        let path = workspace::real(&workspace::path_from_uri(&root.uri), std::path::Path::new("/"));
                         tracing::debug!(
                             connection = agent.connection_id,
                             "agent workspace from roots: {}",
@@ -573,12 +496,12 @@ impl ParleyMcp {
     }
 
     /// What a review tool's arguments ask for, in this agent's workspace.
-    fn review_ask(&self, args: RequestReviewArgs) -> Result<crate::pipeline::ReviewAsk, String> {
+    fn review_ask(&self, args: RequestReviewArgs) -> Result<rounds::ReviewAsk, String> {
         let folder = self
             .workspace()
             .or_else(|| self.agent.cwd.clone())
             .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
-        Ok(crate::pipeline::ReviewAsk {
+        Ok(rounds::ReviewAsk {
             summary: args.summary,
             relevant_docs: args.relevant_docs.unwrap_or_default(),
             focus_areas: args.focus_areas.unwrap_or_default(),
@@ -592,62 +515,13 @@ impl ParleyMcp {
     async fn repo_root(&self) -> Result<PathBuf, String> {
         let folder =
             self.workspace().or_else(|| self.agent.cwd.clone()).ok_or("this agent's working directory is unknown")?;
-        tokio::task::spawn_blocking(move || crate::git::repo_root(&folder).map_err(|e| e.to_string()))
-            .await
-            .map_err(|e| e.to_string())?
+        rounds::repository(&folder).await.map_err(errors::round)
     }
 
     /// The folder feedback is scoped to: the agent's workspace.
     fn scope(&self) -> Result<PathBuf, String> {
         self.workspace()
             .ok_or_else(|| error_text("this agent's workspace is unknown: start the agent inside the project folder"))
-    }
-
-    /// Threads in `scope` (or one file), re-anchored against the files on disk.
-    async fn current_threads(
-        &self,
-        scope: &Path,
-        file: Option<PathBuf>,
-    ) -> Result<Vec<crate::feedback::Thread>, String> {
-        refresh::refresh(&self.context.state, &self.context.store, scope, file.as_deref())
-            .await
-            .map_err(|e| error_text(&e))?;
-        self.context
-            .state
-            .ask(|reply| Command::Threads { scope: scope.to_owned(), file, include_resolved: false, reply })
-            .await
-            .map_err(|_| error_text("the Parley daemon is shutting down; call again in a moment"))
-    }
-
-    /// Checks a thread id's format and that the thread is in this agent's
-    /// workspace; returns the id.
-    async fn thread_in_scope(&self, thread_id: &str) -> Result<String, String> {
-        let thread_id = thread_id.trim();
-        if !crate::feedback::is_thread_id(thread_id) {
-            return Err(error_text("Invalid thread ID format"));
-        }
-        let scope = self.scope()?;
-        let threads = self
-            .context
-            .state
-            .ask(|reply| Command::Threads { scope, file: None, include_resolved: false, reply })
-            .await
-            .map_err(|_| error_text("the Parley daemon is shutting down; call again in a moment"))?;
-        if threads.iter().any(|t| t.id == thread_id) { Ok(thread_id.to_owned()) } else { Err(not_found()) }
-    }
-
-    async fn edit(&self, thread_id: &str, edit: ThreadEdit) -> Result<crate::feedback::Thread, ThreadError> {
-        let id = thread_id.to_owned();
-        let result = self
-            .context
-            .state
-            .ask(|reply| Command::EditThread { id, edit, reply })
-            .await
-            .map_err(|_| ThreadError::Store("the daemon is shutting down".into()))?;
-        if result.is_ok() {
-            self.context.store.flush().await.map_err(|e| ThreadError::Store(e.to_string()))?;
-        }
-        result
     }
 
     /// The folder references resolve against: `baseUri` when given (relative
@@ -657,7 +531,7 @@ impl ParleyMcp {
             Some(uri) => {
                 let path = workspace::path_from_uri(uri.trim());
                 let cwd = self.agent.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
-                workspace::absolute(&path, &cwd)
+                workspace::real(&path, &cwd)
             }
             None => self.workspace().ok_or(
                 "baseUri is required here: this agent's working directory is unknown. Pass the absolute folder your references are relative to",
@@ -675,7 +549,7 @@ impl ParleyMcp {
     async fn selection(&self) -> SelectionResult {
         let folder = self.workspace().or_else(|| self.agent.cwd.clone());
         let editor_id = self.agent.editor_id.clone();
-        let picked = match self.context.state.ask(|reply| Command::PickEditor { editor_id, folder, reply }).await {
+        let picked = match self.context.state.pick_editor(editor_id, folder).await {
             Ok(Some(picked)) => picked,
             Ok(None) => {
                 return SelectionResult {
@@ -683,11 +557,8 @@ impl ParleyMcp {
                     ..SelectionResult::default()
                 };
             }
-            Err(_) => {
-                return SelectionResult {
-                    message: "The Parley daemon is shutting down.".into(),
-                    ..SelectionResult::default()
-                };
+            Err(stopped) => {
+                return SelectionResult { message: errors::stopped(stopped), ..SelectionResult::default() };
             }
         };
         let why = match picked.reason {
@@ -714,11 +585,6 @@ impl ParleyMcp {
 
 const REVIEW_RESOURCE: &str = "parley://review";
 const FEEDBACK_RESOURCE: &str = "parley://feedback";
-
-/// Seed 002's answer for a thread that does not exist (or is resolved).
-fn not_found() -> String {
-    serde_json::json!({ "resolved": false, "error": "Thread not found" }).to_string()
-}
 
 /// Asks the editor for its selection; falls back to the last one it pushed
 /// when it does not answer in time.

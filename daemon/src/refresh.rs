@@ -13,9 +13,9 @@ use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::Range;
 
 use crate::anchor::Reanchorer;
-use crate::feedback::{self, Change, Comment, Thread, ThreadState};
+use crate::feedback::{self, Change, Comment, FeedbackError, Thread, ThreadState};
 use crate::position::LineIndex;
-use crate::state::{Command, FileStamp, FileToCheck, StateHandle, ThreadError};
+use crate::state::{FileStamp, FileToCheck, StateHandle};
 use crate::store::Store;
 
 /// Files larger than this are not anchored into (treated as unreadable).
@@ -23,11 +23,14 @@ const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 const MISSING: &str = "missing";
 
-/// Why a feedback operation failed, in words for the user.
-pub type Failure = String;
+type Failure = FeedbackError;
 
-fn stopping<T>(_: T) -> Failure {
-    "the Parley daemon is shutting down; try again in a moment".into()
+fn store_failed(e: impl std::fmt::Display) -> Failure {
+    FeedbackError::Store(e.to_string())
+}
+
+fn internal(e: impl std::fmt::Display) -> Failure {
+    FeedbackError::Unreadable(format!("internal error: {e}"))
 }
 
 /// What reading a file gave.
@@ -81,10 +84,7 @@ fn read_if_changed(file: &Path, known: Option<&FileStamp>) -> Option<(FileStamp,
 
 /// Re-anchors the threads of every changed file in `scope` (or just `file`).
 pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Option<&Path>) -> Result<(), Failure> {
-    let files = state
-        .ask(|reply| Command::FilesToCheck { scope: scope.to_owned(), file: file.map(Path::to_owned), reply })
-        .await
-        .map_err(stopping)?;
+    let files = state.files_to_check(scope.to_owned(), file.map(Path::to_owned)).await?;
     // One pass on a blocking thread stats every file (and reads the changed
     // ones), rather than a hand-off per file.
     let changed = tokio::task::spawn_blocking(move || {
@@ -96,14 +96,13 @@ pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Opt
             .collect::<Vec<_>>()
     })
     .await
-    .map_err(|e| format!("reading files: {e}"))?;
+    .map_err(internal)?;
     // Re-anchoring writes derived data and is not flushed here: a read does
     // not wait for the disk. sled writes it within half a second; after a
     // crash before that, the next read re-anchors again (a thread whose old
     // snapshot is gone is found without the line diff).
     for (file, stamp, content) in changed {
-        let threads =
-            state.ask(|reply| Command::ThreadsOfFile { file: file.clone(), reply }).await.map_err(stopping)?;
+        let threads = state.threads_of_file(file.clone()).await?;
         let pending: Vec<Thread> =
             threads.into_iter().filter(|t| !t.resolved && t.checked_against != stamp.hash).collect();
         let store_for_task = store.clone();
@@ -111,12 +110,8 @@ pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Opt
         let updates =
             tokio::task::spawn_blocking(move || recheck_all(pending, content, &new_hash, &store_for_task, true))
                 .await
-                .map_err(|e| format!("re-anchoring {}: {e}", file.display()))??;
-        state
-            .ask(|reply| Command::Rechecked { file, stamp: Some(stamp), updates, reply })
-            .await
-            .map_err(stopping)?
-            .map_err(|e| format!("Feedback store not initialized: {e}"))?;
+                .map_err(internal)??;
+        state.rechecked(file, Some(stamp), updates).await?;
     }
     Ok(())
 }
@@ -151,7 +146,7 @@ fn recheck_all(
     let mut anchored_here = false;
     let index = LineIndex::new(text);
     for (snapshot, group) in by_snapshot {
-        let old = store.snapshot(&snapshot).map_err(|e| e.to_string())?;
+        let old = store.snapshot(&snapshot).map_err(store_failed)?;
         let reanchorer = Reanchorer::new(old.as_deref(), text);
         for mut thread in group {
             let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
@@ -160,7 +155,7 @@ fn recheck_all(
         }
     }
     if keep_snapshot && anchored_here {
-        store.put_snapshot(new_hash, text).map_err(|e| e.to_string())?;
+        store.put_snapshot(new_hash, text).map_err(store_failed)?;
     }
     Ok(updates)
 }
@@ -180,18 +175,17 @@ pub struct NewThread {
     pub author: String,
 }
 
-/// Makes a thread on a range of a file on disk.
+/// Makes a thread on a range of a file on disk. Not yet durable: the
+/// caller flushes the store before answering.
 pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Result<Thread, Failure> {
+    let invalid = FeedbackError::Invalid;
     if new.body.trim().is_empty() {
-        return Err("a comment needs a body: say what should change".into());
+        return Err(invalid("a comment needs a body: say what should change".into()));
     }
     let file = new.file.clone();
-    let text = tokio::task::spawn_blocking(move || std::fs::read(&file))
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| format!("cannot read {}: {e}", new.file.display()))?;
+    let text = tokio::task::spawn_blocking(move || read_regular_file(&file)).await.map_err(internal)??;
     let text = String::from_utf8(text)
-        .map_err(|_| format!("cannot comment on {}: it is not UTF-8 text", new.file.display()))?;
+        .map_err(|_| invalid(format!("cannot comment on {}: it is not UTF-8 text", new.file.display())))?;
     let index = LineIndex::new(&text);
     let lines = index.line_count();
     let outside = || {
@@ -208,20 +202,20 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
             // The editor's buffer has unsaved edits: the text it quotes is
             // looked for on disk, nearest the place it gave.
             if expected.is_empty() {
-                return Err("select some text to comment on: the range is empty".into());
+                return Err(invalid("select some text to comment on: the range is empty".into()));
             }
             nearest_occurrence(&text, expected, start.unwrap_or(text.len())).ok_or_else(|| {
-                format!(
+                invalid(format!(
                     "the selected text is not in {} on disk (it is unsaved there); save the file and try again",
                     new.file.display()
-                )
+                ))
             })?
         }
         (_, (Some(start), Some(end))) => (start, end),
-        _ => return Err(outside()),
+        _ => return Err(invalid(outside())),
     };
     if end <= start {
-        return Err("select some text to comment on: the range is empty".into());
+        return Err(invalid("select some text to comment on: the range is empty".into()));
     }
     let workspace = match new.workspace {
         Some(w) => w,
@@ -230,12 +224,12 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
     let relative = new
         .file
         .strip_prefix(&workspace)
-        .map_err(|_| format!("{} is outside the workspace {}", new.file.display(), workspace.display()))?
+        .map_err(|_| invalid(format!("{} is outside the workspace {}", new.file.display(), workspace.display())))?
         .to_string_lossy()
         .replace('\\', "/");
     let file_hash = hash(text.as_bytes());
-    store.put_snapshot(&file_hash, &text).map_err(|e| format!("Feedback store not initialized: {e}"))?;
-    let now = crate::state::now_rfc3339();
+    store.put_snapshot(&file_hash, &text).map_err(store_failed)?;
+    let now = crate::clock::now_rfc3339();
     let anchor = crate::anchor::capture(&text, start..end);
     let thread = Thread {
         id: feedback::new_id(),
@@ -252,11 +246,26 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         updated_at: now,
         resolved: false,
     };
-    let thread = Box::new(thread);
-    let thread =
-        state.ask(|reply| Command::CreateThread { thread, reply }).await.map_err(stopping)?.map_err(describe)?;
-    store.flush().await.map_err(|e| format!("Feedback store not initialized: {e}"))?;
-    Ok(thread)
+    state.create_thread(thread).await
+}
+
+/// Reads a file for a new thread, refusing anything but a regular file
+/// within [`MAX_FILE_BYTES`] before opening it: a FIFO would block the read
+/// forever and a device such as `/dev/zero` would never end.
+fn read_regular_file(file: &Path) -> Result<Vec<u8>, FeedbackError> {
+    let shown = file.display();
+    let meta = std::fs::metadata(file).map_err(|e| FeedbackError::Unreadable(format!("cannot read {shown}: {e}")))?;
+    if !meta.is_file() {
+        return Err(FeedbackError::Invalid(format!("cannot comment on {shown}: it is not a regular file")));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(FeedbackError::Invalid(format!(
+            "cannot comment on {shown}: it is {} MiB, over Parley's limit of {} MiB for files with threads",
+            meta.len() / (1024 * 1024),
+            MAX_FILE_BYTES / (1024 * 1024)
+        )));
+    }
+    std::fs::read(file).map_err(|e| FeedbackError::Unreadable(format!("cannot read {shown}: {e}")))
 }
 
 /// Where `quote` occurs in `text` nearest to byte `near`, as a byte range.
@@ -264,15 +273,10 @@ fn nearest_occurrence(text: &str, quote: &str, near: usize) -> Option<(usize, us
     text.match_indices(quote).map(|(at, _)| at).min_by_key(|at| at.abs_diff(near)).map(|at| (at, at + quote.len()))
 }
 
-/// Words for a thread error.
-pub fn describe(error: ThreadError) -> Failure {
-    error.to_string()
-}
-
 /// The open threads of `file` positioned in `text`, an editor's unsaved
 /// buffer. Nothing is stored: the file on disk stays the reference.
 pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: String) -> Result<Vec<Thread>, Failure> {
-    let threads = state.ask(|reply| Command::ThreadsOfFile { file: file.to_owned(), reply }).await.map_err(stopping)?;
+    let threads = state.threads_of_file(file.to_owned()).await?;
     let open: Vec<Thread> = threads.into_iter().filter(|t| !t.resolved).collect();
     let store = store.clone();
     tokio::task::spawn_blocking(move || {
@@ -282,5 +286,5 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
         Ok(threads)
     })
     .await
-    .map_err(|e| e.to_string())?
+    .map_err(internal)?
 }

@@ -28,8 +28,10 @@ pub enum Reason {
 /// Picks a window for an agent with `editor_id` (from `PARLEY_EDITOR_ID`)
 /// working in `folder`.
 pub fn choose(candidates: &[Candidate<'_>], editor_id: Option<&str>, folder: Option<&Path>) -> Option<(u64, Reason)> {
+    // Two windows may claim one id (a reloaded window whose old connection
+    // lingers): the more recently focused or connected one is meant.
     if let Some(wanted) = editor_id
-        && let Some(c) = candidates.iter().find(|c| c.editor_id == Some(wanted))
+        && let Some(c) = candidates.iter().filter(|c| c.editor_id == Some(wanted)).max_by_key(|c| c.focus_rank)
     {
         return Some((c.connection_id, Reason::NamedByEnvironment));
     }
@@ -68,5 +70,16 @@ mod tests {
         check(None, Some("/elsewhere"), Some((2, Reason::MostRecentlyFocused)));
         check(None, None, Some((2, Reason::MostRecentlyFocused)));
         assert_eq!(choose(&[], None, None), None);
+    }
+
+    #[test]
+    fn a_shared_editor_id_means_the_most_recent_window() {
+        let a = [PathBuf::from("/a")];
+        let editors = [
+            Candidate { connection_id: 1, editor_id: Some("same"), workspaces: &a, focus_rank: 5 },
+            Candidate { connection_id: 2, editor_id: Some("same"), workspaces: &a, focus_rank: 9 },
+            Candidate { connection_id: 3, editor_id: Some("same"), workspaces: &a, focus_rank: 7 },
+        ];
+        assert_eq!(choose(&editors, Some("same"), None), Some((2, Reason::NamedByEnvironment)));
     }
 }

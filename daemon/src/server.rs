@@ -10,7 +10,8 @@ use anyhow::Context as _;
 use parley_protocol::socket;
 use tokio_util::task::TaskTracker;
 
-use crate::hub::{self, Context, listener};
+use crate::context::Context;
+use crate::hub::{self, listener};
 use crate::shutdown::Shutdown;
 use crate::state::{self, StartTime};
 use crate::store::Store;

@@ -147,6 +147,8 @@ pub enum SessionError {
     TooManyRounds { id: String, max: u32 },
     #[error("the review could not be stored: {0}")]
     Store(String),
+    #[error("the Parley daemon is shutting down; try again in a moment")]
+    Stopped,
 }
 
 #[cfg(test)]

@@ -17,17 +17,20 @@ use parley_protocol::methods::{self as wire, Selection};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-pub use threads::{FileStamp, FileToCheck, ThreadEdit, ThreadError};
+pub use threads::{FileStamp, FileToCheck, ThreadEdit};
 
-use crate::feedback::{Summary, Thread};
+use crate::feedback::{FeedbackError as ThreadError, Summary, Thread};
 use crate::reviews::Review;
 use crate::routing::{self, Candidate, Reason};
 use crate::sessions::{FinalStatus, Round, Session, SessionError, SessionRequest};
 use crate::store::Store;
 use crate::{views, workspace};
 
-/// Events kept for `events/replay`.
+/// Events kept for `events/replay`: at most this many, and at most
+/// [`EVENT_LOG_BYTES`] of reviews and threads between them (a client that
+/// missed more fetches current state instead).
 const EVENT_LOG_LEN: usize = 1024;
+const EVENT_LOG_BYTES: usize = 16 * 1024 * 1024;
 /// Messages queued for one editor before it counts as too slow and is dropped.
 pub const OUTBOX_LEN: usize = 256;
 
@@ -83,17 +86,23 @@ pub enum CommitError {
     /// Another agent changed the review since it was read; read and retry.
     Raced,
     Store(String),
+    Stopped,
 }
 
-/// Requests to the state owner. Every `reply` is answered exactly once.
+impl From<Stopped> for CommitError {
+    fn from(_: Stopped) -> Self {
+        CommitError::Stopped
+    }
+}
+
+/// Requests to the state owner. Private: callers use [`StateHandle`]'s
+/// methods, one per command. Every `reply` is answered exactly once.
 #[derive(Debug)]
-pub enum Command {
+enum Command {
     Connected {
         id: u64,
         facts: ClientFacts,
-        /// Present for editors, which receive events.
-        outbox: Option<mpsc::Sender<Outbound>>,
-        /// The newest sequence number and the daemon instance.
+        events: Option<mpsc::Sender<Outbound>>,
         reply: oneshot::Sender<(u64, String)>,
     },
     Disconnected {
@@ -107,18 +116,14 @@ pub enum Command {
         id: u64,
         selection: Option<Selection>,
     },
-    /// The current review for `base`, if any.
     Review {
         base: PathBuf,
         reply: oneshot::Sender<Option<Review>>,
     },
-    /// Stores `review` if the stored revision is still `review.revision - 1`,
-    /// then pushes it to every editor whose workspace holds its base.
     Commit {
         review: Review,
         reply: oneshot::Sender<Result<Committed, CommitError>>,
     },
-    /// Reviews whose base lies in one of `folders` (all when `None`), newest first.
     Reviews {
         folders: Option<Vec<PathBuf>>,
         reply: oneshot::Sender<Vec<Review>>,
@@ -137,32 +142,29 @@ pub enum Command {
     Status {
         reply: oneshot::Sender<StatusFacts>,
     },
-    /// A CLI connection asks for the events of some folders.
     Subscribe {
         id: u64,
         workspaces: Vec<PathBuf>,
     },
-    /// Files with open threads inside `scope` (or just `file`), with what was
-    /// last known of them, so the caller can see which changed on disk.
     FilesToCheck {
         scope: PathBuf,
         file: Option<PathBuf>,
         reply: oneshot::Sender<Vec<FileToCheck>>,
     },
-    /// Every thread (resolved ones too) on one file.
     ThreadsOfFile {
         file: PathBuf,
         reply: oneshot::Sender<Vec<Thread>>,
     },
-    /// The outcome of re-anchoring a file's threads: their new positions and
-    /// states, and the stamp of the text they were checked against.
+    Thread {
+        id: String,
+        reply: oneshot::Sender<Option<Thread>>,
+    },
     Rechecked {
         file: PathBuf,
         stamp: Option<FileStamp>,
         updates: Vec<Thread>,
-        reply: oneshot::Sender<Result<(), String>>,
+        reply: oneshot::Sender<Result<(), ThreadError>>,
     },
-    /// Threads inside `scope` (or just `file`), ordered by file then line.
     Threads {
         scope: PathBuf,
         file: Option<PathBuf>,
@@ -182,37 +184,34 @@ pub enum Command {
         edit: ThreadEdit,
         reply: oneshot::Sender<Result<Thread, ThreadError>>,
     },
-    /// Replaces everything in memory with what the store holds (after an import).
-    Reload {
-        reviews: Vec<Review>,
-        threads: Vec<Thread>,
-        sessions: Vec<Session>,
+    Import {
+        export: Box<crate::store::Export>,
+        reply: oneshot::Sender<Result<Imported, crate::store::StoreError>>,
     },
-    /// Opens a review session under a fresh id (ids are allocated here, one
-    /// at a time, so two agents never get the same one).
     StartSession {
         workspace: PathBuf,
         request: SessionRequest,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
-    /// Checks that a session can take another round.
     CheckSession {
         id: String,
         max_rounds: u32,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
-    /// Appends a round (numbered here) to a session.
     AddRound {
         id: String,
         round: Box<Round>,
         max_rounds: u32,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
-    /// Sessions of a workspace (all when `None`), newest first.
     Sessions {
         workspace: Option<PathBuf>,
         limit: usize,
         reply: oneshot::Sender<Vec<Session>>,
+    },
+    Session {
+        id: String,
+        reply: oneshot::Sender<Option<Session>>,
     },
     CompleteSession {
         id: String,
@@ -220,16 +219,21 @@ pub enum Command {
         notes: Option<String>,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
-    /// Forgets a session whose first round failed: it has no round, no
-    /// completion and nothing pending (a session with any of these stays).
     DiscardEmptySession {
         id: String,
     },
-    /// Marks a session's background round as running or failed (or clears it).
     SetPending {
         id: String,
         pending: Option<crate::sessions::Pending>,
     },
+}
+
+/// What an import brought in, and every open thread's file (to watch).
+#[derive(Debug, Clone)]
+pub struct Imported {
+    pub reviews: usize,
+    pub threads: usize,
+    pub files: Vec<PathBuf>,
 }
 
 /// What `status` reports from the state.
@@ -243,7 +247,9 @@ pub struct StatusFacts {
     pub threads: usize,
 }
 
-/// A cloneable handle for sending commands to the state owner.
+/// A cloneable handle on the state owner: one method per query or command.
+/// Each fails with [`Stopped`] (or an error made from it) only while the
+/// daemon shuts down.
 #[derive(Debug, Clone)]
 pub struct StateHandle {
     /// Sent by every connection; received by [`run`]; closed when the daemon stops.
@@ -251,23 +257,220 @@ pub struct StateHandle {
 }
 
 /// The state owner stopped; only happens while the daemon shuts down.
-#[derive(Debug, thiserror::Error)]
-#[error("the daemon is shutting down")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the Parley daemon is shutting down; try again in a moment")]
 pub struct Stopped;
 
 impl StateHandle {
-    /// Sends a command that carries its own reply channel and awaits the answer.
-    pub async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Command) -> Result<T, Stopped> {
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Command) -> Result<T, Stopped> {
         let (reply, answer) = oneshot::channel();
         self.tx.send(make(reply)).await.map_err(|_| Stopped)?;
         answer.await.map_err(|_| Stopped)
     }
 
-    /// Sends a command with no answer.
-    pub async fn tell(&self, command: Command) {
+    /// Asks a command that can fail on its own; stopping becomes `E` too.
+    async fn try_ask<T, E: From<Stopped>>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<Result<T, E>>) -> Command,
+    ) -> Result<T, E> {
+        self.ask(make).await.map_err(E::from)?
+    }
+
+    async fn tell(&self, command: Command) {
         // A send fails only while the daemon shuts down, when nothing matters.
         let _ = self.tx.send(command).await;
     }
+
+    /// Registers a connection. `events` is present for clients that receive
+    /// events (editors at once, CLI connections after `subscribe`). Answers
+    /// the newest sequence number and the daemon instance.
+    pub async fn connected(
+        &self,
+        id: u64,
+        facts: ClientFacts,
+        events: Option<mpsc::Sender<Outbound>>,
+    ) -> Result<(u64, String), Stopped> {
+        self.ask(|reply| Command::Connected { id, facts, events, reply }).await
+    }
+
+    pub async fn disconnected(&self, id: u64) {
+        self.tell(Command::Disconnected { id }).await;
+    }
+
+    pub async fn focus(&self, id: u64, focused: bool) {
+        self.tell(Command::Focus { id, focused }).await;
+    }
+
+    pub async fn selection_changed(&self, id: u64, selection: Option<Selection>) {
+        self.tell(Command::SelectionChanged { id, selection }).await;
+    }
+
+    /// The current review for `base`, if any.
+    pub async fn review(&self, base: PathBuf) -> Result<Option<Review>, Stopped> {
+        self.ask(|reply| Command::Review { base, reply }).await
+    }
+
+    /// Stores `review` if the stored revision is still `review.revision - 1`,
+    /// then pushes it to every editor whose workspace holds its base.
+    pub async fn commit(&self, review: Review) -> Result<Committed, CommitError> {
+        self.try_ask(|reply| Command::Commit { review, reply }).await
+    }
+
+    /// Reviews whose base lies in one of `folders` (all when `None`), newest first.
+    pub async fn reviews(&self, folders: Option<Vec<PathBuf>>) -> Result<Vec<Review>, Stopped> {
+        self.ask(|reply| Command::Reviews { folders, reply }).await
+    }
+
+    /// The editor window an agent named `editor_id` working in `folder` means.
+    pub async fn pick_editor(
+        &self,
+        editor_id: Option<String>,
+        folder: Option<PathBuf>,
+    ) -> Result<Option<PickedEditor>, Stopped> {
+        self.ask(|reply| Command::PickEditor { editor_id, folder, reply }).await
+    }
+
+    /// The events after `after` for connection `id`'s workspaces.
+    pub async fn replay(
+        &self,
+        id: u64,
+        after: u64,
+        instance: Option<String>,
+    ) -> Result<wire::EventsReplayResult, Stopped> {
+        self.ask(|reply| Command::Replay { id, after, instance, reply }).await
+    }
+
+    pub async fn status(&self) -> Result<StatusFacts, Stopped> {
+        self.ask(|reply| Command::Status { reply }).await
+    }
+
+    /// A CLI connection asks for the events of some folders.
+    pub async fn subscribe(&self, id: u64, workspaces: Vec<PathBuf>) {
+        self.tell(Command::Subscribe { id, workspaces }).await;
+    }
+
+    /// Files with open threads inside `scope` (or just `file`), with what was
+    /// last known of them, so the caller can see which changed on disk.
+    pub async fn files_to_check(&self, scope: PathBuf, file: Option<PathBuf>) -> Result<Vec<FileToCheck>, Stopped> {
+        self.ask(|reply| Command::FilesToCheck { scope, file, reply }).await
+    }
+
+    /// Every thread (resolved ones too) on one file.
+    pub async fn threads_of_file(&self, file: PathBuf) -> Result<Vec<Thread>, Stopped> {
+        self.ask(|reply| Command::ThreadsOfFile { file, reply }).await
+    }
+
+    /// One thread by id, resolved or not.
+    pub async fn thread(&self, id: String) -> Result<Option<Thread>, Stopped> {
+        self.ask(|reply| Command::Thread { id, reply }).await
+    }
+
+    /// The outcome of re-anchoring a file's threads: their new positions and
+    /// states, and the stamp of the text they were checked against.
+    pub async fn rechecked(
+        &self,
+        file: PathBuf,
+        stamp: Option<FileStamp>,
+        updates: Vec<Thread>,
+    ) -> Result<(), ThreadError> {
+        self.try_ask(|reply| Command::Rechecked { file, stamp, updates, reply }).await
+    }
+
+    /// Threads inside `scope` (or just `file`), ordered by file then line.
+    pub async fn threads(
+        &self,
+        scope: PathBuf,
+        file: Option<PathBuf>,
+        include_resolved: bool,
+    ) -> Result<Vec<Thread>, Stopped> {
+        self.ask(|reply| Command::Threads { scope, file, include_resolved, reply }).await
+    }
+
+    pub async fn summary(&self, scope: PathBuf) -> Result<Summary, Stopped> {
+        self.ask(|reply| Command::Summary { scope, reply }).await
+    }
+
+    pub async fn create_thread(&self, thread: Thread) -> Result<Thread, ThreadError> {
+        self.try_ask(|reply| Command::CreateThread { thread: Box::new(thread), reply }).await
+    }
+
+    pub async fn edit_thread(&self, id: String, edit: ThreadEdit) -> Result<Thread, ThreadError> {
+        self.try_ask(|reply| Command::EditThread { id, edit, reply }).await
+    }
+
+    /// Writes an export into the store and replaces everything in memory
+    /// with what the store then holds, in one step, so no write lands between.
+    pub async fn import(&self, export: crate::store::Export) -> Result<Imported, ImportError> {
+        let result = self.ask(|reply| Command::Import { export: Box::new(export), reply }).await?;
+        result.map_err(ImportError::Store)
+    }
+
+    /// Opens a review session under a fresh id (ids are allocated by the
+    /// owner, one at a time, so two agents never get the same one).
+    pub async fn start_session(&self, workspace: PathBuf, request: SessionRequest) -> Result<Session, SessionError> {
+        self.try_ask(|reply| Command::StartSession { workspace, request, reply }).await
+    }
+
+    /// Checks that a session can take another round.
+    pub async fn check_session(&self, id: String, max_rounds: u32) -> Result<Session, SessionError> {
+        self.try_ask(|reply| Command::CheckSession { id, max_rounds, reply }).await
+    }
+
+    /// Appends a round (numbered by the owner) to a session.
+    pub async fn add_round(&self, id: String, round: Round, max_rounds: u32) -> Result<Session, SessionError> {
+        self.try_ask(|reply| Command::AddRound { id, round: Box::new(round), max_rounds, reply }).await
+    }
+
+    /// Sessions of a workspace (all when `None`), newest first.
+    pub async fn sessions(&self, workspace: Option<PathBuf>, limit: usize) -> Result<Vec<Session>, Stopped> {
+        self.ask(|reply| Command::Sessions { workspace, limit, reply }).await
+    }
+
+    /// One session by id.
+    pub async fn session(&self, id: String) -> Result<Option<Session>, Stopped> {
+        self.ask(|reply| Command::Session { id, reply }).await
+    }
+
+    pub async fn complete_session(
+        &self,
+        id: String,
+        final_status: FinalStatus,
+        notes: Option<String>,
+    ) -> Result<Session, SessionError> {
+        self.try_ask(|reply| Command::CompleteSession { id, final_status, notes, reply }).await
+    }
+
+    /// Forgets a session whose first round failed: it has no round, no
+    /// completion and nothing pending (a session with any of these stays).
+    pub async fn discard_empty_session(&self, id: String) {
+        self.tell(Command::DiscardEmptySession { id }).await;
+    }
+
+    /// Marks a session's background round as running or failed (or clears it).
+    pub async fn set_pending(&self, id: String, pending: Option<crate::sessions::Pending>) {
+        self.tell(Command::SetPending { id, pending }).await;
+    }
+}
+
+impl From<Stopped> for ThreadError {
+    fn from(_: Stopped) -> Self {
+        ThreadError::Stopped
+    }
+}
+
+impl From<Stopped> for SessionError {
+    fn from(_: Stopped) -> Self {
+        SessionError::Stopped
+    }
+}
+
+/// Why an import failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error(transparent)]
+    Stopped(#[from] Stopped),
+    #[error(transparent)]
+    Store(crate::store::StoreError),
 }
 
 struct Client {
@@ -287,8 +490,29 @@ enum Payload {
     Thread { change: &'static str, thread: Box<Thread> },
 }
 
+impl Payload {
+    /// Roughly what the payload holds in memory: its texts.
+    fn approx_bytes(&self) -> usize {
+        match self {
+            Payload::Review(review) => {
+                review.content.len()
+                    + review.references.iter().map(|r| r.found.text.len() * 2 + 64).sum::<usize>()
+                    + 256
+            }
+            Payload::Thread { thread, .. } => {
+                thread.anchor.quote.len() * 2
+                    + thread.original_quote.len()
+                    + thread.comments.iter().map(|c| c.body.len() + c.author.len() + 96).sum::<usize>()
+                    + 512
+            }
+        }
+    }
+}
+
 struct LoggedEvent {
     seq: u64,
+    /// What `approx_bytes` said of the payload when it was logged.
+    bytes: usize,
     /// The review's base or the thread's file, to filter replays by workspace.
     path: PathBuf,
     payload: Payload,
@@ -307,6 +531,8 @@ struct State {
     /// Review sessions by id (ids sort by date, then number).
     sessions: BTreeMap<String, Session>,
     events: VecDeque<LoggedEvent>,
+    /// The sum of the logged events' `bytes`.
+    event_bytes: usize,
     seq: u64,
     /// Names this run of the daemon; sequence numbers restart with it.
     instance: String,
@@ -330,7 +556,8 @@ pub fn spawn(
         stamps: HashMap::new(),
         counts: BTreeMap::new(),
         sessions: sessions.into_iter().map(|s| (s.id.clone(), s)).collect(),
-        events: VecDeque::with_capacity(EVENT_LOG_LEN),
+        events: VecDeque::new(),
+        event_bytes: 0,
         seq: 0,
         instance: crate::feedback::new_id(),
         focus_counter: 0,
@@ -350,7 +577,7 @@ async fn run(mut state: State, mut rx: mpsc::Receiver<Command>) {
 impl State {
     fn handle(&mut self, command: Command) {
         match command {
-            Command::Connected { id, facts, outbox, reply } => {
+            Command::Connected { id, facts, events: outbox, reply } => {
                 let seq = (self.seq, self.instance.clone());
                 self.focus_counter += 1;
                 let subscribed = facts.role == Role::Editor;
@@ -414,6 +641,9 @@ impl State {
             Command::ThreadsOfFile { file, reply } => {
                 let _ = reply.send(self.threads_of_file(&file).cloned().collect());
             }
+            Command::Thread { id, reply } => {
+                let _ = reply.send(self.threads.get(&id).cloned());
+            }
             Command::Rechecked { file, stamp, updates, reply } => {
                 let _ = reply.send(self.rechecked(file, stamp, updates));
             }
@@ -429,9 +659,8 @@ impl State {
             Command::EditThread { id, edit, reply } => {
                 let _ = reply.send(self.edit_thread(&id, edit));
             }
-            Command::Reload { reviews, threads, sessions } => {
-                self.load(reviews, threads);
-                self.sessions = sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+            Command::Import { export, reply } => {
+                let _ = reply.send(self.import(*export));
             }
             Command::StartSession { workspace, request, reply } => {
                 let _ = reply.send(self.start_session(workspace, request));
@@ -444,6 +673,9 @@ impl State {
             }
             Command::Sessions { workspace, limit, reply } => {
                 let _ = reply.send(self.sessions_of(workspace.as_deref(), limit));
+            }
+            Command::Session { id, reply } => {
+                let _ = reply.send(self.sessions.get(&id).cloned());
             }
             Command::CompleteSession { id, final_status, notes, reply } => {
                 let _ = reply.send(self.complete_session(&id, final_status, notes));
@@ -468,12 +700,24 @@ impl State {
         }
     }
 
+    /// Writes an export, then reloads everything from the store.
+    fn import(&mut self, export: crate::store::Export) -> Result<Imported, crate::store::StoreError> {
+        let (reviews, threads) = self.store.import(export)?;
+        let all_reviews = self.store.reviews()?;
+        let all_threads = self.store.threads()?;
+        let all_sessions = self.store.sessions()?;
+        let files = all_threads.iter().filter(|t| !t.resolved).map(views::file_of).collect();
+        self.load(all_reviews, all_threads);
+        self.sessions = all_sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+        Ok(Imported { reviews, threads, files })
+    }
+
     fn commit(&mut self, mut review: Review) -> Result<Committed, CommitError> {
         let current = self.reviews.get(&review.base).map_or(0, |r| r.revision);
         if review.revision != current + 1 {
             return Err(CommitError::Raced);
         }
-        review.updated_at = now_rfc3339();
+        review.updated_at = crate::clock::now_rfc3339();
         self.store.put_review(&review).map_err(|e| CommitError::Store(e.to_string()))?;
         let delivered_to = self.publish(review.base.clone(), Payload::Review(review.clone()));
         self.reviews.insert(review.base.clone(), review.clone());
@@ -502,20 +746,31 @@ impl State {
                 })
                 .clone();
             match outbox.try_send(Outbound::Line(line)) {
-                Ok(()) => delivered
+                // Delivered to a window only: a subscribed CLI is not one.
+                Ok(()) if client.facts.role == Role::Editor => delivered
                     .push(Delivery { name: client.facts.name.clone(), editor_id: client.facts.editor_id.clone() }),
+                Ok(()) => {}
                 Err(_) => too_slow.push(*id),
             }
         }
         for id in too_slow {
-            tracing::warn!(connection = id, "editor is not reading its events; dropping it");
-            self.clients.remove(&id);
+            // Dropping its queue's only sender closes the connection once the
+            // lines already queued are written, so the client knows to resync.
+            tracing::warn!(connection = id, "client is not reading its events; closing its connection");
+            if let Some(client) = self.clients.get_mut(&id) {
+                client.outbox = None;
+                client.subscribed = false;
+            }
         }
         delivered.sort_by(|a, b| a.name.cmp(&b.name));
-        if self.events.len() == EVENT_LOG_LEN {
-            self.events.pop_front();
+        let bytes = payload.approx_bytes();
+        self.events.push_back(LoggedEvent { seq, path, payload, bytes });
+        self.event_bytes += bytes;
+        while self.events.len() > EVENT_LOG_LEN || (self.event_bytes > EVENT_LOG_BYTES && self.events.len() > 1) {
+            if let Some(old) = self.events.pop_front() {
+                self.event_bytes -= old.bytes;
+            }
         }
-        self.events.push_back(LoggedEvent { seq, path, payload });
         delivered
     }
 
@@ -615,11 +870,6 @@ fn render(seq: u64, payload: &Payload, encoding: PositionEncoding) -> wire::Even
         ),
     };
     wire::Event { seq, method: method.into(), params: params.expect("wire types always serialize") }
-}
-
-/// The current time as RFC 3339 in UTC, with milliseconds.
-pub fn now_rfc3339() -> String {
-    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// When the daemon started, for `status`.

@@ -8,6 +8,7 @@ use parley_protocol::methods::{self as wire, Position};
 
 use crate::feedback::Thread;
 use crate::reviews::Review;
+use crate::sessions::Session;
 
 /// The wire form of a review.
 pub fn review(review: &Review) -> wire::Review {
@@ -74,5 +75,51 @@ pub fn path_within(thread: &Thread, scope: &Path) -> String {
     match file.strip_prefix(scope) {
         Ok(relative) => relative.to_string_lossy().replace('\\', "/"),
         Err(_) => thread.path.clone(),
+    }
+}
+
+/// The wire form of a review session.
+pub fn session(session: &Session) -> wire::Session {
+    let text = |value: serde_json::Result<serde_json::Value>| {
+        value.ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+    };
+    wire::Session {
+        id: session.id.clone(),
+        workspace: session.workspace.clone(),
+        created_at: session.created_at.clone(),
+        updated_at: session.updated_at.clone(),
+        status: session.status().into(),
+        request: wire::SessionRequest {
+            summary: session.request.summary.clone(),
+            relevant_docs: session.request.relevant_docs.clone(),
+            focus_areas: session.request.focus_areas.clone(),
+            scope: session.request.scope.clone(),
+        },
+        rounds: session
+            .rounds
+            .iter()
+            .map(|r| wire::Round {
+                round: r.round,
+                at: r.at.clone(),
+                summary: r.summary.clone(),
+                focus_areas: r.focus_areas.clone(),
+                scope: r.scope.clone(),
+                changed_files: r.changed_files.clone(),
+                review: serde_json::to_value(&r.review).unwrap_or_default(),
+                verdict: text(serde_json::to_value(r.verdict)),
+                reviewer: r.reviewer.clone(),
+                elapsed_ms: r.elapsed_ms,
+            })
+            .collect(),
+        completion: session.completion.as_ref().map(|c| wire::Completion {
+            final_status: c.final_status.name().into(),
+            notes: c.notes.clone(),
+            at: c.at.clone(),
+        }),
+        pending: session.pending.as_ref().map(|p| wire::Pending {
+            state: p.state.clone(),
+            since: p.since.clone(),
+            error: p.error.clone(),
+        }),
     }
 }

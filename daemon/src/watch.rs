@@ -15,7 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::refresh;
 use crate::shutdown::Shutdown;
-use crate::state::{Command, StateHandle};
+use crate::state::StateHandle;
 use crate::store::Store;
 
 /// Quiet time after the last event before files are re-checked.
@@ -82,10 +82,7 @@ pub async fn spawn(state: StateHandle, store: Store, shutdown: Shutdown) -> Watc
             None
         }
     };
-    let existing = state
-        .ask(|reply| Command::FilesToCheck { scope: PathBuf::from("/"), file: None, reply })
-        .await
-        .unwrap_or_default();
+    let existing = state.files_to_check(PathBuf::from("/"), None).await.unwrap_or_default();
     let handle = WatchHandle { files: files_tx };
     for file in existing {
         handle.follow(file.file);

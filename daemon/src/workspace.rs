@@ -1,5 +1,6 @@
 //! Which folder a path belongs to: the git root (or the folder itself) that
-//! holds an agent's working directory, and whether one folder holds a path.
+//! holds an agent's working directory, whether one folder holds a path, and
+//! paths made absolute and real (symlinks resolved) at the daemon's edge.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,30 @@ pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// A path as the daemon keys it: absolute, and with symlinks resolved, so a
+/// folder opened through a link (macOS's `/tmp`, a linked checkout) and the
+/// same folder reached by its real path are one workspace. The longest part
+/// that exists is resolved; the rest (a file not yet written) is appended.
+pub fn real(path: &Path, cwd: &Path) -> PathBuf {
+    let absolute = absolute(path, cwd);
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(resolved) = std::fs::canonicalize(existing) {
+            let mut out = resolved;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
 }
 
 /// Turns a `file://` URI (as MCP roots and some hosts send) into a path;
@@ -62,6 +87,19 @@ fn percent_decode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_paths_resolve_links_and_keep_missing_tails() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real_dir = dir.path().join("real");
+        std::fs::create_dir(&real_dir).expect("mkdir");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real_dir, &link).expect("symlink");
+        let canonical = std::fs::canonicalize(&real_dir).expect("canonicalize");
+        assert_eq!(real(&link, Path::new("/")), canonical);
+        assert_eq!(real(&link.join("new/file.rs"), Path::new("/")), canonical.join("new/file.rs"));
+        assert_eq!(real(Path::new("link/../real"), dir.path()), canonical);
+    }
 
     #[test]
     fn holds_compares_components() {

@@ -78,8 +78,30 @@ pub mod code {
     pub const PROTOCOL_MISMATCH: i64 = -32003;
     /// The editor asked to answer a request did not answer in time.
     pub const EDITOR_TIMEOUT: i64 = -32004;
-    /// The named thing (review, thread, …) does not exist.
+    /// The named thing (thread, review session, …) does not exist.
     pub const NOT_FOUND: i64 = -32005;
+    /// The thing exists but is in the wrong state for the request: a resolved
+    /// thread replied to or resolved again, an open one reopened, a completed
+    /// review session continued, a session out of rounds.
+    pub const CONFLICT: i64 = -32006;
+    /// The store could not be written or flushed (disk full, read-only, …).
+    pub const STORE_FAILED: i64 = -32007;
+    /// Not a git repository, no changes in the scope, or git failed.
+    pub const GIT_FAILED: i64 = -32008;
+    /// The reviewer or the test command failed, timed out or printed no review.
+    pub const REVIEWER_FAILED: i64 = -32009;
+    /// The secret scan found a secret; nothing was sent anywhere.
+    pub const SECRET_FOUND: i64 = -32010;
+    /// A config file is invalid, or no reviewer is configured.
+    pub const CONFIG_INVALID: i64 = -32011;
+    /// The request was cancelled (its connection closed, or the daemon is stopping it).
+    pub const CANCELLED: i64 = -32012;
+    /// The daemon is shutting down; reconnect in a moment.
+    pub const SHUTTING_DOWN: i64 = -32013;
+    /// A file the request names cannot be read.
+    pub const FILE_UNREADABLE: i64 = -32014;
+    /// The method exists, but not for this connection's role.
+    pub const WRONG_ROLE: i64 = -32015;
 }
 
 /// Any hub message, classified by which members it has.
@@ -102,7 +124,8 @@ pub struct Invalid {
 struct Loose {
     #[serde(default)]
     jsonrpc: Option<String>,
-    #[serde(default)]
+    /// `Some(Null)` for `"id": null`, which a request may not carry.
+    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
     #[serde(default)]
     method: Option<Value>,
@@ -130,13 +153,20 @@ impl Message {
                 format!("not a JSON-RPC 2.0 message: {e}"),
             ),
         })?;
+        let null_id = matches!(loose.id, Some(Value::Null));
         let id = match loose.id {
             None | Some(Value::Null) => None,
             Some(value) => Some(serde_json::from_value::<Id>(value).map_err(|_| Invalid {
                 id: None,
-                error: ErrorObject::new(code::INVALID_REQUEST, "id must be a number or a string"),
+                error: ErrorObject::new(code::INVALID_REQUEST, "id must be an integer or a string"),
             })?),
         };
+        if null_id && loose.method.is_some() {
+            // A request must be answerable: with a null id it could not be
+            // told from the answer to an unreadable message.
+            let message = "\"id\" must be an integer or a string, not null (leave it out to send a notification)";
+            return Err(Invalid { id: None, error: ErrorObject::new(code::INVALID_REQUEST, message) });
+        }
         let seen = id.clone();
         let invalid =
             |message: &str| Invalid { id: seen.clone(), error: ErrorObject::new(code::INVALID_REQUEST, message) };
@@ -235,6 +265,11 @@ mod tests {
         check(r#"{"jsonrpc":"2.0","id":7,"method":5}"#, Err((Some(Id::Number(7)), code::INVALID_REQUEST)));
         check(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"x"}"#, Err((None, code::INVALID_REQUEST)));
         check(r#"{"jsonrpc":"2.0","id":1}"#, Err((Some(Id::Number(1)), code::INVALID_REQUEST)));
+        // A request with a null id could never be answered by its id.
+        check(r#"{"jsonrpc":"2.0","id":null,"method":"status"}"#, Err((None, code::INVALID_REQUEST)));
+        check(r#"{"jsonrpc":"2.0","id":1.5,"method":"status"}"#, Err((None, code::INVALID_REQUEST)));
+        // An error answer to an unreadable message carries a null id.
+        check(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#, Ok("response"));
     }
 
     #[test]

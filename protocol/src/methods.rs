@@ -1,12 +1,156 @@
 //! Hub methods after `hello`: their names and the shapes of their parameters
 //! and results. `docs/protocol.md` documents each with a JSON example.
 //!
+//! Every request a client sends is a [`Method`]: a name tied to its params
+//! and result types, so the daemon's dispatch and a client cannot drift from
+//! them. Every params type rejects unknown fields; a method without params
+//! takes [`NoParams`] (absent, `null` or `{}`).
+//!
 //! Positions are 0-based lines and characters counted in the encoding the
 //! client declared in its hello.
 
 use std::path::PathBuf;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+/// A client → daemon request: its name, its params and its result.
+pub trait Method {
+    const NAME: &'static str;
+    type Params: Serialize + DeserializeOwned;
+    type Result: Serialize + DeserializeOwned;
+    /// Whether `editor` connections may call it.
+    const FOR_EDITORS: bool = true;
+    /// Whether `cli` connections may call it.
+    const FOR_CLI: bool = true;
+}
+
+/// A notification: its name and its params.
+pub trait NotificationMethod {
+    const NAME: &'static str;
+    type Params: Serialize + DeserializeOwned;
+}
+
+/// The params of a method that takes none: absent, `null` or `{}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+macro_rules! method {
+    ($(#[$doc:meta])* $name:ident = $wire:expr, $params:ty => $result:ty $(, $flag:ident = $value:expr)*) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub enum $name {}
+        impl Method for $name {
+            const NAME: &'static str = $wire;
+            type Params = $params;
+            type Result = $result;
+            $(const $flag: bool = $value;)*
+        }
+    };
+}
+
+macro_rules! notification {
+    ($(#[$doc:meta])* $name:ident = $wire:expr, $params:ty) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub enum $name {}
+        impl NotificationMethod for $name {
+            const NAME: &'static str = $wire;
+            type Params = $params;
+        }
+    };
+}
+
+method!(
+    /// The reviews of a workspace.
+    ReviewGet = REVIEW_GET, ReviewGetParams => ReviewGetResult
+);
+method!(
+    /// The events after a sequence number.
+    EventsReplay = EVENTS_REPLAY, EventsReplayParams => EventsReplayResult
+);
+method!(
+    /// The daemon's state.
+    StatusRequest = STATUS, NoParams => Status
+);
+method!(
+    /// Stop the daemon cleanly.
+    Shutdown = SHUTDOWN, ShutdownParams => ShutdownResult
+);
+method!(
+    /// The threads of a workspace or one file.
+    FeedbackList = FEEDBACK_LIST, FeedbackListParams => FeedbackListResult
+);
+method!(
+    /// A new thread with its first comment.
+    FeedbackCreate = FEEDBACK_CREATE, FeedbackCreateParams => ThreadResult
+);
+method!(
+    /// A comment added to an open thread.
+    FeedbackReply = FEEDBACK_REPLY, FeedbackReplyParams => ThreadResult
+);
+method!(
+    /// A thread marked addressed.
+    FeedbackResolve = FEEDBACK_RESOLVE, ThreadIdParams => ThreadResult
+);
+method!(
+    /// A resolved thread brought back.
+    FeedbackReopen = FEEDBACK_REOPEN, ThreadIdParams => ThreadResult
+);
+method!(
+    /// An editor's unsaved buffer; answered with the file's threads in it.
+    BufferChanged = BUFFER_CHANGED, BufferChangedParams => FeedbackListResult, FOR_CLI = false
+);
+method!(
+    /// A CLI connection asks for the events of some folders.
+    Subscribe = SUBSCRIBE, SubscribeParams => SubscribeResult, FOR_EDITORS = false
+);
+method!(
+    /// Everything, as a JSON backup.
+    StoreExport = STORE_EXPORT, NoParams => ExportDocument
+);
+method!(
+    /// Restore a JSON backup.
+    StoreImport = STORE_IMPORT, ExportDocument => ImportResult
+);
+method!(
+    /// Run a review round; answered when it is done.
+    ReviewRequest = REVIEW_REQUEST, ReviewRequestParams => ReviewRequestResult
+);
+method!(
+    /// Review sessions, newest first.
+    SessionsList = SESSIONS_LIST, SessionsListParams => SessionsResult
+);
+method!(
+    /// One review session.
+    SessionsGet = SESSIONS_GET, SessionsGetParams => SessionsResult
+);
+method!(
+    /// Complete a review session with its final status.
+    SessionsComplete = SESSIONS_COMPLETE, SessionsCompleteParams => SessionsResult
+);
+
+notification!(
+    /// The window gained or lost focus.
+    EditorFocus = EDITOR_FOCUS, FocusParams
+);
+notification!(
+    /// The editor's selection changed.
+    SelectionChangedNotification = SELECTION_CHANGED, SelectionChangedParams
+);
+notification!(
+    /// A review was presented or updated.
+    ReviewUpdatedNotification = REVIEW_UPDATED, ReviewUpdated
+);
+notification!(
+    /// A thread was created, changed, moved or resolved.
+    FeedbackChangedNotification = FEEDBACK_CHANGED, FeedbackChanged
+);
+notification!(
+    /// How a `review/request` is getting on.
+    ReviewProgressNotification = REVIEW_PROGRESS, ReviewProgress
+);
 
 /// Editor → daemon notification: the window gained or lost focus.
 pub const EDITOR_FOCUS: &str = "editor/focus";
@@ -45,11 +189,13 @@ pub struct Selection {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FocusParams {
     pub focused: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SelectionChangedParams {
     pub selection: Option<Selection>,
 }
@@ -111,10 +257,12 @@ pub struct ReviewUpdated {
     pub review: Review,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EventsReplayParams {
-    /// The last sequence number the client saw.
+    /// The last sequence number the client saw; 0 (the default) for every
+    /// event still kept.
+    #[serde(default)]
     pub after: u64,
     /// The daemon instance `after` came from (from hello); when it is not the
     /// running one, the replay is incomplete and the client must refetch.
@@ -185,6 +333,12 @@ pub struct Status {
 pub struct ShutdownParams {
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShutdownResult {
+    /// Always true: the daemon stops accepting, finishes its calls, and exits.
+    pub stopping: bool,
 }
 
 /// Client → daemon request: the open threads of a workspace or one file.
@@ -330,6 +484,35 @@ pub struct SubscribeParams {
     pub workspaces: Vec<PathBuf>,
 }
 
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    pub subscribed: bool,
+}
+
+/// The JSON backup `store/export` answers and `store/import` takes. Each
+/// record is in the versioned export format of docs/protocol.md ("The export
+/// format"), which is its own boundary: records are kept as they are here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportDocument {
+    /// Always `parley-export`.
+    pub format: String,
+    pub version: u32,
+    /// RFC 3339.
+    pub exported_at: String,
+    pub reviews: Vec<serde_json::Value>,
+    pub threads: Vec<serde_json::Value>,
+    #[serde(default)]
+    pub sessions: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportResult {
+    /// How many reviews and threads the document held.
+    pub reviews: usize,
+    pub threads: usize,
+}
+
 /// CLI → daemon request: run a review round (the same pipeline as the
 /// `request_review` MCP tool). Answered when the reviewer is done; meanwhile
 /// the daemon sends `review/progress` notifications on the same connection.
@@ -340,6 +523,8 @@ pub const REVIEW_PROGRESS: &str = "review/progress";
 pub const SESSIONS_LIST: &str = "sessions/list";
 /// Client → daemon request: one review session.
 pub const SESSIONS_GET: &str = "sessions/get";
+/// Client → daemon request: complete a review session.
+pub const SESSIONS_COMPLETE: &str = "sessions/complete";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -404,8 +589,86 @@ pub struct SessionsGetParams {
     pub review_id: String,
 }
 
-/// Sessions as stored (their audit-trail shape), each with its `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsCompleteParams {
+    pub review_id: String,
+    /// `approved`, `abandoned` or `merged`.
+    pub final_status: String,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionsResult {
-    pub sessions: Vec<serde_json::Value>,
+    /// Newest first.
+    pub sessions: Vec<Session>,
+}
+
+/// A review session as the hub shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    /// `YYYY-MM-DD-NNN`.
+    pub id: String,
+    /// The repository root.
+    pub workspace: PathBuf,
+    pub created_at: String,
+    pub updated_at: String,
+    /// `in_progress`, `needs_changes` or `approved` (from the last round),
+    /// or the final status once complete.
+    pub status: String,
+    pub request: SessionRequest,
+    pub rounds: Vec<Round>,
+    pub completion: Option<Completion>,
+    /// A round started in the background that is `running`, or `failed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
+}
+
+/// What the agent asked for when the session began.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRequest {
+    pub summary: String,
+    pub relevant_docs: Vec<String>,
+    pub focus_areas: Vec<String>,
+    pub scope: String,
+}
+
+/// One round of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Round {
+    /// 1-based.
+    pub round: u32,
+    /// RFC 3339.
+    pub at: String,
+    pub summary: String,
+    pub focus_areas: Vec<String>,
+    pub scope: String,
+    pub changed_files: Vec<String>,
+    /// The structured review (seed 004's format).
+    pub review: serde_json::Value,
+    /// `needs_changes`, `lgtm_with_suggestions` or `lgtm`.
+    pub verdict: String,
+    /// The reviewer command that answered.
+    pub reviewer: String,
+    pub elapsed_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Completion {
+    /// `approved`, `abandoned` or `merged`.
+    pub final_status: String,
+    pub notes: Option<String>,
+    /// RFC 3339.
+    pub at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pending {
+    /// `running` or `failed`.
+    pub state: String,
+    /// RFC 3339: when it started, or failed.
+    pub since: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }

@@ -8,7 +8,7 @@ use parley_protocol::methods::{self as wire, Position, Range};
 use serde_json::{Value, json};
 
 use super::cli_opening;
-use crate::client::HubClient;
+use super::client::HubClient;
 use crate::workspace;
 
 async fn client() -> anyhow::Result<HubClient> {

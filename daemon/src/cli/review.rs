@@ -6,7 +6,7 @@ use parley_protocol::methods as wire;
 use serde_json::json;
 
 use super::cli_opening;
-use crate::client::HubClient;
+use super::client::HubClient;
 
 pub async fn show(folder: &Path, json: bool) -> anyhow::Result<i32> {
     let Some(mut client) = HubClient::open(&cli_opening(true)).await? else {

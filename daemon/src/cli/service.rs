@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::Subcommand;
 
 use super::cli_opening;
-use crate::client::HubClient;
+use super::client::HubClient;
 
 #[derive(Debug, Subcommand)]
 pub enum ServiceCommand {

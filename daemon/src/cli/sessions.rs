@@ -9,7 +9,7 @@ use parley_protocol::methods as wire;
 use serde_json::{Value, json};
 
 use super::cli_opening;
-use crate::client::HubClient;
+use super::client::HubClient;
 
 async fn client() -> anyhow::Result<HubClient> {
     HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
@@ -72,9 +72,8 @@ pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32
         return Ok(0);
     }
     for s in &result.sessions {
-        let rounds = s["rounds"].as_array().map_or(0, Vec::len);
-        let summary = s["request"]["summary"].as_str().unwrap_or("").lines().next().unwrap_or("");
-        println!("{}  {:<13}  {rounds} round(s)  {summary}", str_of(s, "id"), str_of(s, "status"));
+        let summary = s.request.summary.lines().next().unwrap_or("");
+        println!("{}  {:<13}  {} round(s)  {summary}", s.id, s.status, s.rounds.len());
     }
     Ok(0)
 }
@@ -86,34 +85,20 @@ pub async fn show(id: &str, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(session)?);
         return Ok(0);
     }
-    println!(
-        "Review session {} · {} · created {}",
-        str_of(session, "id"),
-        str_of(session, "status"),
-        str_of(session, "created_at")
-    );
-    println!("Summary: {}", session["request"]["summary"].as_str().unwrap_or(""));
-    for round in session["rounds"].as_array().into_iter().flatten() {
-        let comments = round["review"]["comments"].as_array().map_or(0, Vec::len);
+    println!("Review session {} · {} · created {}", session.id, session.status, session.created_at);
+    println!("Summary: {}", session.request.summary);
+    for round in &session.rounds {
+        let comments = round.review["comments"].as_array().map_or(0, Vec::len);
         println!(
             "  round {} · {} · verdict {} · {comments} comment(s) · reviewer said {}",
-            round["round"],
-            str_of(round, "at"),
-            str_of(round, "verdict"),
-            round["review"]["overall_assessment"].as_str().unwrap_or("?"),
+            round.round,
+            round.at,
+            round.verdict,
+            round.review["overall_assessment"].as_str().unwrap_or("?"),
         );
     }
-    if let Some(done) = session.get("completion").filter(|c| !c.is_null()) {
-        println!(
-            "  completed {} as {}: {}",
-            str_of(done, "at"),
-            str_of(done, "final_status"),
-            done["notes"].as_str().unwrap_or("")
-        );
+    if let Some(done) = &session.completion {
+        println!("  completed {} as {}: {}", done.at, done.final_status, done.notes.as_deref().unwrap_or(""));
     }
     Ok(0)
-}
-
-fn str_of<'a>(value: &'a Value, key: &str) -> &'a str {
-    value[key].as_str().unwrap_or("")
 }

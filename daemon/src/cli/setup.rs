@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::cli_opening;
-use crate::client::HubClient;
+use super::client::HubClient;
 use crate::config::{self, CommandLine};
 
 /// The agent hosts `mcp-config` knows.

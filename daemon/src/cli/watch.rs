@@ -10,8 +10,8 @@ use parley_protocol::jsonrpc::{Message, Response};
 use parley_protocol::methods as wire;
 use serde_json::{Value, json};
 
+use super::client::{HubClient, Opening};
 use super::review::print_review;
-use crate::client::{HubClient, Opening};
 
 pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
     let opening = Opening { role: Role::Editor, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };

@@ -8,6 +8,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::schemars;
 use serde::{Deserialize, Serialize};
 
+use super::errors::error_text;
 use crate::feedback::{Summary, Thread, ThreadState};
 use crate::views;
 use crate::workspace;
@@ -124,15 +125,10 @@ pub struct SummaryFile {
     pub thread_count: usize,
 }
 
-/// A tool failure in plan-feedback's shape: `{"error": "..."}`.
-pub fn error_text(message: &str) -> String {
-    serde_json::json!({ "error": message }).to_string()
-}
-
 /// Resolves `filePath` inside `scope`; anything outside is refused.
 pub fn file_in_scope(scope: &Path, file_path: &str) -> Result<PathBuf, String> {
     let path = workspace::path_from_uri(file_path.trim());
-    let absolute = workspace::absolute(&path, scope);
+    let absolute = workspace::real(&path, scope);
     if !workspace::holds(scope, &absolute) {
         return Err(error_text(&format!(
             "filePath {file_path} is outside your workspace {}; give a path inside it",

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{State, now_rfc3339};
+use super::State;
+use crate::clock::now_rfc3339;
 use crate::sessions::{self, Completion, FinalStatus, Round, Session, SessionError, SessionRequest};
 
 impl State {

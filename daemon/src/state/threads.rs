@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{Payload, State, now_rfc3339};
-use crate::feedback::{self, Comment, Summary, Thread};
+use super::{Payload, State};
+use crate::clock::now_rfc3339;
+use crate::feedback::{self, Comment, FeedbackError as ThreadError, Summary, Thread};
 use crate::views;
 
 /// What was last read of a file: enough to tell from `stat` alone that it
@@ -34,20 +35,6 @@ pub enum ThreadEdit {
     Reply(Comment),
     Resolve,
     Reopen,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ThreadError {
-    #[error("Thread not found")]
-    NotFound,
-    #[error("Thread is already resolved")]
-    AlreadyResolved,
-    #[error("Thread is not resolved")]
-    NotResolved,
-    #[error("Thread is resolved; reopen it to reply")]
-    ResolvedNoReply,
-    #[error("Feedback store not initialized: {0}")]
-    Store(String),
 }
 
 impl State {
@@ -89,7 +76,7 @@ impl State {
         file: PathBuf,
         stamp: Option<FileStamp>,
         updates: Vec<Thread>,
-    ) -> Result<(), String> {
+    ) -> Result<(), ThreadError> {
         if let Some(stamp) = stamp {
             self.stamps.insert(file.clone(), stamp);
         }
@@ -105,7 +92,7 @@ impl State {
             current.span = update.span;
             current.state = update.state;
             let thread = current.clone();
-            self.store.put_thread(&thread).map_err(|e| e.to_string())?;
+            self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
             if old_snapshot != thread.anchored_against {
                 dropped_snapshots.insert(old_snapshot);
             }
@@ -116,7 +103,7 @@ impl State {
         self.recount(&file);
         for hash in dropped_snapshots {
             if !self.threads_of_file(&file).any(|t| t.anchored_against == hash) {
-                self.store.remove_snapshot(&hash).map_err(|e| e.to_string())?;
+                self.store.remove_snapshot(&hash).map_err(|e| ThreadError::Store(e.to_string()))?;
             }
         }
         Ok(())

@@ -102,7 +102,7 @@ impl Export {
         Export {
             format: "parley-export".into(),
             version: 1,
-            exported_at: crate::state::now_rfc3339(),
+            exported_at: crate::clock::now_rfc3339(),
             reviews,
             threads,
             sessions: Vec::new(),

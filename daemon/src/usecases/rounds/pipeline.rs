@@ -1,23 +1,23 @@
-//! The review pipeline, with two entry points that run exactly this code:
-//! the `request_review` MCP tool and `parley review request`. It captures the
-//! diff, runs the secret scan before anything leaves the machine, runs the
-//! tests, asks the reviewer, stores the round, writes the audit trail and
-//! shows the review in the editor.
+//! The steps of one review round, run by the round use cases
+//! (`usecases::rounds`): capture the diff, run the secret scan before
+//! anything leaves the machine, run the tests, ask the reviewer, store the
+//! round, write the audit trail and show the review in the editor.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::RoundError;
 use crate::config::{self, CommandLine, ReviewSettings};
+use crate::context::Context;
 use crate::git::{self, Changes, Scope};
 use crate::reviewer::{self, RunError};
 use crate::reviews::{Mode, Presentation};
 use crate::sessions::{self, Round, Session, SessionRequest};
-use crate::state::{Command, StateHandle};
-use crate::store::Store;
 use crate::structured_review::{self, PromptInput, TestResults};
-use crate::{audit, present, secrets};
+use crate::usecases::reviews as shown;
+use crate::{audit, secrets};
 
 /// Documents larger than this are cut before they go into the prompt.
 const MAX_DOC_BYTES: usize = 256 * 1024;
@@ -57,7 +57,7 @@ pub type Progress<'a> = &'a (dyn Fn(f64, String) + Send + Sync);
 /// A review that passed every check and has its session: what remains is
 /// the slow part (tests and the reviewer).
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(super) struct Prepared {
     ask: ReviewAsk,
     root: PathBuf,
     settings: ReviewSettings,
@@ -68,47 +68,29 @@ pub struct Prepared {
     pub session: Session,
 }
 
-/// Runs one review round.
-pub async fn run(
-    state: &StateHandle,
-    store: &Store,
-    ask: ReviewAsk,
-    progress: Progress<'_>,
-    cancel: &CancellationToken,
-) -> Result<Outcome, String> {
-    let prepared = prepare(state, ask, progress, cancel).await?;
-    let opened = prepared.session.rounds.is_empty().then(|| prepared.session.id.clone());
-    let outcome = review(state, store, prepared, progress, cancel).await;
-    // A session whose first round failed holds nothing worth listing.
-    if let (Err(_), Some(id)) = (&outcome, opened) {
-        state.tell(Command::DiscardEmptySession { id }).await;
-    }
-    outcome
-}
-
 /// The quick part of a round: find the repository and its config, check the
 /// previous session, capture the diff, scan it for secrets, read the docs,
 /// and open (or continue) the session. Every refusal happens here.
-pub async fn prepare(
-    state: &StateHandle,
+pub(super) async fn prepare(
+    cx: &Context,
     ask: ReviewAsk,
     progress: Progress<'_>,
     cancel: &CancellationToken,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, RoundError> {
     if ask.summary.trim().is_empty() {
-        return Err("summary is required: say what you were asked to do and what you did".into());
+        return Err(RoundError::Invalid("summary is required: say what you were asked to do and what you did".into()));
     }
     progress(0.0, "finding the repository".into());
     let folder = ask.folder.clone();
     let (root, settings) = blocking(move || {
-        let root = git::repo_root(&folder).map_err(|e| e.to_string())?;
-        let settings = config::review_settings(&root).map_err(|e| e.to_string())?;
+        let root = git::repo_root(&folder)?;
+        let settings = config::review_settings(&root).map_err(|e| RoundError::Config(e.to_string()))?;
         Ok((root, settings))
     })
     .await?;
     let reviewer = settings.reviewer.clone().ok_or_else(no_reviewer)?;
     let previous = match ask.previous_review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
-        Some(id) => Some(check_previous(state, &root, id, settings.max_rounds).await?),
+        Some(id) => Some(check_previous(cx, &root, id, settings.max_rounds).await?),
         None => None,
     };
 
@@ -122,7 +104,7 @@ pub async fn prepare(
             ignored.push(format!("/{}/", audit.to_string_lossy().trim_end_matches('/')));
         }
         let (root, scope) = (root.clone(), scope.clone());
-        blocking(move || git::capture(&root, &scope, &ignored).map_err(|e| e.to_string())).await?
+        blocking(move || Ok(git::capture(&root, &scope, &ignored)?)).await?
     };
 
     progress(2.0, "scanning for secrets".into());
@@ -138,7 +120,7 @@ pub async fn prepare(
         findings.extend(secrets::scan_text(name, text, allow));
     }
     if !findings.is_empty() {
-        return Err(secrets::describe(&findings));
+        return Err(RoundError::Secrets(secrets::describe(&findings)));
     }
     still_wanted(cancel)?;
     let session = match previous {
@@ -150,12 +132,7 @@ pub async fn prepare(
                 focus_areas: ask.focus_areas.clone(),
                 scope: scope.name(),
             };
-            let workspace = root.clone();
-            state
-                .ask(|reply| Command::StartSession { workspace, request, reply })
-                .await
-                .map_err(|_| stopping())?
-                .map_err(|e| e.to_string())?
+            cx.state.start_session(root.clone(), request).await?
         }
     };
     Ok(Prepared { ask, root, settings, reviewer, scope, changes, docs, session })
@@ -163,13 +140,12 @@ pub async fn prepare(
 
 /// The slow part of a round: run the tests, ask the reviewer, store the
 /// round, write the audit trail and show the review.
-pub async fn review(
-    state: &StateHandle,
-    store: &Store,
+pub(super) async fn review(
+    cx: &Context,
     prepared: Prepared,
     progress: Progress<'_>,
     cancel: &CancellationToken,
-) -> Result<Outcome, String> {
+) -> Result<Outcome, RoundError> {
     let Prepared { ask, root, settings, reviewer, scope, changes, docs, session } = prepared;
     progress(3.0, "running the tests".into());
     still_wanted(cancel)?;
@@ -180,7 +156,7 @@ pub async fn review(
     if let Some((_, output)) = &tests {
         let findings = secrets::scan_text("(test output)", output, &settings.secret_allow_paths);
         if !findings.is_empty() {
-            return Err(secrets::describe(&findings));
+            return Err(RoundError::Secrets(secrets::describe(&findings)));
         }
     }
     let prompt = structured_review::build_prompt(&PromptInput {
@@ -201,16 +177,19 @@ pub async fn review(
         progress(4.0 + fraction, format!("waiting for the reviewer ({} s)", elapsed.as_secs()));
     };
     let finished = reviewer::run(&reviewer, &root, &prompt, timeout, cancel, tick).await.map_err(|e| match e {
-        RunError::Cancelled { .. } => "cancelled: the reviewer was stopped".to_owned(),
-        other => format!("the reviewer failed: {other}"),
+        RunError::Cancelled { .. } => RoundError::Cancelled("the reviewer was stopped".into()),
+        other => RoundError::Reviewer(format!("the reviewer failed: {other}")),
     })?;
     if !finished.success {
         let code = finished.code.map_or_else(|| "a signal".to_owned(), |c| c.to_string());
         let said = if finished.stderr.trim().is_empty() { &finished.stdout } else { &finished.stderr };
-        return Err(format!("the reviewer `{reviewer}` failed (exit {code}){}", reviewer::excerpt(said)));
+        return Err(RoundError::Reviewer(format!(
+            "the reviewer `{reviewer}` failed (exit {code}){}",
+            reviewer::excerpt(said)
+        )));
     }
     let mut review = structured_review::parse_reviewer_output(&finished.stdout)
-        .map_err(|e| format!("the reviewer's output is not a review: {e}"))?;
+        .map_err(|e| RoundError::Reviewer(format!("the reviewer's output is not a review: {e}")))?;
     // What Parley measured beats what the reviewer says about the tests.
     if let Some((results, _)) = tests {
         review.test_results = Some(results);
@@ -219,7 +198,7 @@ pub async fn review(
     progress(5.0, "storing the review".into());
     let round = Round {
         round: 0,
-        at: crate::state::now_rfc3339(),
+        at: crate::clock::now_rfc3339(),
         summary: ask.summary.clone(),
         focus_areas: ask.focus_areas.clone(),
         scope: scope.name(),
@@ -229,32 +208,23 @@ pub async fn review(
         reviewer: reviewer.to_string(),
         elapsed_ms: finished.elapsed.as_millis() as u64,
     };
-    let id = session.id.clone();
-    let max_rounds = settings.max_rounds;
-    let session = state
-        .ask(|reply| Command::AddRound { id, round: Box::new(round), max_rounds, reply })
-        .await
-        .map_err(|_| stopping())?
-        .map_err(|e| e.to_string())?;
-    store.flush().await.map_err(|e| format!("the review could not be stored: {e}"))?;
-    let round = session.rounds.last().cloned().expect("a round was just added");
-    finish(state, store, &settings, session, round, &changes).await
+    let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
+    cx.store.flush().await.map_err(|e| RoundError::Store(e.to_string()))?;
+    let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
+    Ok(finish(cx, &settings, session, round, &changes).await)
 }
 
 /// After the round is stored: the audit trail and the editor. Failures here
 /// are warnings; the review itself is safe.
-async fn finish(
-    state: &StateHandle,
-    store: &Store,
-    settings: &ReviewSettings,
-    session: Session,
-    round: Round,
-    changes: &Changes,
-) -> Result<Outcome, String> {
+async fn finish(cx: &Context, settings: &ReviewSettings, session: Session, round: Round, changes: &Changes) -> Outcome {
     let mut warnings = Vec::new();
     let audit = if settings.audit {
         let (dir, s, r, diff) = (settings.audit_dir.clone(), session.clone(), round.clone(), changes.diff.clone());
-        match blocking(move || audit::record_round(&dir, &s, &r, &diff)).await {
+        match blocking(move || {
+            audit::record_round(&dir, &s, &r, &diff).map_err(|e| RoundError::Internal(e.to_string()))
+        })
+        .await
+        {
             Ok(path) => Some(path),
             Err(e) => {
                 warnings.push(format!("the audit trail was not written: {e}"));
@@ -266,61 +236,60 @@ async fn finish(
     };
     let markdown = structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
     let presentation = Presentation { content: markdown.clone(), mode: Mode::Replace, section: None };
-    let shown_in = match present::present(state, store, &changes.root, &presentation).await {
+    let shown_in = match shown::present(cx, &changes.root, &presentation).await {
         Ok(committed) => committed.delivered_to.len(),
         Err(e) => {
             warnings.push(format!("the review was not shown in the editor: {e}"));
             0
         }
     };
-    Ok(Outcome { session, round, markdown, shown_in, audit, warnings })
+    Outcome { session, round, markdown, shown_in, audit, warnings }
 }
 
 /// Stops a round between steps once its caller has cancelled it.
-fn still_wanted(cancel: &CancellationToken) -> Result<(), String> {
-    if cancel.is_cancelled() { Err("cancelled".to_owned()) } else { Ok(()) }
+fn still_wanted(cancel: &CancellationToken) -> Result<(), RoundError> {
+    if cancel.is_cancelled() { Err(RoundError::Cancelled("the round was cancelled".into())) } else { Ok(()) }
 }
 
-fn no_reviewer() -> String {
-    "no reviewer is configured. Add one to .parley.toml in the repository (or to ~/.config/parley/config.toml):\n\
+fn no_reviewer() -> RoundError {
+    RoundError::Config("no reviewer is configured. Add one to .parley.toml in the repository (or to ~/.config/parley/config.toml):\n\
      [review]\n\
      reviewer = \"claude -p --output-format json\"   # or \"codex exec\", or any command that reads the prompt on stdin and prints the review as JSON"
-        .into()
+        .into(),
+    )
 }
 
-fn stopping() -> String {
-    "the Parley daemon is shutting down; call again in a moment".into()
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, RoundError> + Send + 'static,
+) -> Result<T, RoundError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| RoundError::Internal(e.to_string()))?
 }
 
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, String> + Send + 'static) -> Result<T, String> {
-    tokio::task::spawn_blocking(work).await.map_err(|e| format!("internal error: {e}"))?
-}
-
-async fn check_previous(state: &StateHandle, root: &Path, id: &str, max_rounds: u32) -> Result<Session, String> {
+async fn check_previous(cx: &Context, root: &Path, id: &str, max_rounds: u32) -> Result<Session, RoundError> {
     if !sessions::is_session_id(id) {
-        return Err(format!("previous_review_id {id:?} is not a review id (they look like 2026-11-21-001)"));
+        return Err(RoundError::Invalid(format!(
+            "previous_review_id {id:?} is not a review id (they look like 2026-11-21-001)"
+        )));
     }
-    let owned = id.to_owned();
-    let session = state
-        .ask(|reply| Command::CheckSession { id: owned, max_rounds, reply })
-        .await
-        .map_err(|_| stopping())?
-        .map_err(|e| e.to_string())?;
+    let session = cx.state.check_session(id.to_owned(), max_rounds).await?;
     if session.workspace != root {
-        return Err(sessions::SessionError::NotFound(id.to_owned()).to_string());
+        return Err(sessions::SessionError::NotFound(id.to_owned()).into());
     }
     Ok(session)
 }
 
 /// Reads the documents the reviewer should follow, relative to the root.
-async fn read_docs(root: &Path, docs: &[String]) -> Result<Vec<(String, String)>, String> {
+async fn read_docs(root: &Path, docs: &[String]) -> Result<Vec<(String, String)>, RoundError> {
     let (root, docs) = (root.to_owned(), docs.to_vec());
     blocking(move || {
         docs.iter()
             .map(|doc| {
                 let path = crate::workspace::absolute(Path::new(doc), &root);
                 if !crate::workspace::holds(&root, &path) {
-                    return Err(format!("relevant_docs entry {doc} is outside the repository {}", root.display()));
+                    return Err(RoundError::Invalid(format!(
+                        "relevant_docs entry {doc} is outside the repository {}",
+                        root.display()
+                    )));
                 }
                 let text = match std::fs::read(&path) {
                     Ok(bytes) => {
@@ -345,7 +314,7 @@ async fn run_tests(
     root: &Path,
     timeout: Duration,
     cancel: &CancellationToken,
-) -> Result<(TestResults, String), String> {
+) -> Result<(TestResults, String), RoundError> {
     match reviewer::run(command, root, "", timeout, cancel, |_| {}).await {
         Ok(done) => {
             let output = format!("{}{}", done.stdout, done.stderr);
@@ -354,16 +323,7 @@ async fn run_tests(
             let results = TestResults { passed: done.success, summary, failing_tests: Vec::new(), coverage: None };
             Ok((results, output))
         }
-        Err(RunError::Cancelled { .. }) => Err("cancelled".into()),
-        Err(e) => Err(format!("the test command failed to run: {e}")),
+        Err(RunError::Cancelled { .. }) => Err(RoundError::Cancelled("the test command was stopped".into())),
+        Err(e) => Err(RoundError::Reviewer(format!("the test command failed to run: {e}"))),
     }
-}
-
-/// Renders a finished round as the text agents and terminals read.
-pub fn summary_line(outcome: &Outcome) -> String {
-    let verdict = serde_json::to_value(outcome.round.verdict)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    format!("review {} round {}: {verdict}", outcome.session.id, outcome.round.round)
 }

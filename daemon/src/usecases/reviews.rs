@@ -1,28 +1,41 @@
-//! Showing a review: apply a presentation to a folder's current review,
-//! check its references, store it, push it to the editor windows on that
-//! folder, and make it durable. Used by `present_review` and by review
-//! sessions, so both show reviews the same way.
+//! Reviews as both front doors use them: showing one (apply a presentation
+//! to a folder's current review, check its references, store it, push it to
+//! the editor windows on that folder, make it durable) and reading them.
+//! `present_review` and review rounds show reviews through [`present`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::context::Context;
 use crate::reviews::{self, FileFacts, Presentation, Review};
-use crate::state::{Command, CommitError, Committed, StateHandle};
-use crate::store::Store;
+use crate::state::{CommitError, Committed, Stopped};
+
+/// Why a review could not be shown or read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PresentError {
+    #[error("the Parley daemon is shutting down; call again in a moment")]
+    Stopped,
+    #[error("other agents kept changing this review at the same moment; call again")]
+    Busy,
+    #[error("the review could not be stored: {0}")]
+    Store(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl From<Stopped> for PresentError {
+    fn from(_: Stopped) -> Self {
+        PresentError::Stopped
+    }
+}
 
 /// How often a presentation is retried when another agent changed the same
 /// review at the same moment.
 const COMMIT_ATTEMPTS: usize = 16;
 
 /// Presents `presentation` for the folder `base`; answers once it is durable.
-pub async fn present(
-    state: &StateHandle,
-    store: &Store,
-    base: &Path,
-    presentation: &Presentation,
-) -> Result<Committed, String> {
-    let stopping = |_| "the Parley daemon is shutting down; call again in a moment".to_owned();
+pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> Result<Committed, PresentError> {
     for _ in 0..COMMIT_ATTEMPTS {
-        let current = state.ask(|reply| Command::Review { base: base.to_owned(), reply }).await.map_err(stopping)?;
+        let current = cx.state.review(base.to_owned()).await?;
         let content = presentation.apply(current.as_ref().map(|r| r.content.as_str()));
         let revision = current.map_or(1, |r| r.revision + 1);
         let check_base = base.to_owned();
@@ -31,18 +44,25 @@ pub async fn present(
             reviews::check_references(reviews::find_references(&check_content), &check_base, file_facts)
         })
         .await
-        .map_err(|e| format!("checking references failed: {e}"))?;
+        .map_err(|e| PresentError::Internal(format!("checking references failed: {e}")))?;
         let review = Review { base: base.to_owned(), content, revision, updated_at: String::new(), references };
-        match state.ask(|reply| Command::Commit { review, reply }).await.map_err(stopping)? {
+        match cx.state.commit(review).await {
             Ok(committed) => {
-                store.flush().await.map_err(|e| format!("the review is shown but could not be saved: {e}"))?;
+                cx.store.flush().await.map_err(|e| PresentError::Store(e.to_string()))?;
                 return Ok(committed);
             }
             Err(CommitError::Raced) => continue,
-            Err(CommitError::Store(e)) => return Err(format!("the review could not be stored: {e}")),
+            Err(CommitError::Store(e)) => return Err(PresentError::Store(e)),
+            Err(CommitError::Stopped) => return Err(PresentError::Stopped),
         }
     }
-    Err("other agents kept changing this review at the same moment; call again".into())
+    Err(PresentError::Busy)
+}
+
+/// The reviews whose base lies in one of `folders` (every review when
+/// `None`), newest first.
+pub async fn list(cx: &Context, folders: Option<Vec<PathBuf>>) -> Result<Vec<Review>, PresentError> {
+    Ok(cx.state.reviews(folders).await?)
 }
 
 /// Looks a referenced file up on disk: its existence, kind and line count.

@@ -1,0 +1,50 @@
+//! Each use case's error as the `isError` text agents read: seed 002's JSON
+//! shape (`{"error": …}`) for the feedback tools, a plain sentence saying
+//! what to do for the others. Mapped here once for every tool.
+
+use crate::feedback::FeedbackError;
+use crate::state::Stopped;
+use crate::usecases::reviews::PresentError;
+use crate::usecases::rounds::RoundError;
+
+/// A feedback tool's failure in plan-feedback's shape: `{"error": "..."}`.
+pub fn error_text(message: &str) -> String {
+    serde_json::json!({ "error": message }).to_string()
+}
+
+/// Seed 002's answer for a thread that does not exist, is resolved, or is
+/// outside the agent's workspace.
+pub fn not_found() -> String {
+    serde_json::json!({ "resolved": false, "error": "Thread not found" }).to_string()
+}
+
+/// A feedback failure for `get_feedback`, `get_feedback_summary` and `reply_feedback`.
+pub fn feedback(error: FeedbackError) -> String {
+    match error {
+        // To an agent, a resolved thread is gone, as seed 002 has it.
+        FeedbackError::NotFound | FeedbackError::ResolvedNoReply | FeedbackError::AlreadyResolved => {
+            error_text(&FeedbackError::NotFound.to_string())
+        }
+        other => error_text(&other.to_string()),
+    }
+}
+
+/// A failure of `resolve_feedback`, whose "not found" carries `resolved: false`.
+pub fn resolve(error: FeedbackError) -> String {
+    match error {
+        FeedbackError::NotFound | FeedbackError::AlreadyResolved => not_found(),
+        other => feedback(other),
+    }
+}
+
+pub fn round(error: RoundError) -> String {
+    error.to_string()
+}
+
+pub fn present(error: PresentError) -> String {
+    error.to_string()
+}
+
+pub fn stopped(error: Stopped) -> String {
+    error.to_string()
+}

@@ -1,0 +1,14 @@
+//! The features, written once for both front doors: `hub::connection`
+//! (editors and the CLI) and `mcp` (agents) decode arguments, call a use case
+//! here and encode its result or its error; they do nothing else.
+//!
+//! A use case refreshes what it reads (threads are re-anchored against the
+//! files on disk first) and makes what it writes durable (`Store::flush`)
+//! before it returns, so no front door can answer a write that is not on
+//! disk. Each module has one error enum, which each door maps to its wire
+//! once.
+
+pub mod backup;
+pub mod feedback;
+pub mod reviews;
+pub mod rounds;
