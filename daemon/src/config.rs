@@ -72,6 +72,9 @@ pub struct ReviewSettings {
     pub audit_dir: PathBuf,
     /// Globs of files left out of the diff.
     pub ignored_files: Vec<String>,
+    /// Review changes to `.parley.toml` itself (off: Parley's own config is
+    /// left out of the diff).
+    pub review_config: bool,
     pub test_command: Option<CommandLine>,
     pub test_timeout: std::time::Duration,
     pub max_rounds: u32,
@@ -107,6 +110,7 @@ struct ReviewSection {
     audit: Option<bool>,
     audit_dir: Option<PathBuf>,
     ignored_files: Option<Vec<String>>,
+    review_config: Option<bool>,
     test_command: Option<CommandValue>,
     test_timeout_secs: Option<u64>,
     max_rounds: Option<u32>,
@@ -142,6 +146,7 @@ pub fn review_settings(root: &Path) -> Result<ReviewSettings, ConfigError> {
         audit: true,
         audit_dir: root.join(".reviews"),
         ignored_files: Vec::new(),
+        review_config: false,
         test_command: None,
         test_timeout: std::time::Duration::from_secs(600),
         max_rounds: 5,
@@ -209,6 +214,9 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
     }
     if let Some(dir) = review.audit_dir {
         settings.audit_dir = if dir.is_absolute() { dir } else { root.join(dir) };
+    }
+    if let Some(include) = review.review_config {
+        settings.review_config = include;
     }
     if let Some(globs) = review.ignored_files {
         settings.ignored_files = globs;

@@ -274,6 +274,28 @@ async fn two_agents_requesting_at_once_get_their_own_sessions() {
 }
 
 #[tokio::test]
+async fn parleys_own_config_stays_out_of_the_diff_and_the_first_round_says_where_the_audit_tree_went() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    std::fs::write(repo.join(".parley.toml"), "[review]\ntimeout_secs = 300\n").expect("config");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let first = request(&agent, json!({"summary": "Compute the answer"})).await;
+    assert_eq!(first["changed_files"], json!(["src/lib.rs"]), "{first}");
+    assert!(!prompts(&repo)[0].contains("timeout_secs"), "the reviewer was shown .parley.toml");
+    let warnings = first["warnings"].to_string();
+    assert!(warnings.contains(".reviews/") && warnings.contains("Commit it"), "{first}");
+    // Said once: the second round is quiet about it.
+    let second = request(&agent, json!({"summary": "Again", "previous_review_id": first["review_id"]})).await;
+    assert!(second.get("warnings").is_none(), "{second}");
+    // Asked for, the config is reviewed like any file.
+    std::fs::write(repo.join(".parley.toml"), "[review]\ntimeout_secs = 300\nreview_config = true\n").expect("config");
+    let third = request(&agent, json!({"summary": "With config"})).await;
+    let files = third["changed_files"].as_array().cloned().unwrap_or_default();
+    assert!(files.contains(&json!(".parley.toml")) && files.contains(&json!("src/lib.rs")), "{third}");
+}
+
+#[tokio::test]
 async fn clear_errors_before_any_reviewer_runs() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox, "good", "");
@@ -287,6 +309,9 @@ async fn clear_errors_before_any_reviewer_runs() {
         (json!({"summary": ""}), "summary is required"),
         (json!({"summary": "x", "previous_review_id": "nope"}), "not a review id"),
         (json!({"summary": "x", "relevant_docs": ["../../etc/passwd"]}), "outside the repository"),
+        // A typo must not cost a review that checks against nothing.
+        (json!({"summary": "x", "relevant_docs": ["docs/desing.md"]}), "docs/desing.md does not exist"),
+        (json!({"summary": "x", "relevant_docs": ["docs"]}), "docs is not a file"),
     ];
     for (args, want) in cases {
         let text = agent.call_err("request_review", args.clone()).await;

@@ -103,6 +103,10 @@ pub(super) async fn prepare(
         if let Ok(audit) = settings.audit_dir.strip_prefix(&root) {
             ignored.push(format!("/{}/", audit.to_string_lossy().trim_end_matches('/')));
         }
+        // Nor is Parley's own config, unless the user asks for it.
+        if !settings.review_config {
+            ignored.push(format!("/{}", config::REPO_CONFIG));
+        }
         let (root, scope) = (root.clone(), scope.clone());
         blocking(move || Ok(git::capture(&root, &scope, &ignored)?)).await?
     };
@@ -218,6 +222,7 @@ pub(super) async fn review(
 /// are warnings; the review itself is safe.
 async fn finish(cx: &Context, settings: &ReviewSettings, session: Session, round: Round, changes: &Changes) -> Outcome {
     let mut warnings = Vec::new();
+    let first_audit = settings.audit && !settings.audit_dir.join("sessions").exists();
     let audit = if settings.audit {
         let (dir, s, r, diff) = (settings.audit_dir.clone(), session.clone(), round.clone(), changes.diff.clone());
         match blocking(move || {
@@ -234,6 +239,14 @@ async fn finish(cx: &Context, settings: &ReviewSettings, session: Session, round
     } else {
         None
     };
+    if first_audit && audit.is_some() {
+        let shown = settings.audit_dir.strip_prefix(&changes.root).unwrap_or(&settings.audit_dir);
+        warnings.push(format!(
+            "this is the repository's first review: its audit tree is in {}/ (request, diff and review of every round). \
+             Commit it to keep the review history with the code, or add it to .gitignore (or set audit = false under [review]) to keep it out",
+            shown.display()
+        ));
+    }
     let markdown = structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
     let presentation = Presentation { content: markdown.clone(), mode: Mode::Replace, section: None };
     let shown_in = match shown::present(cx, &changes.root, &presentation).await {
@@ -291,16 +304,21 @@ async fn read_docs(root: &Path, docs: &[String]) -> Result<Vec<(String, String)>
                         root.display()
                     )));
                 }
-                let text = match std::fs::read(&path) {
-                    Ok(bytes) => {
-                        let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_DOC_BYTES)]).into_owned();
-                        if bytes.len() > MAX_DOC_BYTES {
-                            text.push_str("\n[… cut: the document is longer than 256 KiB]");
-                        }
-                        text
-                    }
-                    Err(e) => format!("(could not read {doc}: {e})"),
-                };
+                // A mistyped path must not cost a minutes-long review that
+                // checks against nothing: refuse before anything runs.
+                if !path.is_file() {
+                    let what = if path.exists() { "is not a file" } else { "does not exist" };
+                    return Err(RoundError::Invalid(format!(
+                        "relevant_docs entry {doc} {what} in {}: give a file path relative to the repository root",
+                        root.display()
+                    )));
+                }
+                let bytes = std::fs::read(&path)
+                    .map_err(|e| RoundError::Invalid(format!("relevant_docs entry {doc} cannot be read: {e}")))?;
+                let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_DOC_BYTES)]).into_owned();
+                if bytes.len() > MAX_DOC_BYTES {
+                    text.push_str("\n[… cut: the document is longer than 256 KiB]");
+                }
                 Ok((doc.clone(), text))
             })
             .collect()
