@@ -219,6 +219,7 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
         settings.review_config = include;
     }
     if let Some(globs) = review.ignored_files {
+        crate::glob::Globs::new(&globs).map_err(|e| bad("review.ignored_files", e.to_string()))?;
         settings.ignored_files = globs;
     }
     if let Some(value) = review.test_command {
@@ -250,6 +251,7 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
         settings.thresholds.warn_on = severities("review.warn_on", names)?;
     }
     if let Some(globs) = file.secrets.allow_paths {
+        crate::glob::Globs::new(&globs).map_err(|e| bad("secrets.allow_paths", e.to_string()))?;
         settings.secret_allow_paths = globs;
     }
     Ok(())
@@ -312,5 +314,11 @@ mod tests {
         check("[review]\nblock_on = [\"blocker\"]\n", Err("unknown severity \"blocker\""));
         check("[review]\nreviewer = \"\"\n", Err("must not be empty"));
         check("[review\n", Err("bad config"));
+        check("[review]\nignored_files = [\"*.lock\", \"gen/\"]\n", Ok(&|s| s.ignored_files.len() == 2));
+        check(
+            "[review]\nignored_files = [\"[z-a].rs\"]\n",
+            Err("key review.ignored_files: \"[z-a].rs\" is not a glob: invalid range"),
+        );
+        check("[secrets]\nallow_paths = [\"a[9-0]\"]\n", Err("key secrets.allow_paths: \"a[9-0]\" is not a glob"));
     }
 }

@@ -150,9 +150,12 @@ fn untracked(root: &Path) -> Result<String, GitError> {
 fn without_ignored(diff: &str, ignored: &[String]) -> (String, Vec<String>) {
     let mut kept = String::with_capacity(diff.len());
     let mut files = Vec::new();
+    // Compiled once: compiling the globs again for every file would cost
+    // more than matching them.
+    let ignored = crate::glob::Globs::lenient(ignored);
     for chunk in split_files(diff) {
         let Some(path) = chunk_path(chunk) else { continue };
-        if crate::glob::matches_any(ignored, &path) {
+        if ignored.is_match(&path) {
             continue;
         }
         kept.push_str(chunk);

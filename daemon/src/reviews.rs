@@ -3,7 +3,10 @@
 //! references. Pure functions; the caller supplies file facts, so nothing here
 //! touches the disk.
 
+use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
+
+use pulldown_cmark::{BrokenLink, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 
 /// A review as the daemon holds it: one per base directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,66 +92,63 @@ fn append(current: &str, content: &str) -> String {
     format!("{}\n\n{}", current.trim_end(), content.trim_start_matches(['\n', '\r']))
 }
 
-/// A markdown ATX heading found in a document.
+/// A markdown heading found in a document: ATX (`## Title`) or setext
+/// (`Title` underlined with `===` or `---`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heading {
-    /// Byte offset of the start of the heading line.
+    /// Byte offset of the start of the heading's first line.
     pub start: usize,
+    /// Byte offset just past the heading (its underline, for a setext one).
+    pub end: usize,
     pub level: usize,
+    /// The title as written, inline markup included, without the `#`s.
     pub title: String,
 }
 
-/// The ATX headings of a document, outside fenced code blocks.
+/// What markdown `reviews` reads: CommonMark with the GitHub extensions
+/// reviews are written in (tables, strikethrough, task lists, footnotes).
+const MARKDOWN: Options = Options::ENABLE_TABLES
+    .union(Options::ENABLE_STRIKETHROUGH)
+    .union(Options::ENABLE_TASKLISTS)
+    .union(Options::ENABLE_FOOTNOTES);
+
+/// The document's own headings: not those in code blocks, HTML blocks,
+/// block quotes or list items, which are not sections of the document.
 pub fn headings(doc: &str) -> Vec<Heading> {
     let mut found = Vec::new();
-    let mut fences = Fences::default();
-    let mut offset = 0;
-    for line in doc.split_inclusive('\n') {
-        let start = offset;
-        offset += line.len();
-        let trimmed = line.trim_start();
-        if fences.in_code(trimmed) || line.len() - trimmed.len() > 3 {
-            continue;
-        }
-        if let Some((level, title)) = parse_heading(trimmed) {
-            found.push(Heading { start, level, title });
+    // How deep inside block quotes, lists and footnotes the parser is.
+    let mut nesting = 0usize;
+    // The heading being read: where it starts, its level, and the span of
+    // its inline content so far.
+    let mut open: Option<(usize, usize, Option<Range<usize>>)> = None;
+    for (event, range) in Parser::new_ext(doc, MARKDOWN).into_offset_iter() {
+        match event {
+            Event::Start(Tag::BlockQuote(_) | Tag::List(_) | Tag::Item | Tag::FootnoteDefinition(_)) => nesting += 1,
+            Event::End(TagEnd::BlockQuote(_) | TagEnd::List(_) | TagEnd::Item | TagEnd::FootnoteDefinition) => {
+                nesting = nesting.saturating_sub(1);
+            }
+            Event::Start(Tag::Heading { level, .. }) if nesting == 0 => {
+                let line_start = doc[..range.start].rfind('\n').map_or(0, |newline| newline + 1);
+                open = Some((line_start, level as usize, None));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((start, level, title)) = open.take() {
+                    let title = title.map_or("", |span| doc[span].trim());
+                    let end = start + doc[start..range.end].trim_end().len();
+                    found.push(Heading { start, end, level, title: title.to_owned() });
+                }
+            }
+            _ => {
+                if let Some((_, _, title)) = &mut open {
+                    *title = Some(match title.take() {
+                        Some(span) => span.start.min(range.start)..span.end.max(range.end),
+                        None => range,
+                    });
+                }
+            }
         }
     }
     found
-}
-
-/// Follows fenced code blocks (```` ``` ```` or `~~~`) line by line.
-#[derive(Default)]
-struct Fences {
-    /// The marker of the open block, if any.
-    open: Option<&'static str>,
-}
-
-impl Fences {
-    /// Whether `trimmed` (a line without its indentation) is code: inside a
-    /// block, or a fence line opening or closing one.
-    fn in_code(&mut self, trimmed: &str) -> bool {
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (marker, self.open) {
-            (Some(marker), None) => self.open = Some(marker),
-            (Some(_), Some(open)) if trimmed.starts_with(open) => self.open = None,
-            _ => {}
-        }
-        marker.is_some() || self.open.is_some()
-    }
-}
-
-fn parse_heading(line: &str) -> Option<(usize, String)> {
-    let level = line.bytes().take_while(|&b| b == b'#').count();
-    if !(1..=6).contains(&level) {
-        return None;
-    }
-    let rest = &line[level..];
-    if !(rest.is_empty() || rest.starts_with([' ', '\t', '\n', '\r'])) {
-        return None;
-    }
-    let title = rest.trim().trim_end_matches('#').trim_end();
-    Some((level, title.to_owned()))
 }
 
 fn normalize_title(title: &str) -> String {
@@ -162,22 +162,21 @@ fn normalize_title(title: &str) -> String {
 pub fn update_section(doc: &str, section: &str, content: &str) -> String {
     let wanted = normalize_title(section);
     let all = headings(doc);
-    let content_heading = content.trim_start().lines().next().and_then(parse_heading);
+    let content_heading = headings(content.trim_start()).first().is_some_and(|h| h.start == 0);
     let Some(index) = all.iter().position(|h| normalize_title(&h.title) == wanted) else {
-        let block = match content_heading {
-            Some(_) => content.trim_start().to_owned(),
-            None => format!("## {}\n\n{}", section.trim().trim_start_matches('#').trim(), content.trim_start()),
+        let block = if content_heading {
+            content.trim_start().to_owned()
+        } else {
+            format!("## {}\n\n{}", section.trim().trim_start_matches('#').trim(), content.trim_start())
         };
         return append(doc, &block);
     };
     let found = &all[index];
     let end = all[index + 1..].iter().find(|h| h.level <= found.level).map(|h| h.start);
-    let mut replacement = match content_heading {
-        Some(_) => content.trim().to_owned(),
-        None => {
-            let heading_line = doc[found.start..].lines().next().unwrap_or("").trim_end();
-            format!("{heading_line}\n\n{}", content.trim())
-        }
+    let mut replacement = if content_heading {
+        content.trim().to_owned()
+    } else {
+        format!("{}\n\n{}", &doc[found.start..found.end], content.trim())
     };
     let mut out = String::with_capacity(doc.len() + content.len());
     out.push_str(&doc[..found.start]);
@@ -205,43 +204,50 @@ pub struct FoundReference {
     pub end_line: Option<u32>,
 }
 
-/// Finds `` [`path:line`][] ``, `` [`path:line-line`][] `` and
-/// `[text](path#L10-L20)` references outside fenced code blocks.
+/// Finds `` [`path:line`][] ``, `` [`path:line-line`][] ``, `` [`path`][] ``
+/// and links to local files (`[text](path#L10-L20)`, images and reference
+/// links included) outside code.
+///
+/// A `` [`path:line`][] `` is a collapsed reference link with no definition,
+/// which markdown renders as plain text; the parser reports it as a broken
+/// link, and is told to read it as a link so its span comes out in order
+/// with the others.
 pub fn find_references(doc: &str) -> Vec<FoundReference> {
+    let as_link = |broken: BrokenLink<'_>| {
+        (broken.link_type == LinkType::Collapsed).then(|| (CowStr::from(""), CowStr::from("")))
+    };
     let mut found = Vec::new();
-    let mut fences = Fences::default();
-    for line in doc.lines() {
-        if !fences.in_code(line.trim_start()) {
-            find_in_line(line, &mut found);
-        }
+    for (event, range) in Parser::new_with_broken_link_callback(doc, MARKDOWN, Some(as_link)).into_offset_iter() {
+        let (Event::Start(Tag::Link { link_type, dest_url, .. })
+        | Event::Start(Tag::Image { link_type, dest_url, .. })) = event
+        else {
+            continue;
+        };
+        // A collapsed link's span stops before its `[]`; the reference as
+        // written includes it.
+        let collapsed = matches!(link_type, LinkType::Collapsed | LinkType::CollapsedUnknown);
+        let end = if collapsed && doc[range.end..].starts_with("[]") { range.end + 2 } else { range.end };
+        let text = &doc[range.start..end];
+        let reference = match link_type {
+            LinkType::CollapsedUnknown => code_reference(text),
+            LinkType::Inline | LinkType::Reference | LinkType::Collapsed | LinkType::Shortcut => {
+                link_reference(text, &dest_url)
+            }
+            _ => None,
+        };
+        found.extend(reference);
     }
     found
 }
 
-fn find_in_line(line: &str, found: &mut Vec<FoundReference>) {
-    let mut rest = line;
-    while let Some(open) = rest.find('[') {
-        let after = &rest[open..];
-        if let Some(reference) = rustdoc_reference(after).or_else(|| link_reference(after)) {
-            rest = &after[reference.text.len()..];
-            found.push(reference);
-        } else {
-            rest = &after[1..];
-        }
-    }
-}
-
-/// `` [`path:line`][] `` at the start of `s`.
-fn rustdoc_reference(s: &str) -> Option<FoundReference> {
-    let inner = s.strip_prefix("[`")?;
-    let close = inner.find("`][]")?;
-    let target = &inner[..close];
+/// `` [`path:line`][] ``, exactly: a code span alone between the brackets.
+fn code_reference(text: &str) -> Option<FoundReference> {
+    let target = text.strip_prefix("[`")?.strip_suffix("`][]")?;
     if target.is_empty() || target.contains('`') {
         return None;
     }
-    let text = s[..close + 2 + 4].to_owned();
     let (path, line, end_line) = split_path_and_lines(target)?;
-    Some(FoundReference { text, path, line, end_line })
+    Some(FoundReference { text: text.to_owned(), path, line, end_line })
 }
 
 fn split_path_and_lines(target: &str) -> Option<(String, Option<u32>, Option<u32>)> {
@@ -261,17 +267,12 @@ fn split_path_and_lines(target: &str) -> Option<(String, Option<u32>, Option<u32
     Some((target.to_owned(), None, None))
 }
 
-/// `[text](path#L10-L20)` at the start of `s`, for local paths only.
-fn link_reference(s: &str) -> Option<FoundReference> {
-    let close_text = s.find("](")?;
-    if s[1..close_text].contains(['[', ']']) {
-        return None;
-    }
-    let target_start = close_text + 2;
-    let close = s[target_start..].find(')')? + target_start;
-    let target = s[target_start..close].trim();
+/// A link to `target` (`path`, `path#L10`, `path#L10-L20`), written as
+/// `text`, when it points at a local file.
+fn link_reference(text: &str, target: &str) -> Option<FoundReference> {
+    let target = target.trim();
     let is_url = target.contains("://") || target.starts_with("mailto:") || target.starts_with('#');
-    if target.is_empty() || is_url || target.contains(char::is_whitespace) {
+    if target.is_empty() || is_url {
         return None;
     }
     let (path, anchor) = match target.split_once('#') {
@@ -288,7 +289,7 @@ fn link_reference(s: &str) -> Option<FoundReference> {
             }
         }
     };
-    Some(FoundReference { text: s[..=close].to_owned(), path: path.to_owned(), line, end_line })
+    Some(FoundReference { text: text.to_owned(), path: path.to_owned(), line, end_line })
 }
 
 /// What the caller knows of a referenced file.
@@ -442,6 +443,67 @@ mod tests {
         assert_eq!(titles, ["Heading"]);
         let paths: Vec<String> = find_references(doc).into_iter().map(|r| r.path).collect();
         assert_eq!(paths, ["real.rs"]);
+    }
+
+    #[test]
+    fn sections_are_markdown_headings() {
+        // Setext headings are sections, and keep their underline.
+        check_apply(
+            "Review\n======\n\nSecurity\n--------\n\nold\n\nNext\n----\n\nn\n",
+            "new",
+            "update-section",
+            Some("Security"),
+            "Review\n======\n\nSecurity\n--------\n\nnew\n\nNext\n----\n\nn\n",
+        );
+        // Content that starts with a setext heading brings its own.
+        check_apply(
+            "# R\n\n## A\n\nold\n",
+            "Better A\n---\n\nnew",
+            "update-section",
+            Some("A"),
+            "# R\n\nBetter A\n---\n\nnew\n",
+        );
+        // Not headings: indented code, a longer fence that a shorter one
+        // does not close, an HTML block, a block quote, a list item, and a
+        // `#` with no space after it.
+        let doc = "# R\n\n    ## A\n\n````\n```\n## A\n```\n````\n\n<details>\n## A\n</details>\n\n\
+                   > ## A\n\n- ## A\n\n#A\n\n## A\n\nreal\n";
+        let found: Vec<(usize, String)> = headings(doc).into_iter().map(|h| (h.level, h.title)).collect();
+        assert_eq!(found, [(1, "R".to_owned()), (2, "A".to_owned())]);
+        let want = doc.replace("## A\n\nreal\n", "## A\n\nnew\n");
+        check_apply(doc, "new", "update-section", Some("A"), &want);
+        // A title keeps its inline markup and loses its closing `#`s.
+        let titles: Vec<String> = headings("## The *big* `one` ##\n").into_iter().map(|h| h.title).collect();
+        assert_eq!(titles, ["The *big* `one`"]);
+    }
+
+    #[test]
+    fn references_only_where_markdown_has_links() {
+        let doc = "In a code span: `` [`span.rs:1`][] ``; escaped: \\[`escaped.rs:1`][].\n\n\
+                   \x20   [`indented.rs:1`][]\n\n\
+                   <div>\n[`html.rs:1`][]\n</div>\n\n\
+                   ````\n```\n[`fenced.rs:1`][]\n```\n````\n\n\
+                   > Quoted [`quoted.rs:2`][], in a [table](t.rs#L3) | x |\n\n\
+                   | a | b |\n| - | - |\n| [`cell.rs:4`][] | [titled](titled.rs#L5 \"a title\") |\n\n\
+                   ![diagram](docs/arch.png) [spaced](<my file.rs#L6>) [ref][r] <https://example.com/a.rs>\n\n\
+                   [r]: defined.rs#L7\n";
+        let got: Vec<(String, Option<u32>)> = find_references(doc).into_iter().map(|r| (r.path, r.line)).collect();
+        let want = [
+            ("quoted.rs", Some(2)),
+            ("t.rs", Some(3)),
+            ("cell.rs", Some(4)),
+            ("titled.rs", Some(5)),
+            ("docs/arch.png", None),
+            ("my file.rs", Some(6)),
+            ("defined.rs", Some(7)),
+        ];
+        let want: Vec<(String, Option<u32>)> = want.into_iter().map(|(p, l)| (p.to_owned(), l)).collect();
+        assert_eq!(got, want);
+        // The text is the reference as written, for clients to find it.
+        let texts: Vec<String> = find_references(doc).into_iter().map(|r| r.text).collect();
+        assert_eq!(texts[0], "[`quoted.rs:2`][]");
+        assert_eq!(texts[3], "[titled](titled.rs#L5 \"a title\")");
+        assert_eq!(texts[6], "[ref][r]");
     }
 
     #[test]
