@@ -61,6 +61,9 @@ Feedback threads are comments humans leave on ranges of your workspace's files (
 Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: progress notifications report what is happening. If your host abandons tool calls after about a minute, use start_review instead: it returns the review_id at once, and get_review_history with that review_id shows the round when it is done.";
 
 /// Arguments of `present_review`.
+// Field docs are the schema descriptions agents read, written in the review
+// reference format itself (`[`path:line`][]`), which rustdoc takes for links.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PresentReviewArgs {

@@ -1,6 +1,6 @@
 //! The single owner of the daemon's mutable state: connected clients, the
 //! reviews, and the event log. Connections talk to it over a bounded channel
-//! of [`Command`]s and get answers on oneshots; it never awaits IO, so no
+//! of commands (behind [`StateHandle`]'s methods) and get answers on oneshots; it never awaits IO, so no
 //! client can stall it.
 
 mod sessions;

@@ -4,7 +4,7 @@
 //! window, and real git repositories.
 //!
 //! Tests wait on events with deadlines that fail loudly; they never sleep to
-//! synchronise. [`bench`] is the toolkit the bench binaries share.
+//! synchronise. [`bench`](mod@bench) is the toolkit the bench binaries share.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
