@@ -1,7 +1,7 @@
 //! The single owner of the daemon's mutable state: connected clients, the
 //! reviews, and the event log. Connections talk to it over a bounded channel
-//! of commands (behind [`StateHandle`]'s methods) and get answers on oneshots; it never awaits IO, so no
-//! client can stall it.
+//! of commands (behind [`StateHandle`]'s methods) and get answers on
+//! oneshots; it never awaits IO, so no client can stall it.
 
 mod sessions;
 mod threads;
