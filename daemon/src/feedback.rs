@@ -263,6 +263,12 @@ pub fn is_thread_id(id: &str) -> bool {
         })
 }
 
+/// Whether `prefix` could begin a thread id: hex digits and dashes, at
+/// least 4 characters, as a person would copy from `parley feedback list`.
+pub fn is_thread_id_prefix(prefix: &str) -> bool {
+    prefix.len() >= 4 && prefix.len() < 36 && prefix.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+}
+
 /// A new thread id.
 pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()

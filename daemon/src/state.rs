@@ -31,6 +31,8 @@ use crate::{views, workspace};
 /// missed more fetches current state instead).
 const EVENT_LOG_LEN: usize = 1024;
 const EVENT_LOG_BYTES: usize = 16 * 1024 * 1024;
+/// How many ids an abbreviation lookup returns: enough to list a few.
+const ABBREVIATION_MATCHES: usize = 6;
 /// Messages queued for one editor before it counts as too slow and is dropped.
 pub const OUTBOX_LEN: usize = 256;
 
@@ -158,6 +160,14 @@ enum Command {
     Thread {
         id: String,
         reply: oneshot::Sender<Option<Thread>>,
+    },
+    ThreadIdsStartingWith {
+        prefix: String,
+        reply: oneshot::Sender<Vec<String>>,
+    },
+    SessionIdsMatching {
+        abbreviation: String,
+        reply: oneshot::Sender<Vec<String>>,
     },
     Rechecked {
         file: PathBuf,
@@ -358,6 +368,17 @@ impl StateHandle {
     /// Every thread (resolved ones too) on one file.
     pub async fn threads_of_file(&self, file: PathBuf) -> Result<Vec<Thread>, Stopped> {
         self.ask(|reply| Command::ThreadsOfFile { file, reply }).await
+    }
+
+    /// Thread ids that start with `prefix` (a few at most: enough to tell
+    /// one from several).
+    pub async fn thread_ids_starting_with(&self, prefix: String) -> Result<Vec<String>, Stopped> {
+        self.ask(|reply| Command::ThreadIdsStartingWith { prefix, reply }).await
+    }
+
+    /// Session ids that `abbreviation` abbreviates (a few at most).
+    pub async fn session_ids_matching(&self, abbreviation: String) -> Result<Vec<String>, Stopped> {
+        self.ask(|reply| Command::SessionIdsMatching { abbreviation, reply }).await
     }
 
     /// One thread by id, resolved or not.
@@ -643,6 +664,18 @@ impl State {
             }
             Command::Thread { id, reply } => {
                 let _ = reply.send(self.threads.get(&id).cloned());
+            }
+            Command::ThreadIdsStartingWith { prefix, reply } => {
+                let found = self.threads.keys().filter(|id| id.starts_with(&prefix)).take(ABBREVIATION_MATCHES);
+                let _ = reply.send(found.cloned().collect());
+            }
+            Command::SessionIdsMatching { abbreviation, reply } => {
+                let found = self
+                    .sessions
+                    .keys()
+                    .filter(|id| crate::sessions::abbreviates(&abbreviation, id))
+                    .take(ABBREVIATION_MATCHES);
+                let _ = reply.send(found.cloned().collect());
             }
             Command::Rechecked { file, stamp, updates, reply } => {
                 let _ = reply.send(self.rechecked(file, stamp, updates));

@@ -399,6 +399,17 @@ async fn the_cli_runs_the_same_pipeline_and_gates_on_the_verdict() {
     let (code, out, _) = run(&["sessions", "show", id]);
     assert_eq!(code, Some(0));
     assert!(out.contains("round 1") && out.contains("Again"), "{out}");
+    // People abbreviate ids: by their number, or by a unique prefix.
+    let number = id.rsplit('-').next().expect("a number");
+    let (code, out, err) = run(&["sessions", "show", number]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(id), "{out}");
+    let (code, _, err) = run(&["sessions", "show", &id[..4]]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("matches") && err.contains("give more of the id"), "{err}");
+    let (code, _, err) = run(&["sessions", "show", "999"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no review session matches"), "{err}");
     // Over the hub, each progress notification names the request it is about.
     let mut window = sandbox.editor("window", &[&repo]).await;
     let answer = window.call("review/request", json!({"workspace": repo, "summary": "Over the hub"})).await;

@@ -420,11 +420,15 @@ async fn review_request(
             let _ = progress_out.try_send(Arc::new(line));
         }
     };
+    let previous_review_id = match p.previous_review_id {
+        Some(given) => Some(rounds::unabbreviate(cx, &given).await.map_err(errors::round)?),
+        None => None,
+    };
     let ask = rounds::ReviewAsk {
         summary: p.summary,
         relevant_docs: p.relevant_docs,
         focus_areas: p.focus_areas,
-        previous_review_id: p.previous_review_id,
+        previous_review_id,
         scope: p.scope,
         folder,
     };

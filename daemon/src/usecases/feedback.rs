@@ -38,8 +38,12 @@ pub async fn create(cx: &Context, new: NewThread) -> Result<Thread, FeedbackErro
     Ok(thread)
 }
 
-/// Adds a comment by `author` to an open thread. With `within`, a thread
-/// outside that folder counts as not found (an agent sees its own workspace).
+/// Adds a comment by `author` to an open thread.
+///
+/// `within` says who asks, for this and the other edits: an agent (its
+/// workspace: a thread outside it counts as not found, and ids are whole, as
+/// seed 002 has them), or, when `None`, a person at an editor or the CLI, who
+/// may give a unique prefix of an id as `git` allows.
 pub async fn reply(
     cx: &Context,
     thread_id: &str,
@@ -71,10 +75,12 @@ pub async fn in_buffer(cx: &Context, file: &Path, text: String) -> Result<Vec<Th
 }
 
 async fn edit(cx: &Context, thread_id: &str, edit: ThreadEdit, within: Option<&Path>) -> Result<Thread, FeedbackError> {
-    let thread_id = thread_id.trim();
-    if !feedback::is_thread_id(thread_id) {
-        return Err(FeedbackError::InvalidId);
-    }
+    let thread_id = match thread_id.trim() {
+        whole if feedback::is_thread_id(whole) => whole.to_owned(),
+        prefix if within.is_none() && feedback::is_thread_id_prefix(prefix) => unabbreviate(cx, prefix).await?,
+        _ => return Err(FeedbackError::InvalidId),
+    };
+    let thread_id = thread_id.as_str();
     if let Some(scope) = within {
         let thread = cx.state.thread(thread_id.to_owned()).await?.ok_or(FeedbackError::NotFound)?;
         if !workspace::holds(scope, &views::file_of(&thread)) {
@@ -84,6 +90,23 @@ async fn edit(cx: &Context, thread_id: &str, edit: ThreadEdit, within: Option<&P
     let thread = cx.state.edit_thread(thread_id.to_owned(), edit).await?;
     flush(cx).await?;
     Ok(thread)
+}
+
+/// The one thread id that starts with `prefix`.
+async fn unabbreviate(cx: &Context, prefix: &str) -> Result<String, FeedbackError> {
+    let prefix = prefix.to_ascii_lowercase();
+    let mut found = cx.state.thread_ids_starting_with(prefix.clone()).await?;
+    match found.len() {
+        0 => Err(FeedbackError::NotFound),
+        1 => Ok(found.remove(0)),
+        n => Err(FeedbackError::Invalid(format!(
+            "thread id {prefix} is ambiguous: it begins {}{} threads ({}{}); give more of it",
+            if n >= 6 { "at least " } else { "" },
+            n,
+            found.join(", "),
+            if n >= 6 { ", …" } else { "" }
+        ))),
+    }
 }
 
 async fn flush(cx: &Context) -> Result<(), FeedbackError> {

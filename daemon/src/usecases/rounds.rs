@@ -135,13 +135,39 @@ pub async fn list(cx: &Context, repository: Option<PathBuf>, limit: usize) -> Re
     Ok(cx.state.sessions(repository, limit.max(1)).await?)
 }
 
-/// One session; with `repository`, a session of another one counts as not found.
+/// One session. With `repository` (an agent's), a session of another one
+/// counts as not found and the id must be whole; without (a person's), a
+/// unique abbreviation of the id is enough (see [`unabbreviate`]).
 pub async fn get(cx: &Context, id: &str, repository: Option<&Path>) -> Result<Session, RoundError> {
-    let id = id.trim();
-    let session = cx.state.session(id.to_owned()).await?;
+    let id = match repository {
+        Some(_) => id.trim().to_owned(),
+        None => unabbreviate(cx, id).await?,
+    };
+    let session = cx.state.session(id.clone()).await?;
     match session {
         Some(session) if repository.is_none_or(|r| session.workspace == r) => Ok(session),
-        _ => Err(SessionError::NotFound(id.to_owned()).into()),
+        _ => Err(SessionError::NotFound(id).into()),
+    }
+}
+
+/// The session id a person means by `given`: the id itself, a unique prefix
+/// (`2026-11-23-0`), or its tail from a dash on (`003`).
+pub async fn unabbreviate(cx: &Context, given: &str) -> Result<String, RoundError> {
+    let given = given.trim();
+    if crate::sessions::is_session_id(given) || given.is_empty() {
+        return Ok(given.to_owned());
+    }
+    let mut found = cx.state.session_ids_matching(given.to_owned()).await?;
+    match found.len() {
+        0 => Err(RoundError::NotFound(format!(
+            "no review session matches {given:?}; ids look like 2026-11-21-001, and `parley sessions list` shows them"
+        ))),
+        1 => Ok(found.remove(0)),
+        n => Err(RoundError::Invalid(format!(
+            "{given:?} matches {}{n} review sessions ({}); give more of the id",
+            if n >= 6 { "at least " } else { "" },
+            found.join(", ")
+        ))),
     }
 }
 
