@@ -325,11 +325,28 @@ fn uptime(secs: u64) -> String {
 }
 
 async fn stop() -> anyhow::Result<i32> {
-    match stop_daemon("parley stop").await? {
-        Some(pid) => println!("Parley daemon stopped (pid {pid})."),
-        None => println!("Parley daemon is not running."),
+    let Some(pid) = stop_daemon("parley stop").await? else {
+        println!("Parley daemon is not running.");
+        return Ok(0);
+    };
+    // Clients are told the daemon stopped on purpose and wait for it rather
+    // than start another; one that does not (an older editor plugin, an
+    // agent's next call) would make "stopped" untrue, so look once more.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    match HubClient::open(&cli_opening(false)).await {
+        Ok(Some(client)) if client.hello().pid != pid => {
+            eprintln!(
+                "Parley daemon pid {pid} stopped, but another one (pid {}) is already running: a client started it again. \
+                 `parley status` shows who is connected; stop that client, then run `parley stop` again.",
+                client.hello().pid
+            );
+            Ok(1)
+        }
+        _ => {
+            println!("Parley daemon stopped (pid {pid}).");
+            Ok(0)
+        }
     }
-    Ok(0)
 }
 
 /// Stops the running daemon, if any, and waits until it has exited; its pid.

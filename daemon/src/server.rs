@@ -161,7 +161,7 @@ fn spawn_signal_handler(shutdown: Shutdown) -> anyhow::Result<()> {
             _ = term.recv() => tracing::info!("SIGTERM received"),
             _ = int.recv() => tracing::info!("SIGINT received"),
         }
-        shutdown.stop.cancel();
+        shutdown.request_stop("signal");
     });
     Ok(())
 }

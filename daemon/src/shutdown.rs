@@ -1,8 +1,8 @@
 //! Orderly shutdown: one token that stops accepting, a second that closes
 //! connections once in-flight calls have had their chance to finish.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -17,6 +17,8 @@ pub struct Shutdown {
     /// every connection closes.
     pub close: CancellationToken,
     busy: Arc<Busy>,
+    /// Why the daemon stops, told to every client before it closes.
+    reason: Arc<Mutex<Option<String>>>,
 }
 
 #[derive(Debug, Default)]
@@ -38,6 +40,22 @@ impl Drop for CallGuard {
 }
 
 impl Shutdown {
+    /// Stops the daemon for `reason` (`requested`, `signal`, `handover`):
+    /// stop accepting; clients are told why before their connections close.
+    pub fn request_stop(&self, reason: &str) {
+        if let Ok(mut slot) = self.reason.lock()
+            && slot.is_none()
+        {
+            *slot = Some(reason.to_owned());
+        }
+        self.stop.cancel();
+    }
+
+    /// Why the daemon is stopping (`requested` when no reason was given).
+    pub fn reason(&self) -> String {
+        self.reason.lock().ok().and_then(|r| r.clone()).unwrap_or_else(|| "requested".into())
+    }
+
     /// Counts a call as in flight for the guard's lifetime.
     pub fn call(&self) -> CallGuard {
         self.busy.calls.fetch_add(1, Ordering::AcqRel);

@@ -151,6 +151,23 @@ notification!(
     /// How a `review/request` is getting on.
     ReviewProgressNotification = REVIEW_PROGRESS, ReviewProgress
 );
+notification!(
+    /// The daemon is stopping on purpose: wait for one to come back rather
+    /// than start one.
+    DaemonStoppingNotification = DAEMON_STOPPING, DaemonStopping
+);
+
+/// Daemon → client notification: the daemon stops accepting and will close
+/// every connection shortly.
+pub const DAEMON_STOPPING: &str = "daemon/stopping";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DaemonStopping {
+    /// `requested` (`parley stop`, `daemon/shutdown`), `signal` (SIGTERM or
+    /// SIGINT, as a service manager sends) or `handover` (a newer build of
+    /// Parley takes over at once).
+    pub reason: String,
+}
 
 /// Editor → daemon notification: the window gained or lost focus.
 pub const EDITOR_FOCUS: &str = "editor/focus";

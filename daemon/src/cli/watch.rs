@@ -14,13 +14,19 @@ use super::client::{HubClient, Opening};
 use super::review::print_review;
 
 pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
-    let opening = Opening { role: Role::Editor, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };
+    let mut opening =
+        Opening { role: Role::Editor, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };
     let mut last_seq: Option<(u64, String)> = None;
     let mut backoff = Duration::from_millis(100);
     loop {
         let mut client = match HubClient::open(&opening).await {
             Ok(Some(client)) => client,
-            Ok(None) => anyhow::bail!("no daemon is running"),
+            // Stopped on purpose: wait for a daemon to come back.
+            Ok(None) => {
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
             Err(e) => {
                 eprintln!("parley watch: {e:#}; retrying in {backoff:?}");
                 tokio::time::sleep(backoff).await;
@@ -33,7 +39,14 @@ pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
         catch_up(&mut client, &folder, last_seq.take()).await?;
         last_seq = Some((client.hello().seq, client.hello().instance.clone()));
         match follow(&mut client, &mut last_seq).await {
-            Ok(()) => eprintln!("parley watch: the daemon went away; reconnecting"),
+            Ok(Some(reason)) => {
+                // A daemon stopped on purpose is not started again from here:
+                // `parley stop` means stop. Whoever starts one next (an
+                // agent's call, `parley daemon`, the service) is reconnected to.
+                eprintln!("parley watch: the daemon stopped ({reason}); waiting for it to come back");
+                opening.spawn = false;
+            }
+            Ok(None) => eprintln!("parley watch: the daemon went away; reconnecting"),
             Err(e) => eprintln!("parley watch: {e:#}; reconnecting"),
         }
     }
@@ -64,9 +77,15 @@ async fn catch_up(
     Ok(())
 }
 
-async fn follow(client: &mut HubClient, last_seq: &mut Option<(u64, String)>) -> anyhow::Result<()> {
+/// Prints events until the connection ends; the daemon's stopping reason
+/// when it said it was stopping on purpose.
+async fn follow(client: &mut HubClient, last_seq: &mut Option<(u64, String)>) -> anyhow::Result<Option<String>> {
+    let mut stopping = None;
     while let Some(message) = client.next_message().await? {
         match message {
+            Message::Notification(n) if n.method == wire::DAEMON_STOPPING => {
+                stopping = serde_json::from_value::<wire::DaemonStopping>(n.params).ok().map(|s| s.reason);
+            }
             Message::Notification(n) => {
                 if let (Some(seq), Some((last, _))) = (n.params.get("seq").and_then(Value::as_u64), last_seq.as_mut()) {
                     *last = seq;
@@ -87,7 +106,7 @@ async fn follow(client: &mut HubClient, last_seq: &mut Option<(u64, String)>) ->
             Message::Response(_) => {}
         }
     }
-    Ok(())
+    Ok(stopping)
 }
 
 fn print_event(method: &str, params: Value) {

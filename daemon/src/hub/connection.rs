@@ -61,9 +61,22 @@ pub async fn serve(
     // when the connection closes: a human who pressed Ctrl-C wants it to.
     let connection_gone = peer.cx.shutdown.close.child_token();
     let _stop_background_work = connection_gone.clone().drop_guard();
+    let mut told_stopping = false;
     loop {
         tokio::select! {
-            _ = peer.cx.shutdown.close.cancelled() => return Ok(()),
+            // Told once, as soon as the daemon stops accepting (and at the
+            // latest as the connection closes), so a client waits for a
+            // daemon to come back instead of starting one.
+            _ = peer.cx.shutdown.close.cancelled() => {
+                if !told_stopping {
+                    write(&mut writer, &stopping_line(&peer)).await?;
+                }
+                return Ok(());
+            }
+            _ = peer.cx.shutdown.stop.cancelled(), if !told_stopping => {
+                told_stopping = true;
+                write(&mut writer, &stopping_line(&peer)).await?;
+            }
             line = reader.next_line() => {
                 let line = match line {
                     Ok(Some(line)) => line,
@@ -101,6 +114,12 @@ pub async fn serve(
             },
         }
     }
+}
+
+/// The `daemon/stopping` notification, with the reason the daemon stops.
+fn stopping_line(peer: &Peer<'_>) -> Vec<u8> {
+    let params = wire::DaemonStopping { reason: peer.cx.shutdown.reason() };
+    to_line(&Notification::new(wire::DaemonStoppingNotification::NAME, serde_json::json!(params)))
 }
 
 async fn write(writer: &mut OwnedWriteHalf, line: &[u8]) -> anyhow::Result<()> {
@@ -268,7 +287,11 @@ async fn status(peer: &Peer<'_>, _: wire::NoParams) -> Result<wire::Status, Erro
 
 async fn shutdown(peer: &Peer<'_>, p: wire::ShutdownParams) -> Result<wire::ShutdownResult, ErrorObject> {
     tracing::info!(connection = peer.id, reason = ?p.reason, "shutdown requested");
-    peer.cx.shutdown.stop.cancel();
+    let reason = match p.reason.as_deref() {
+        Some("handover") => "handover",
+        _ => "requested",
+    };
+    peer.cx.shutdown.request_stop(reason);
     Ok(wire::ShutdownResult { stopping: true })
 }
 

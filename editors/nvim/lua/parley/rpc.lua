@@ -57,6 +57,10 @@ local last_error = nil
 local attempts = 0
 -- Whether this session has already started a daemon (it does so at most once).
 local spawned = false
+-- Set when the daemon said it was stopping on purpose (`parley stop`, a
+-- service manager): no daemon is started from here until :ParleyConnect,
+-- we only wait for one to come back.
+local stopped_on_purpose = false
 -- Whether the user has been told about the current outage (told once, not at every retry).
 local told = false
 
@@ -164,6 +168,14 @@ local function dispatch(c, message)
     else
       answer(c, message.id, result, err)
     end
+  elseif method == "daemon/stopping" then
+    stopped_on_purpose = true
+    local reason = type(message.params) == "table" and message.params.reason or "requested"
+    vim.notify(
+      "Parley: the daemon is stopping (" .. tostring(reason) .. "); waiting for it to come back (:ParleyConnect starts one)",
+      vim.log.levels.INFO
+    )
+    told = true
   elseif type(method) == "string" then
     local handler = M.notification_handlers[method]
     if handler then
@@ -307,7 +319,7 @@ end
 -- same socket refuses to start, so racing an agent's shim is harmless.
 function M.start_daemon(path)
   local no_spawn = vim.env.PARLEY_NO_SPAWN
-  if spawned or not options.start_daemon or (no_spawn and no_spawn ~= "" and no_spawn ~= "0") then
+  if spawned or stopped_on_purpose or not options.start_daemon or (no_spawn and no_spawn ~= "" and no_spawn ~= "0") then
     return false
   end
   local cmd = options.parley_cmd or "parley"
@@ -375,6 +387,9 @@ function M.restart()
   M.stop()
   attempts = 0
   told = false
+  -- Asked for by the user: starting a daemon is allowed again.
+  stopped_on_purpose = false
+  spawned = false
   state = "waiting"
   delay = FIRST_DELAY_MS
   connect()
