@@ -188,6 +188,7 @@ pub fn main() -> i32 {
     if let Command::Daemon = cli.command {
         return report(crate::server::run());
     }
+    exit_quietly_when_output_closes();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return report(Err(e.into())),
@@ -196,6 +197,34 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => report(Err(e)),
     }
+}
+
+/// Every command ends quietly, with exit code 0, when its reader goes away
+/// (`parley feedback list | head -1`, `parley sessions list | true`).
+///
+/// Rust ignores SIGPIPE, so `println!` into a pipe nobody reads panics with
+/// "failed printing to stdout: Broken pipe". Restoring SIGPIPE's default
+/// would end the command silently with 141, but would also kill it without a
+/// word when the daemon's socket breaks mid-write (sockets are written with
+/// write(2), which raises the signal), so the one panic a closed output
+/// raises is caught here instead, for every command at once. Exit code 0, as
+/// ripgrep and fd do: the reader stopped because it had what it wanted, and a
+/// script under `set -o pipefail` that pipes into `head` keeps working.
+fn exit_quietly_when_output_closes() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload_as_str().is_some_and(is_closed_output) {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
+/// Whether a panic message is `print!`'s or `eprint!`'s on a closed pipe.
+fn is_closed_output(message: &str) -> bool {
+    let broken_pipe = format!("(os error {})", rustix::io::Errno::PIPE.raw_os_error());
+    (message.starts_with("failed printing to stdout") || message.starts_with("failed printing to stderr"))
+        && message.ends_with(&broken_pipe)
 }
 
 fn report(result: anyhow::Result<()>) -> i32 {
