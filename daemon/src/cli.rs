@@ -213,7 +213,9 @@ pub fn main() -> i32 {
 fn exit_quietly_when_output_closes() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if info.payload_as_str().is_some_and(is_closed_output) {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(is_closed_output) {
             std::process::exit(0);
         }
         default(info);
