@@ -2,6 +2,7 @@
 //! longer ones live in `cli/`.
 
 mod feedback;
+mod mcp_config;
 mod review;
 mod service;
 mod sessions;
@@ -61,10 +62,16 @@ enum Command {
     Export { file: Option<PathBuf> },
     /// Restore reviews and threads from a JSON export.
     Import { file: PathBuf },
-    /// Print the config that connects an agent host to Parley (paste it, or redirect it into the file).
+    /// Print the config that connects an agent host to Parley, or merge it into the host's file with --write.
     McpConfig {
         #[arg(value_enum)]
-        host: setup::Host,
+        host: mcp_config::Host,
+        /// Add Parley's entry to the host's config file (created if missing; the old one is backed up beside it).
+        #[arg(long)]
+        write: bool,
+        /// The config file to write, instead of the host's usual one (with --write).
+        #[arg(long, requires = "write")]
+        file: Option<PathBuf>,
     },
     /// Run the daemon at login: a systemd user service (Linux) or a launchd agent (macOS).
     Service {
@@ -280,7 +287,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             FeedbackCommand::Resolve { id } => feedback::set_resolved(&id, true).await,
             FeedbackCommand::Reopen { id } => feedback::set_resolved(&id, false).await,
         },
-        Command::McpConfig { host } => setup::mcp_config(host),
+        Command::McpConfig { host, write, file } => mcp_config::mcp_config(host, write, file),
         Command::Doctor { json } => setup::doctor(json).await,
         Command::Service { command } => service::run(command).await,
         Command::Export { file } => feedback::export(file).await,

@@ -66,3 +66,130 @@ impl CommandIn for Sandbox {
         )
     }
 }
+
+/// Runs `parley mcp-config args…` with `home` as HOME: (exit code, stdout, stderr).
+fn mcp_config(
+    sandbox: &Sandbox,
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    let out = sandbox
+        .command("parley")
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .current_dir(cwd)
+        .arg("mcp-config")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run parley mcp-config");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The backups `--write` left beside `file`.
+fn backups(file: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let name = file.file_name().expect("a file name").to_string_lossy().into_owned();
+    let mut found: Vec<_> = std::fs::read_dir(file.parent().expect("a folder"))
+        .expect("list the folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            n.starts_with(&format!("{name}.")) && n.ends_with(".bak")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn mcp_config_write_merges_into_the_hosts_file_and_keeps_a_backup() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let home = sandbox.dir.path().join("home");
+    let socket = sandbox.socket.to_string_lossy().into_owned();
+    let shim = std::fs::canonicalize(parley_tests::bin("parley-mcp")).expect("shim path");
+    let shim = shim.to_string_lossy().into_owned();
+
+    // Codex: the user's settings, comments and other servers stay; a backup holds the old file.
+    let codex = home.join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().expect("folder")).expect("mkdir");
+    let mine = "# my Codex settings\nmodel = \"o3\" # the fast one\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+    std::fs::write(&codex, mine).expect("write config.toml");
+    let (code, out, err) = mcp_config(&sandbox, &home, &repo, &["codex", "--write"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let merged = std::fs::read_to_string(&codex).expect("read config.toml");
+    assert!(merged.starts_with(mine), "the user's text is kept as it was:\n{merged}");
+    let parsed: toml::Value = toml::from_str(&merged).expect("still TOML");
+    assert_eq!(parsed["mcp_servers"]["parley"]["command"].as_str(), Some(shim.as_str()));
+    assert_eq!(parsed["mcp_servers"]["parley"]["env"]["PARLEY_SOCKET"].as_str(), Some(socket.as_str()));
+    let saved = backups(&codex);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(std::fs::read_to_string(&saved[0]).expect("backup"), mine);
+    assert!(out.contains(&saved[0].display().to_string()), "the backup is named: {out}");
+    // A second run finds the entry in place and touches nothing.
+    let (code, out, _) = mcp_config(&sandbox, &home, &repo, &["codex", "--write"]);
+    assert_eq!((code, backups(&codex).len()), (0, 1), "{out}");
+    assert!(out.contains("already"), "{out}");
+
+    // A file that does not parse is refused, naming the line, and left alone.
+    let broken = "model = \"o3\"\n[mcp_servers\ncommand = 1\n";
+    std::fs::write(&codex, broken).expect("write");
+    let (code, _, err) = mcp_config(&sandbox, &home, &repo, &["codex", "--write"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("config.toml") && err.contains("line 2") && err.contains("left as it is"), "{err}");
+    assert_eq!(std::fs::read_to_string(&codex).expect("read"), broken);
+    assert_eq!(backups(&codex).len(), 1, "no backup of a file that was not changed");
+
+    // Zed: settings with comments and trailing commas, as Zed writes them.
+    let zed = sandbox.dir.path().join("config/zed/settings.json");
+    std::fs::create_dir_all(zed.parent().expect("folder")).expect("mkdir");
+    let settings = "// Zed settings\n{\n  \"theme\": \"One Dark\", // mine\n  \"vim_mode\": true,\n}\n";
+    std::fs::write(&zed, settings).expect("write settings");
+    let (code, out, err) = mcp_config(&sandbox, &home, &repo, &["zed", "--write"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let merged = std::fs::read_to_string(&zed).expect("read settings");
+    assert!(merged.contains("\"theme\": \"One Dark\", // mine") && merged.starts_with("// Zed settings"), "{merged}");
+    let entry = jsonc(&merged)["context_servers"]["parley"].clone();
+    assert_eq!(entry["command"].as_str(), Some(shim.as_str()), "{merged}");
+    assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), Some(socket.as_str()), "{merged}");
+
+    // Missing files are created, with their folders, for each remaining host.
+    let cases = [
+        ("claude-code", repo.join(".mcp.json"), "/mcpServers/parley"),
+        ("vscode", repo.join(".vscode/mcp.json"), "/servers/parley"),
+        ("cursor", home.join(".cursor/mcp.json"), "/mcpServers/parley"),
+        ("claude-desktop", sandbox.dir.path().join("config/Claude/claude_desktop_config.json"), "/mcpServers/parley"),
+        ("windsurf", home.join(".codeium/windsurf/mcp_config.json"), "/mcpServers/parley"),
+        ("gemini", home.join(".gemini/settings.json"), "/mcpServers/parley"),
+    ];
+    for (host, file, pointer) in cases {
+        let (code, out, err) = mcp_config(&sandbox, &home, &repo, &[host, "--write"]);
+        assert_eq!(code, 0, "{host}: {out}{err}");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{host}: {e}")))
+                .expect("JSON");
+        let entry = written.pointer(pointer).unwrap_or_else(|| panic!("{host}: no {pointer} in {written}"));
+        assert_eq!(entry["command"].as_str(), Some(shim.as_str()), "{host}");
+        assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), Some(socket.as_str()), "{host}");
+        assert!(out.contains("Created"), "{host}: {out}");
+    }
+
+    // --file writes elsewhere; a JSON file that does not parse is refused with its line.
+    let other = sandbox.dir.path().join("other.json");
+    std::fs::write(&other, "{\n  \"mcpServers\": {}\n  \"x\": 1\n}\n").expect("write");
+    let (code, _, err) = mcp_config(&sandbox, &home, &repo, &["cursor", "--write", "--file", &other.to_string_lossy()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("other.json") && err.contains("line 2"), "{err}");
+}
+
+/// Parses JSON with comments and trailing commas, as Zed writes it.
+fn jsonc(text: &str) -> serde_json::Value {
+    jsonc_parser::parse_to_serde_value(text, &Default::default())
+        .unwrap_or_else(|e| panic!("not JSON with comments ({e}):\n{text}"))
+}
