@@ -193,3 +193,44 @@ fn jsonc(text: &str) -> serde_json::Value {
     jsonc_parser::parse_to_serde_value(text, &Default::default())
         .unwrap_or_else(|e| panic!("not JSON with comments ({e}):\n{text}"))
 }
+
+#[tokio::test]
+async fn piped_review_progress_prints_each_step_once_not_every_heartbeat() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("proj", &[("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n")]);
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .expect("run git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 {\n    41 + 1\n}\n").expect("edit");
+    // A reviewer that takes 5 s: the daemon reports progress every 2 s meanwhile.
+    let review = r#"{"design_compliance": {"follows_architecture": true, "major_violations": []}, "comments": [], "missing_requirements": [], "overall_assessment": "lgtm"}"#;
+    let script = format!("import sys, time; sys.stdin.read(); time.sleep(5); print({review:?})");
+    let config = sandbox.dir.path().join("config/parley");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("config.toml"), format!("[review]\nreviewer = [\"python3\", \"-c\", {script:?}]\n"))
+        .expect("config");
+    let _daemon = sandbox.start_daemon();
+    let out = sandbox
+        .command("parley")
+        .current_dir(&repo)
+        .args(["review", "request", "--summary", "piped"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run parley review request");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let steps: Vec<&str> =
+        err.lines().filter(|l| l.starts_with('[')).map(|l| l.split(']').next().unwrap_or_default()).collect();
+    let mut unique = steps.clone();
+    unique.dedup();
+    assert_eq!(steps, unique, "each step once in a log:\n{err}");
+    assert!(err.contains("asking the reviewer") && !err.contains("waiting for the reviewer"), "{err}");
+}
