@@ -3,6 +3,7 @@
 
 pub mod client;
 mod feedback;
+mod mcp_config;
 mod review;
 mod service;
 mod sessions;
@@ -62,10 +63,16 @@ enum Command {
     Export { file: Option<PathBuf> },
     /// Restore reviews and threads from a JSON export.
     Import { file: PathBuf },
-    /// Print the config that connects an agent host to Parley (paste it, or redirect it into the file).
+    /// Print the config that connects an agent host to Parley, or merge it into the host's file with --write.
     McpConfig {
         #[arg(value_enum)]
-        host: setup::Host,
+        host: mcp_config::Host,
+        /// Add Parley's entry to the host's config file (created if missing; the old one is backed up beside it).
+        #[arg(long)]
+        write: bool,
+        /// The config file to write, instead of the host's usual one (with --write).
+        #[arg(long, requires = "write")]
+        file: Option<PathBuf>,
     },
     /// Run the daemon at login: a systemd user service (Linux) or a launchd agent (macOS).
     Service {
@@ -189,6 +196,7 @@ pub fn main() -> i32 {
     if let Command::Daemon = cli.command {
         return report(crate::server::run());
     }
+    exit_quietly_when_output_closes();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => return report(Err(e.into())),
@@ -197,6 +205,36 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => report(Err(e)),
     }
+}
+
+/// Every command ends quietly, with exit code 0, when its reader goes away
+/// (`parley feedback list | head -1`, `parley sessions list | true`).
+///
+/// Rust ignores SIGPIPE, so `println!` into a pipe nobody reads panics with
+/// "failed printing to stdout: Broken pipe". Restoring SIGPIPE's default
+/// would end the command silently with 141, but would also kill it without a
+/// word when the daemon's socket breaks mid-write (sockets are written with
+/// write(2), which raises the signal), so the one panic a closed output
+/// raises is caught here instead, for every command at once. Exit code 0, as
+/// ripgrep and fd do: the reader stopped because it had what it wanted, and a
+/// script under `set -o pipefail` that pipes into `head` keeps working.
+fn exit_quietly_when_output_closes() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied());
+        if message.is_some_and(is_closed_output) {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
+/// Whether a panic message is `print!`'s or `eprint!`'s on a closed pipe.
+fn is_closed_output(message: &str) -> bool {
+    let broken_pipe = format!("(os error {})", rustix::io::Errno::PIPE.raw_os_error());
+    (message.starts_with("failed printing to stdout") || message.starts_with("failed printing to stderr"))
+        && message.ends_with(&broken_pipe)
 }
 
 fn report(result: anyhow::Result<()>) -> i32 {
@@ -250,7 +288,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             FeedbackCommand::Resolve { id } => feedback::set_resolved(&id, true).await,
             FeedbackCommand::Reopen { id } => feedback::set_resolved(&id, false).await,
         },
-        Command::McpConfig { host } => setup::mcp_config(host),
+        Command::McpConfig { host, write, file } => mcp_config::mcp_config(host, write, file),
         Command::Doctor { json } => setup::doctor(json).await,
         Command::Service { command } => service::run(command).await,
         Command::Export { file } => feedback::export(file).await,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use parley_protocol::framing::LineReader;
+use parley_protocol::framing::{LineError, LineReader};
 use parley_protocol::hello::{HELLO, Hello, HelloReply};
 use parley_protocol::jsonrpc::{Id, Message, Request, to_line};
 use parley_protocol::socket;
@@ -34,6 +34,9 @@ const START_LOCK_TIMEOUT: Duration = Duration::from_secs(15);
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the daemon has to answer `hello`.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many times a connection closed before `hello` was answered is tried
+/// again: a daemon that has just died may still have accepted it.
+const HELLO_CLOSED_RETRIES: u32 = 5;
 
 /// Why no connection to the daemon could be opened.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +67,8 @@ pub enum ConnectError {
     HelloRefused(String),
     #[error("the daemon did not answer hello properly: {0}")]
     HelloBroken(String),
+    #[error("the daemon closed the connection before answering hello: {0}")]
+    HelloClosed(String),
 }
 
 /// An open connection after a successful hello.
@@ -80,8 +85,7 @@ pub struct HubConnection {
 /// `spawn` allows it, then says `hello`. A daemon running an older build of
 /// the `parley` this client would start is asked to hand over first.
 pub async fn open(socket_path: &Path, spawn: bool, hello: &Hello) -> Result<HubConnection, ConnectError> {
-    let stream = connect_or_start(socket_path, spawn).await?;
-    let connection = say_hello(stream, hello).await?;
+    let connection = connect_and_hello(socket_path, spawn, hello).await?;
     if !spawn || !outdated(&connection.reply) {
         return Ok(connection);
     }
@@ -89,8 +93,25 @@ pub async fn open(socket_path: &Path, spawn: bool, hello: &Hello) -> Result<HubC
     drop(connection);
     eprintln!("parley-mcp: the running daemon (pid {pid}) is an older build of parley; asking it to hand over");
     hand_over(socket_path).await?;
-    let stream = connect_or_start(socket_path, spawn).await?;
-    say_hello(stream, hello).await
+    connect_and_hello(socket_path, spawn, hello).await
+}
+
+/// Connects (starting a daemon if allowed) and says `hello`. A daemon killed
+/// a moment ago can still have accepted the connection on its way out, which
+/// then closes unanswered: that is tried again, and a new daemon started once
+/// the socket is stale.
+async fn connect_and_hello(socket_path: &Path, spawn: bool, hello: &Hello) -> Result<HubConnection, ConnectError> {
+    let mut attempt = 0;
+    loop {
+        let stream = connect_or_start(socket_path, spawn).await?;
+        match say_hello(stream, hello).await {
+            Err(ConnectError::HelloClosed(_)) if attempt < HELLO_CLOSED_RETRIES => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(10 * u64::from(attempt))).await;
+            }
+            result => return result,
+        }
+    }
 }
 
 /// Whether the daemon runs an older build of the `parley` this client starts:
@@ -279,6 +300,15 @@ fn reap_in_background(mut child: Child) {
     std::thread::spawn(move || child.wait());
 }
 
+/// A connection that broke during `hello`: closed by the daemon (reset, or a
+/// write into a closed socket), or broken some other way.
+fn closed_or_broken(e: io::Error) -> ConnectError {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe => ConnectError::HelloClosed(e.to_string()),
+        _ => ConnectError::HelloBroken(e.to_string()),
+    }
+}
+
 /// Sends `hello` and reads the daemon's answer.
 pub async fn say_hello(stream: UnixStream, hello: &Hello) -> Result<HubConnection, ConnectError> {
     let (read, mut writer) = stream.into_split();
@@ -286,10 +316,11 @@ pub async fn say_hello(stream: UnixStream, hello: &Hello) -> Result<HubConnectio
     let params = serde_json::to_value(hello).map_err(|e| ConnectError::HelloBroken(e.to_string()))?;
     let request = Request::new(Id::Number(0), HELLO, params);
     let exchange = async {
-        writer.write_all(&to_line(&request)).await.map_err(|e| ConnectError::HelloBroken(e.to_string()))?;
+        writer.write_all(&to_line(&request)).await.map_err(closed_or_broken)?;
         match reader.next_line().await {
             Ok(Some(line)) => Ok(line),
-            Ok(None) => Err(ConnectError::HelloBroken("the daemon closed the connection".into())),
+            Ok(None) => Err(ConnectError::HelloClosed("end of stream".into())),
+            Err(LineError::Io(e)) => Err(closed_or_broken(e)),
             Err(e) => Err(ConnectError::HelloBroken(e.to_string())),
         }
     };

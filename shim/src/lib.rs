@@ -6,15 +6,13 @@
 
 pub mod connect;
 pub mod relay;
+pub mod stdio;
 
 use std::path::PathBuf;
 
 use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
 use parley_protocol::{BUILD_VERSION, PROTOCOL_VERSION, socket};
-use std::os::fd::AsFd;
-
 use tokio::io::{BufReader, BufWriter};
-use tokio::net::unix::pipe;
 
 use crate::connect::{ConnectError, HubConnection};
 
@@ -59,22 +57,13 @@ pub async fn run() -> i32 {
         }
     };
     let connector = DaemonConnector { socket, spawn: connect::spawn_allowed(), hello: agent_hello() };
+    let stdout = match stdio::Output::stdout() {
+        Ok(stdout) => stdout,
+        Err(e) => {
+            eprintln!("parley-mcp: cannot use stdout: {e}");
+            return 2;
+        }
+    };
     // One write per line: the relay writes a line and its newline, then flushes.
-    match stdio_pipes() {
-        Some((stdin, stdout)) => relay::run(BufReader::new(stdin), BufWriter::new(stdout), connector).await,
-        None => relay::run(BufReader::new(tokio::io::stdin()), BufWriter::new(tokio::io::stdout()), connector).await,
-    }
-}
-
-/// The shim's stdin and stdout as pipes driven by the runtime's poller.
-///
-/// MCP hosts give a stdio server pipes. tokio's `Stdin` and `Stdout` hand
-/// every read and write to a blocking thread, which costs several thread
-/// hand-offs per message and limited 32 busy agents to about 12,000 calls/s;
-/// pipes are read and written directly when ready. Anything else (a terminal,
-/// a file) is `None` and takes the portable path.
-fn stdio_pipes() -> Option<(pipe::Receiver, pipe::Sender)> {
-    let stdin = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
-    let stdout = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-    Some((pipe::Receiver::from_owned_fd(stdin).ok()?, pipe::Sender::from_owned_fd(stdout).ok()?))
+    relay::run(BufReader::new(stdio::Input::stdin()), BufWriter::new(stdout), connector).await
 }

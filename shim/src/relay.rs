@@ -6,7 +6,10 @@
 //! - remember the handshake (`initialize`, `notifications/initialized`,
 //!   `logging/setLevel`) so it can replay it to a restarted daemon,
 //! - answer requests that were in flight when the daemon went away with an
-//!   error carrying their own ids (a request is never sent twice),
+//!   error carrying their own ids (a request is never run twice),
+//! - send again, on a new connection, the one request a dead daemon provably
+//!   never read: the last one written, when the connection was reset with
+//!   data unread (see [`Relay::reset`]),
 //! - know which replies are still due when the host closes stdin.
 
 use std::collections::HashSet;
@@ -86,6 +89,17 @@ fn error_line(raw_id: &str, code: i64, message: &str) -> Vec<u8> {
     format!(r#"{{"jsonrpc":"2.0","id":{raw_id},"error":{{"code":{code},"message":{message}}}}}"#).into_bytes()
 }
 
+/// A host request as written to the daemon.
+struct Sent {
+    /// The raw id text.
+    id: String,
+    /// The line with its newline, as written.
+    framed: Vec<u8>,
+    is_initialize: bool,
+    /// Whether this is already its second connection: it is moved once at most.
+    moved: bool,
+}
+
 /// The handshake lines a legacy (`initialize`) client sent, for replay.
 #[derive(Default)]
 struct Handshake {
@@ -102,6 +116,9 @@ struct Relay<O, C> {
     in_flight: HashSet<String>,
     /// Ids of replayed requests whose answers the host must not see.
     swallow: HashSet<String>,
+    /// The last line written on the current connection, while it is a host
+    /// request: the one request a reset proves unread.
+    last_sent: Option<Sent>,
     handshake: Handshake,
     replays: u64,
 }
@@ -121,6 +138,7 @@ where
         daemon: None,
         in_flight: HashSet::new(),
         swallow: HashSet::new(),
+        last_sent: None,
         handshake: Handshake::default(),
         replays: 0,
     };
@@ -156,6 +174,9 @@ where
             }
             Side::Daemon(Ok(Some(line))) => relay.on_daemon_line(line).await,
             Side::Daemon(Ok(None)) => relay.lost("the Parley daemon closed the connection").await,
+            Side::Daemon(Err(LineError::Io(e))) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                relay.reset(&e).await
+            }
             Side::Daemon(Err(e)) => relay.lost(&format!("reading from the Parley daemon: {e}")).await,
         };
         if let Err(e) = result {
@@ -210,9 +231,7 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
         let mut framed = line;
         framed.push(b'\n');
         if self.send(&framed).await {
-            if let Kind::Request(id) = kind {
-                self.in_flight.insert(id);
-            }
+            self.sent(kind, framed, is_initialize, false);
             return Ok(());
         }
         // The write failed, so the daemon never received the line: it went
@@ -226,8 +245,8 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
             }
         };
         match kind {
-            Kind::Request(id) if retried => {
-                self.in_flight.insert(id);
+            kind if retried => {
+                self.sent(kind, framed, is_initialize, true);
                 Ok(())
             }
             Kind::Request(id) => {
@@ -236,6 +255,18 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Notes a host line written to the daemon: a request is in flight, and
+    /// the line is the connection's last.
+    fn sent(&mut self, kind: Kind, framed: Vec<u8>, is_initialize: bool, moved: bool) {
+        self.last_sent = match kind {
+            Kind::Request(id) => {
+                self.in_flight.insert(id.clone());
+                Some(Sent { id, framed, is_initialize, moved })
+            }
+            _ => None,
+        };
     }
 
     /// Writes a framed line to the daemon; false when the connection is gone.
@@ -261,6 +292,7 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
     async fn lost(&mut self, why: &str) -> std::io::Result<()> {
         self.daemon = None;
         self.swallow.clear();
+        self.last_sent = None;
         let mut ids: Vec<String> = self.in_flight.drain().collect();
         ids.sort();
         if !ids.is_empty() {
@@ -275,7 +307,41 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
         Ok(())
     }
 
+    /// The daemon reset the connection: it closed with data it had not read.
+    ///
+    /// The daemon runs a line only once it has read it whole, and the unread
+    /// bytes are the end of what was written last. So the last line written
+    /// was never run, and if it is a request still unanswered it is sent to a
+    /// new connection (once: it is not moved a second time). Every other
+    /// request in flight may have been read, and gets its error.
+    async fn reset(&mut self, e: &std::io::Error) -> std::io::Result<()> {
+        let unread = self.last_sent.take().filter(|sent| !sent.moved && self.in_flight.remove(&sent.id));
+        self.lost(&format!("reading from the Parley daemon: {e}")).await?;
+        let Some(sent) = unread else {
+            return Ok(());
+        };
+        let moved = match self.reconnect_and_replay(!sent.is_initialize).await {
+            Ok(()) => self.send(&sent.framed).await,
+            Err(e) => {
+                eprintln!("parley-mcp: {e}");
+                false
+            }
+        };
+        if moved {
+            eprintln!(
+                "parley-mcp: the Parley daemon went away before reading request {}; sent it to the new daemon",
+                sent.id
+            );
+            self.sent(Kind::Request(sent.id), sent.framed, sent.is_initialize, true);
+            return Ok(());
+        }
+        let message = "Parley daemon unavailable: it went away before reading this request and could not be restarted; run `parley daemon` in a terminal to see why";
+        self.write_host(&error_line(&sent.id, code::DAEMON_UNAVAILABLE, message)).await
+    }
+
     async fn reconnect(&mut self) -> Result<(), ConnectError> {
+        // Nothing is written on the new connection yet.
+        self.last_sent = None;
         self.daemon = Some(self.connector.connect().await?);
         Ok(())
     }
@@ -341,6 +407,8 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
     }
 
     async fn send_raw(&mut self, mut line: Vec<u8>) -> Result<(), String> {
+        // A line of the relay's own is now the connection's last.
+        self.last_sent = None;
         let daemon = self.daemon.as_mut().ok_or("no daemon")?;
         line.push(b'\n');
         daemon.writer.write_all(&line).await.map_err(|e| e.to_string())

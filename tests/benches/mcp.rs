@@ -10,7 +10,10 @@
 //!
 //! Every server is driven by the same raw client: newline-delimited JSON-RPC
 //! over the child's stdin and stdout, one blocking thread per client (the
-//! `LineChild` of `parley_tests::bench`, the toolkit the benches share). It
+//! `LineChild` of `parley_tests::bench`, the toolkit the benches share). The
+//! round trips and the 32 agents run twice: over pipes, as Python and Rust
+//! hosts connect a child, and over a Unix socketpair each for stdin and
+//! stdout, as Node-based hosts (libuv) do. It
 //! prints a report and asserts nothing about timings; every loop is bounded in
 //! count and time, and a watchdog ends the run if anything stalls.
 
@@ -25,8 +28,8 @@ use std::time::{Duration, Instant};
 use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
 use parley_protocol::jsonrpc::{Id, Request, to_line};
 use parley_tests::bench::{
-    Call, LineChild, Report, Stats, fmt_duration, fmt_kib, initialize_line, rss_kib, shim_command, start_daemon,
-    status_kib, watchdog,
+    Call, LineChild, Report, Stats, Wiring, fmt_duration, fmt_kib, initialize_line, rss_kib, shim_command,
+    start_daemon, status_kib, watchdog,
 };
 use parley_tests::{DaemonProcess, Sandbox, bin};
 use serde_json::{Value, json};
@@ -59,8 +62,10 @@ fn main() {
     let idle_fresh = rss_kib(daemon.pid());
 
     start_up(&mut report, &sandbox, &repo);
-    round_trips(&mut report, &sandbox, &repo, daemon.pid());
-    many_agents(&mut report, &sandbox, &repo, daemon.pid());
+    for wiring in [Wiring::Pipes, Wiring::Socketpairs] {
+        round_trips(&mut report, &sandbox, &repo, daemon.pid(), wiring);
+        many_agents(&mut report, &sandbox, &repo, daemon.pid(), wiring);
+    }
     review_fan_out(&mut report, &sandbox, &repo);
     memory(&mut report, &sandbox, &repo, &daemon, idle_fresh);
     watchdog::phase("stopping the warm daemon");
@@ -103,12 +108,23 @@ fn start_up(report: &mut Report, sandbox: &Sandbox, repo: &Path) {
     );
 }
 
+/// A report row's name, marked when the children were wired as Node does.
+fn row_name(what: &str, wiring: Wiring) -> String {
+    match wiring {
+        Wiring::Pipes => what.to_owned(),
+        Wiring::Socketpairs => format!("{what}, {}", wiring.label()),
+    }
+}
+
 /// Sequential `tools/call`s from one client: Parley's `get_selection` (no
 /// editor connected) through shim + daemon, against the plain server's `echo`.
-fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: u32) {
-    watchdog::phase("round trips");
-    let mut shim = LineChild::spawn(shim_command(sandbox, repo));
-    let mut echo = LineChild::spawn(echo_command(repo));
+fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: u32, wiring: Wiring) {
+    watchdog::phase(match wiring {
+        Wiring::Pipes => "round trips (pipes)",
+        Wiring::Socketpairs => "round trips (socketpairs)",
+    });
+    let mut shim = LineChild::spawn_wired(shim_command(sandbox, repo), wiring);
+    let mut echo = LineChild::spawn_wired(echo_command(repo), wiring);
     shim.handshake();
     echo.handshake();
     let selection = Call::new("get_selection", json!({}));
@@ -148,7 +164,11 @@ fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
     shim.close();
     echo.close();
     let (parley, plain, summaries) = (Stats::of(parley), Stats::of(plain), Stats::of(summaries));
-    println!("\n## tools/call round trip, one client, sequential ({} calls each, {errors} errors)", parley.n);
+    println!(
+        "\n## tools/call round trip, one client, sequential, {} ({} calls each, {errors} errors)",
+        wiring.label(),
+        parley.n
+    );
     Stats::print_table(&[
         ("parley get_selection (no editor connected)", parley),
         ("parley get_feedback_summary (empty workspace)", summaries),
@@ -166,13 +186,13 @@ fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
     let p50 = parley.median.as_secs_f64() / plain.median.as_secs_f64();
     let p99 = parley.p99.as_secs_f64() / plain.p99.as_secs_f64();
     report.row(
-        "tools/call round trip p50 (get_selection vs echo)",
+        &row_name("tools/call round trip p50 (get_selection vs echo)", wiring),
         "≤ 2× plain rmcp",
         format!("{p50:.2}× ({} vs {})", fmt_duration(parley.median), fmt_duration(plain.median)),
         p50 <= 2.0 && errors == 0,
     );
     report.row(
-        "tools/call round trip p99 (get_selection vs echo)",
+        &row_name("tools/call round trip p99 (get_selection vs echo)", wiring),
         "≤ 4× plain rmcp",
         format!("{p99:.2}× ({} vs {})", fmt_duration(parley.p99), fmt_duration(plain.p99)),
         p99 <= 4.0 && errors == 0,
@@ -180,11 +200,15 @@ fn round_trips(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
 }
 
 /// Many agents at once, each calling sequentially.
-fn many_agents(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: u32) {
-    watchdog::phase("32 agents");
-    let parley = load(|| shim_command(sandbox, repo), &Call::new("get_selection", json!({})), Some(daemon_pid));
-    let plain = load(|| echo_command(repo), &Call::new("echo", json!({"text": "hello"})), None);
-    println!("\n## {AGENTS} agents × {CALLS_PER_AGENT} calls at once");
+fn many_agents(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: u32, wiring: Wiring) {
+    watchdog::phase(match wiring {
+        Wiring::Pipes => "32 agents (pipes)",
+        Wiring::Socketpairs => "32 agents (socketpairs)",
+    });
+    let selection = Call::new("get_selection", json!({}));
+    let parley = load(|| shim_command(sandbox, repo), wiring, &selection, Some(daemon_pid));
+    let plain = load(|| echo_command(repo), wiring, &Call::new("echo", json!({"text": "hello"})), None);
+    println!("\n## {AGENTS} agents × {CALLS_PER_AGENT} calls at once, {}", wiring.label());
     println!("| server | calls done | errors | wall | calls/s | p50 | p99 | CPU per call: client / servers / daemon |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for (name, load) in [("parley get_selection", &parley), ("plain rmcp echo (32 servers)", &plain)] {
@@ -204,13 +228,13 @@ fn many_agents(report: &mut Report, sandbox: &Sandbox, repo: &Path, daemon_pid: 
     }
     let complete = parley.done == AGENTS * CALLS_PER_AGENT;
     report.row(
-        "32 agents × 2,000 calls at once: errors",
+        &row_name("32 agents × 2,000 calls at once: errors", wiring),
         "0",
         format!("{} ({} of {} calls done)", parley.errors, parley.done, AGENTS * CALLS_PER_AGENT),
         parley.errors == 0 && complete,
     );
     report.row(
-        "32 agents × 2,000 calls at once: throughput",
+        &row_name("32 agents × 2,000 calls at once: throughput", wiring),
         "≥ 20,000 calls/s",
         format!("{:.0} calls/s (plain rmcp: {:.0})", parley.rate(), plain.rate()),
         parley.rate() >= 20_000.0,
@@ -235,10 +259,10 @@ impl Load {
     }
 }
 
-fn load(command: impl Fn() -> Command, call: &Call, daemon: Option<u32>) -> Load {
+fn load(command: impl Fn() -> Command, wiring: Wiring, call: &Call, daemon: Option<u32>) -> Load {
     let mut clients = Vec::new();
     for _ in 0..AGENTS {
-        let mut client = LineChild::spawn(command());
+        let mut client = LineChild::spawn_wired(command(), wiring);
         client.handshake();
         clients.push(client);
     }

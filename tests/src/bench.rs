@@ -6,9 +6,11 @@
 //! Everything here blocks: a bench drives each client from its own thread, and
 //! the watchdog is what ends a run whose server stops answering.
 
-use std::io::{BufRead, BufReader, Read as _, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -63,13 +65,34 @@ impl Call {
     }
 }
 
+/// How a server child's stdin and stdout are connected, as hosts do it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wiring {
+    /// A pipe each: Python and Rust hosts, shells.
+    Pipes,
+    /// A Unix socketpair each: what Node-based hosts give a child (libuv's
+    /// `spawn`): Claude Code, VS Code, Cursor, the MCP Inspector, the
+    /// TypeScript SDK.
+    Socketpairs,
+}
+
+impl Wiring {
+    /// A short name for the report.
+    pub fn label(self) -> &'static str {
+        match self {
+            Wiring::Pipes => "pipes",
+            Wiring::Socketpairs => "Node-style socketpairs",
+        }
+    }
+}
+
 /// A server child driven by newline-delimited JSON-RPC over its stdin and
 /// stdout; killed if it still runs when dropped.
 pub struct LineChild {
     child: Child,
     /// `None` once closed.
-    stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    stdin: Option<Box<dyn Write + Send>>,
+    stdout: BufReader<Box<dyn Read + Send>>,
     /// The line last read.
     line: String,
     last_id: u64,
@@ -77,16 +100,41 @@ pub struct LineChild {
 
 impl LineChild {
     /// Spawns `command` with piped stdin and stdout (stderr discarded).
-    pub fn spawn(mut command: Command) -> LineChild {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null());
-        LineChild::from_child(command.spawn().expect("spawn server"))
+    pub fn spawn(command: Command) -> LineChild {
+        LineChild::spawn_wired(command, Wiring::Pipes)
+    }
+
+    /// Spawns `command` with stdin and stdout wired as `wiring` says (stderr
+    /// discarded).
+    pub fn spawn_wired(mut command: Command, wiring: Wiring) -> LineChild {
+        command.stderr(Stdio::null());
+        match wiring {
+            Wiring::Pipes => {
+                command.stdin(Stdio::piped()).stdout(Stdio::piped());
+                LineChild::from_child(command.spawn().expect("spawn server"))
+            }
+            Wiring::Socketpairs => {
+                let (stdin, child_stdin) = UnixStream::pair().expect("socketpair for stdin");
+                let (stdout, child_stdout) = UnixStream::pair().expect("socketpair for stdout");
+                command.stdin(OwnedFd::from(child_stdin)).stdout(OwnedFd::from(child_stdout));
+                let child = command.spawn().expect("spawn server");
+                // The child's ends are closed here with the command, so end of
+                // input and end of output are the child's alone.
+                drop(command);
+                LineChild::new(child, Box::new(stdin), Box::new(stdout))
+            }
+        }
     }
 
     /// Takes over a child spawned with piped stdin and stdout.
     pub fn from_child(mut child: Child) -> LineChild {
-        let stdin = child.stdin.take();
-        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
-        LineChild { child, stdin, stdout, line: String::new(), last_id: 1 }
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        LineChild::new(child, Box::new(stdin), Box::new(stdout))
+    }
+
+    fn new(child: Child, stdin: Box<dyn Write + Send>, stdout: Box<dyn Read + Send>) -> LineChild {
+        LineChild { child, stdin: Some(stdin), stdout: BufReader::new(stdout), line: String::new(), last_id: 1 }
     }
 
     /// The child's process id.

@@ -76,6 +76,100 @@ async fn a_call_in_flight_at_a_crash_fails_with_its_own_id_and_is_not_resent() {
 }
 
 #[tokio::test]
+async fn a_call_a_crashed_daemon_never_read_is_sent_to_the_new_one_and_runs_once() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let mut daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("window", &[&repo]).await;
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(1)).await;
+    assert_eq!(shim.recv().await["id"], json!(1));
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    // One call the daemon has read: it waits for the window's answer.
+    shim.send(
+        r#"{"jsonrpc":"2.0","id":"read","method":"tools/call","params":{"name":"get_selection","arguments":{}}}"#,
+    )
+    .await;
+    window.wait_request("selection/get").await;
+    // The daemon hangs, a call is written that it never reads, and it dies:
+    // the shim's connection is reset with that call unread.
+    signal(daemon.pid(), "STOP");
+    wait_until_stopped(daemon.pid());
+    let unread = r##"{"jsonrpc":"2.0","id":"unread","method":"tools/call","params":{"name":"present_review","arguments":{"content":"# sent once"}}}"##;
+    shim.send(unread).await;
+    wait_for_unread_bytes(&sandbox.socket);
+    daemon.kill_hard();
+
+    let mut answers = [shim.recv().await, shim.recv().await];
+    answers.sort_by_key(|a| a["id"].as_str().map(str::to_owned));
+    let [read, moved] = answers;
+    assert_eq!(read["id"], json!("read"), "{read}");
+    assert_eq!(read["error"]["code"], json!(-32000), "the call the daemon had read is not run again: {read}");
+    assert!(read["error"]["message"].as_str().is_some_and(|m| m.contains("not retried")), "{read}");
+    assert_eq!(moved["id"], json!("unread"), "{moved}");
+    assert_eq!(moved["result"]["structuredContent"]["success"], json!(true), "the unread call ran: {moved}");
+    let mut window = sandbox.editor("window", &[&repo]).await;
+    let replay = window.call("events/replay", json!({"after": 0})).await;
+    let events = replay["events"].as_array().expect("events");
+    assert_eq!(events.len(), 1, "the new daemon ran the unread call, once: {replay}");
+    shim.close_stdin();
+    assert_eq!(shim.exit_code().await, Some(0));
+}
+
+fn signal(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status();
+    assert!(status.expect("run kill").success(), "kill -{signal} {pid} failed");
+}
+
+/// Waits until every thread of `pid` has stopped: a signal is delivered to a
+/// running thread a moment after `kill` returns.
+fn wait_until_stopped(pid: u32) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("list the daemon's threads");
+        let stopped = tasks.flatten().all(|task| {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // The state follows the command name, which is in parentheses.
+            stat.rfind(')').and_then(|end| stat[end + 1..].split_whitespace().next()) == Some("T")
+        });
+        if stopped {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "the daemon did not stop");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Waits until a connection the daemon accepted on `socket` holds bytes it has
+/// not read (`ss`, from iproute2, shows each Unix socket's receive queue).
+fn wait_for_unread_bytes(socket: &std::path::Path) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let out = std::process::Command::new("ss")
+            .args(["-x", "-n"])
+            .output()
+            .expect("run ss: install iproute2 (scripts/test does)");
+        let listing = String::from_utf8_lossy(&out.stdout);
+        let queued = listing.lines().any(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.len() > 4
+                && fields[4] == socket.to_string_lossy()
+                && fields[2].parse::<u64>().is_ok_and(|bytes| bytes > 0)
+        });
+        if queued {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the shim never wrote the call to the daemon ({}):\n{listing}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[tokio::test]
 async fn two_shims_racing_to_start_the_daemon_end_with_one() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);

@@ -43,11 +43,20 @@ async fn mcp_config_gives_each_host_a_config_that_starts_parley() {
         let entry = config.pointer(server).unwrap_or_else(|| panic!("{host}: no {server} in {config}"));
         assert_eq!(PathBuf::from(entry["command"].as_str().expect("command")), shim, "{host}");
         assert_eq!(entry["args"], serde_json::json!([]), "{host}");
+        assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), Some(sandbox.socket.to_string_lossy().as_ref()), "{host}");
         assert!(err.contains("put this in"), "{host}: {err}");
     }
     let (code, out, err) = parley(&sandbox, &["mcp-config", "codex"]).await;
     assert_eq!(code, 0, "{err}");
-    assert_eq!(out, format!("[mcp_servers.parley]\ncommand = \"{}\"\nargs = []\n", shim.display()));
+    // The sandbox names its socket in PARLEY_SOCKET, so the entry carries it.
+    assert_eq!(
+        out,
+        format!(
+            "[mcp_servers.parley]\ncommand = \"{}\"\nargs = []\n\n[mcp_servers.parley.env]\nPARLEY_SOCKET = \"{}\"\n",
+            shim.display(),
+            sandbox.socket.display()
+        )
+    );
     assert!(err.contains("claude mcp add") || err.contains("config.toml"), "{err}");
     let (code, _, err) = parley(&sandbox, &["mcp-config", "emacs"]).await;
     assert_eq!(code, 2, "an unknown host is a usage error");

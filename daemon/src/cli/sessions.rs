@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use parley_protocol::methods as wire;
@@ -23,16 +24,18 @@ pub const NEEDS_CHANGES: i32 = 3;
 pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
     let mut client = client().await?;
     let interactive = std::io::stderr().is_terminal();
+    let mut piped = PipedProgress::default();
     let result: anyhow::Result<wire::ReviewRequestResult> = client
         .call_with_events(wire::REVIEW_REQUEST, params, |event| {
             if event.method != wire::REVIEW_PROGRESS {
                 return;
             }
             if let Ok(p) = serde_json::from_value::<wire::ReviewProgress>(event.params.clone()) {
-                let line = format!("[{:.0}/{:.0}] {}", p.progress.floor() + 1.0, p.total, p.message);
+                let step = p.progress.floor();
+                let line = format!("[{:.0}/{:.0}] {}", step + 1.0, p.total, p.message);
                 if interactive {
                     eprint!("\r\x1b[2K{line}");
-                } else {
+                } else if piped.due(step as u64, Instant::now()) {
                     eprintln!("{line}");
                 }
             }
@@ -58,6 +61,32 @@ pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
         eprintln!("review {} round {}: {}", result.review_id, result.round, result.verdict);
     }
     Ok(if result.verdict == "needs_changes" { NEEDS_CHANGES } else { 0 })
+}
+
+/// How often a step still running is reported when progress goes to a log
+/// rather than a terminal.
+const PIPED_PROGRESS_EVERY: Duration = Duration::from_secs(30);
+
+/// Which progress lines a log gets: each new step at once, then a line every
+/// [`PIPED_PROGRESS_EVERY`] while the step lasts (the daemon reports every
+/// 2 s, which on a terminal rewrites one line but in a CI log would add 300
+/// lines to a ten-minute review).
+#[derive(Debug, Default)]
+struct PipedProgress {
+    /// The step last printed, and when.
+    last: Option<(u64, Instant)>,
+}
+
+impl PipedProgress {
+    fn due(&mut self, step: u64, now: Instant) -> bool {
+        match self.last {
+            Some((last, at)) if last == step && now.duration_since(at) < PIPED_PROGRESS_EVERY => false,
+            _ => {
+                self.last = Some((step, now));
+                true
+            }
+        }
+    }
 }
 
 pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32> {
@@ -101,4 +130,20 @@ pub async fn show(id: &str, json: bool) -> anyhow::Result<i32> {
         println!("  completed {} as {}: {}", done.at, done.final_status, done.notes.as_deref().unwrap_or(""));
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_gets_each_step_and_a_line_every_30_s_within_one() {
+        let start = Instant::now();
+        let mut piped = PipedProgress::default();
+        // (seconds since the start, step) as the daemon reports, every 2 s while the reviewer runs.
+        let reports = [(0, 0), (0, 1), (1, 2), (1, 3), (2, 4), (4, 4), (30, 4), (32, 4), (62, 4), (63, 5)];
+        let printed: Vec<(u64, u64)> =
+            reports.into_iter().filter(|&(at, step)| piped.due(step, start + Duration::from_secs(at))).collect();
+        assert_eq!(printed, [(0, 0), (0, 1), (1, 2), (1, 3), (2, 4), (32, 4), (62, 4), (63, 5)]);
+    }
 }

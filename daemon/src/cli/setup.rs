@@ -1,6 +1,5 @@
-//! Setting Parley up: `parley mcp-config HOST` prints what to paste into an
-//! agent host's config, and `parley doctor` checks everything Parley needs
-//! and says how to fix what is wrong.
+//! Setting Parley up: `parley doctor` checks everything Parley needs and says
+//! how to fix what is wrong (`parley mcp-config` is in `mcp_config.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -12,65 +11,9 @@ use super::cli_opening;
 use super::client::HubClient;
 use crate::config::{self, CommandLine};
 
-/// The agent hosts `mcp-config` knows.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Host {
-    /// Claude Code: `.mcp.json` in a project (or `claude mcp add`).
-    ClaudeCode,
-    /// VS Code: `.vscode/mcp.json`.
-    Vscode,
-    /// Cursor: `.cursor/mcp.json`, or `~/.cursor/mcp.json`.
-    Cursor,
-    /// Codex: `~/.codex/config.toml`.
-    Codex,
-}
-
-/// Prints the host's config on stdout (ready to redirect into the file) and
-/// where it goes on stderr.
-pub fn mcp_config(host: Host) -> anyhow::Result<i32> {
-    let (shim, found) = shim_path();
-    let command = shim.to_string_lossy().into_owned();
-    let (config, place) = match host {
-        Host::ClaudeCode => (
-            pretty(&json!({"mcpServers": {"parley": {"command": command, "args": []}}}))?,
-            format!(".mcp.json in your project, or run: claude mcp add parley -- {command}"),
-        ),
-        Host::Vscode => (
-            pretty(&json!({"servers": {"parley": {"type": "stdio", "command": command, "args": []}}}))?,
-            ".vscode/mcp.json in your workspace".to_owned(),
-        ),
-        Host::Cursor => (
-            pretty(&json!({"mcpServers": {"parley": {"command": command, "args": []}}}))?,
-            ".cursor/mcp.json in your project, or ~/.cursor/mcp.json for every project".to_owned(),
-        ),
-        Host::Codex => (
-            format!("[mcp_servers.parley]\ncommand = {}\nargs = []\n", toml_string(&command)),
-            "~/.codex/config.toml".to_owned(),
-        ),
-    };
-    print!("{config}");
-    eprintln!("parley: put this in {place}");
-    if !found {
-        eprintln!(
-            "parley: no parley-mcp beside {}; the host will look for it on its PATH (install it with `cargo install --path shim`)",
-            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "this parley".into())
-        );
-    }
-    Ok(0)
-}
-
-fn pretty(value: &serde_json::Value) -> anyhow::Result<String> {
-    Ok(format!("{}\n", serde_json::to_string_pretty(value)?))
-}
-
-fn toml_string(text: &str) -> String {
-    // A JSON string is a valid TOML basic string.
-    serde_json::Value::String(text.to_owned()).to_string()
-}
-
 /// `parley-mcp` beside this binary, as an absolute path, and whether it is
 /// there; otherwise the bare name, for the host's PATH.
-fn shim_path() -> (PathBuf, bool) {
+pub(super) fn shim_path() -> (PathBuf, bool) {
     let beside = std::env::current_exe().ok().map(|exe| exe.with_file_name("parley-mcp"));
     match beside {
         Some(path) if path.is_file() => (path, true),
@@ -351,11 +294,5 @@ mod tests {
         assert_eq!(program_of(&shell("NO_COLOR=1 codex exec")).as_deref(), Some("codex"));
         assert_eq!(program_of(&CommandLine::Argv(vec!["python3".into(), "r.py".into()])).as_deref(), Some("python3"));
         assert_eq!(program_of(&shell("   ")), None);
-    }
-
-    #[test]
-    fn toml_strings_are_quoted_and_escaped() {
-        assert_eq!(toml_string("/opt/my tools/parley-mcp"), "\"/opt/my tools/parley-mcp\"");
-        assert_eq!(toml_string("C:\\x\"y"), "\"C:\\\\x\\\"y\"");
     }
 }

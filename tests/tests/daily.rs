@@ -1,0 +1,236 @@
+//! The `parley` command line in daily use: piped into commands that stop
+//! reading early, and writing agent hosts' config files.
+
+use std::process::Stdio;
+
+use parley_tests::{DEADLINE, Sandbox};
+
+/// Runs `parley args` with stdout a pipe whose reader has already gone, as
+/// in `parley … | true`; returns (exit code, stderr).
+async fn into_closed_pipe(sandbox: &Sandbox, cwd: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut command = tokio::process::Command::from(sandbox.command("parley"));
+    command.current_dir(cwd).args(args).stdin(Stdio::null()).stdout(writer).stderr(Stdio::piped());
+    command.kill_on_drop(true);
+    // Not `output()`, which would pipe stdout itself.
+    let child = command.spawn().expect("run parley");
+    drop(command);
+    let output = tokio::time::timeout(DEADLINE, child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("parley {args:?} did not finish"))
+        .expect("wait for parley");
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[tokio::test]
+async fn every_command_ends_quietly_when_its_reader_goes_away() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\nfn b() {}\n")]);
+    // Without a daemon.
+    for args in [&["socket-path"][..], &["mcp-config", "codex"]] {
+        let (code, errors) = into_closed_pipe(&sandbox, &repo, args).await;
+        assert_eq!((code, errors.as_str()), (Some(0), ""), "parley {args:?}");
+    }
+    let _daemon = sandbox.start_daemon();
+    for line in 1..=2 {
+        let (code, _, err) = sandbox.command_in(&repo, &["feedback", "add", &format!("a.rs:{line}"), "why?"]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let commands: [&[&str]; 6] = [
+        &["feedback", "list"],
+        &["feedback", "list", "--json"],
+        &["sessions", "list"],
+        &["status"],
+        &["status", "--json"],
+        &["export"],
+    ];
+    for args in commands {
+        let (code, errors) = into_closed_pipe(&sandbox, &repo, args).await;
+        assert_eq!((code, errors.as_str()), (Some(0), ""), "parley {args:?}");
+    }
+}
+
+trait CommandIn {
+    fn command_in(&self, cwd: &std::path::Path, args: &[&str]) -> (i32, String, String);
+}
+
+impl CommandIn for Sandbox {
+    /// Runs `parley args` in `cwd` to its end: (exit code, stdout, stderr).
+    fn command_in(&self, cwd: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+        let out = self.command("parley").current_dir(cwd).args(args).stdin(Stdio::null()).output().expect("run");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+/// Runs `parley mcp-config args…` with `home` as HOME: (exit code, stdout, stderr).
+fn mcp_config(
+    sandbox: &Sandbox,
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+    args: &[&str],
+) -> (i32, String, String) {
+    let out = sandbox
+        .command("parley")
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .current_dir(cwd)
+        .arg("mcp-config")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run parley mcp-config");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The backups `--write` left beside `file`.
+fn backups(file: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let name = file.file_name().expect("a file name").to_string_lossy().into_owned();
+    let mut found: Vec<_> = std::fs::read_dir(file.parent().expect("a folder"))
+        .expect("list the folder")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            n.starts_with(&format!("{name}.")) && n.ends_with(".bak")
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn mcp_config_write_merges_into_the_hosts_file_and_keeps_a_backup() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let home = sandbox.dir.path().join("home");
+    let socket = sandbox.socket.to_string_lossy().into_owned();
+    let shim = std::fs::canonicalize(parley_tests::bin("parley-mcp")).expect("shim path");
+    let shim = shim.to_string_lossy().into_owned();
+
+    // Codex: the user's settings, comments and other servers stay; a backup holds the old file.
+    let codex = home.join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().expect("folder")).expect("mkdir");
+    let mine = "# my Codex settings\nmodel = \"o3\" # the fast one\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
+    std::fs::write(&codex, mine).expect("write config.toml");
+    let (code, out, err) = mcp_config(&sandbox, &home, &repo, &["codex", "--write"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let merged = std::fs::read_to_string(&codex).expect("read config.toml");
+    assert!(merged.starts_with(mine), "the user's text is kept as it was:\n{merged}");
+    let parsed: toml::Value = toml::from_str(&merged).expect("still TOML");
+    assert_eq!(parsed["mcp_servers"]["parley"]["command"].as_str(), Some(shim.as_str()));
+    assert_eq!(parsed["mcp_servers"]["parley"]["env"]["PARLEY_SOCKET"].as_str(), Some(socket.as_str()));
+    let saved = backups(&codex);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert_eq!(std::fs::read_to_string(&saved[0]).expect("backup"), mine);
+    assert!(out.contains(&saved[0].display().to_string()), "the backup is named: {out}");
+    // A second run finds the entry in place and touches nothing.
+    let (code, out, _) = mcp_config(&sandbox, &home, &repo, &["codex", "--write"]);
+    assert_eq!((code, backups(&codex).len()), (0, 1), "{out}");
+    assert!(out.contains("already"), "{out}");
+
+    // A file that does not parse is refused, naming the line, and left alone.
+    let broken = "model = \"o3\"\n[mcp_servers\ncommand = 1\n";
+    std::fs::write(&codex, broken).expect("write");
+    let (code, _, err) = mcp_config(&sandbox, &home, &repo, &["codex", "--write"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("config.toml") && err.contains("line 2") && err.contains("left as it is"), "{err}");
+    assert_eq!(std::fs::read_to_string(&codex).expect("read"), broken);
+    assert_eq!(backups(&codex).len(), 1, "no backup of a file that was not changed");
+
+    // Zed: settings with comments and trailing commas, as Zed writes them.
+    let zed = sandbox.dir.path().join("config/zed/settings.json");
+    std::fs::create_dir_all(zed.parent().expect("folder")).expect("mkdir");
+    let settings = "// Zed settings\n{\n  \"theme\": \"One Dark\", // mine\n  \"vim_mode\": true,\n}\n";
+    std::fs::write(&zed, settings).expect("write settings");
+    let (code, out, err) = mcp_config(&sandbox, &home, &repo, &["zed", "--write"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let merged = std::fs::read_to_string(&zed).expect("read settings");
+    assert!(merged.contains("\"theme\": \"One Dark\", // mine") && merged.starts_with("// Zed settings"), "{merged}");
+    let entry = jsonc(&merged)["context_servers"]["parley"].clone();
+    assert_eq!(entry["command"].as_str(), Some(shim.as_str()), "{merged}");
+    assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), Some(socket.as_str()), "{merged}");
+
+    // Missing files are created, with their folders, for each remaining host.
+    let cases = [
+        ("claude-code", repo.join(".mcp.json"), "/mcpServers/parley"),
+        ("vscode", repo.join(".vscode/mcp.json"), "/servers/parley"),
+        ("cursor", home.join(".cursor/mcp.json"), "/mcpServers/parley"),
+        ("claude-desktop", sandbox.dir.path().join("config/Claude/claude_desktop_config.json"), "/mcpServers/parley"),
+        ("windsurf", home.join(".codeium/windsurf/mcp_config.json"), "/mcpServers/parley"),
+        ("gemini", home.join(".gemini/settings.json"), "/mcpServers/parley"),
+    ];
+    for (host, file, pointer) in cases {
+        let (code, out, err) = mcp_config(&sandbox, &home, &repo, &[host, "--write"]);
+        assert_eq!(code, 0, "{host}: {out}{err}");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{host}: {e}")))
+                .expect("JSON");
+        let entry = written.pointer(pointer).unwrap_or_else(|| panic!("{host}: no {pointer} in {written}"));
+        assert_eq!(entry["command"].as_str(), Some(shim.as_str()), "{host}");
+        assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), Some(socket.as_str()), "{host}");
+        assert!(out.contains("Created"), "{host}: {out}");
+    }
+
+    // --file writes elsewhere; a JSON file that does not parse is refused with its line.
+    let other = sandbox.dir.path().join("other.json");
+    std::fs::write(&other, "{\n  \"mcpServers\": {}\n  \"x\": 1\n}\n").expect("write");
+    let (code, _, err) = mcp_config(&sandbox, &home, &repo, &["cursor", "--write", "--file", &other.to_string_lossy()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("other.json") && err.contains("line 2"), "{err}");
+}
+
+/// Parses JSON with comments and trailing commas, as Zed writes it.
+fn jsonc(text: &str) -> serde_json::Value {
+    jsonc_parser::parse_to_serde_value(text, &Default::default())
+        .unwrap_or_else(|e| panic!("not JSON with comments ({e}):\n{text}"))
+}
+
+#[tokio::test]
+async fn piped_review_progress_prints_each_step_once_not_every_heartbeat() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("proj", &[("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n")]);
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&repo)
+            .status()
+            .expect("run git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 {\n    41 + 1\n}\n").expect("edit");
+    // A reviewer that takes 5 s: the daemon reports progress every 2 s meanwhile.
+    let review = r#"{"design_compliance": {"follows_architecture": true, "major_violations": []}, "comments": [], "missing_requirements": [], "overall_assessment": "lgtm"}"#;
+    let script = format!("import sys, time; sys.stdin.read(); time.sleep(5); print({review:?})");
+    let config = sandbox.dir.path().join("config/parley");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("config.toml"), format!("[review]\nreviewer = [\"python3\", \"-c\", {script:?}]\n"))
+        .expect("config");
+    let _daemon = sandbox.start_daemon();
+    let out = sandbox
+        .command("parley")
+        .current_dir(&repo)
+        .args(["review", "request", "--summary", "piped"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run parley review request");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let steps: Vec<&str> =
+        err.lines().filter(|l| l.starts_with('[')).map(|l| l.split(']').next().unwrap_or_default()).collect();
+    let mut unique = steps.clone();
+    unique.dedup();
+    assert_eq!(steps, unique, "each step once in a log:\n{err}");
+    assert!(err.contains("asking the reviewer") && !err.contains("waiting for the reviewer"), "{err}");
+}
