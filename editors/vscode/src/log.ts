@@ -16,6 +16,7 @@ export class Log implements vscode.Disposable {
 
   info(line: string): void {
     this.channel.appendLine(`${new Date().toISOString()} ${line}`);
+    this.trace('log', { line });
   }
 
   show(): void {

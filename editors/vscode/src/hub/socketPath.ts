@@ -48,7 +48,7 @@ export async function resolveSocketPath(setting: string, executable: string, env
   try {
     const printed = await new Promise<string>((resolve, reject) => {
       execFile(executable, ['socket-path'], { env: env as NodeJS.ProcessEnv, timeout: 5000 }, (error, stdout, stderr) => {
-        if (error) reject(new Error(stderr.trim() || error.message));
+        if (error) reject(Object.assign(new Error(stderr.trim() || error.message), { code: (error as NodeJS.ErrnoException).code }));
         else resolve(stdout.trim());
       });
     });

@@ -90,7 +90,7 @@ export class ThreadsController implements vscode.Disposable {
 
   /** Replaces every thread with the daemon's listing (first connection, or after a daemon restart). */
   async resync(): Promise<void> {
-    const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', { include_resolved: true });
+    const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', {});
     const keep = new Set(threads.map((t) => t.id));
     for (const id of [...this.entries.keys()]) if (!keep.has(id)) this.remove(id);
     const started = performance.now();
@@ -114,8 +114,12 @@ export class ThreadsController implements vscode.Disposable {
     const dirty = document?.isDirty ?? false;
     const range = toRange(thread.range);
     const isNew = !entry;
+    const comments = view.comments.map(
+      (c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'),
+    );
     if (!entry) {
-      entry = { data: thread, vs: this.controller.createCommentThread(uri, range, []) };
+      // Created with its comments: a thread created empty counts as a draft, which the Comments panel leaves out.
+      entry = { data: thread, vs: this.controller.createCommentThread(uri, range, comments) };
       this.entries.set(thread.id, entry);
       const key = uri.toString();
       if (!this.byUri.has(key)) this.byUri.set(key, new Set());
@@ -133,9 +137,7 @@ export class ThreadsController implements vscode.Disposable {
     vs.contextValue = view.contextValue;
     vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
     vs.canReply = !view.resolved;
-    vs.comments = view.comments.map(
-      (c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'),
-    );
+    vs.comments = comments;
     if (view.resolved) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Collapsed;
     if (document && dirty && !inBuffer) this.scheduleBuffer(document);
     this.countChanged.fire(this.openCount());
@@ -199,7 +201,7 @@ export class ThreadsController implements vscode.Disposable {
   private async refreshFile(uri: vscode.Uri): Promise<void> {
     if (!this.byUri.get(uri.toString())?.size) return;
     try {
-      const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', { path: uri.fsPath, include_resolved: true });
+      const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', { path: uri.fsPath });
       for (const thread of threads) this.apply(thread);
     } catch (error) {
       this.log.info(`refreshing threads of ${uri.fsPath} failed: ${(error as Error).message}`);
@@ -287,9 +289,12 @@ export class ThreadsController implements vscode.Disposable {
         author: this.author(),
       });
       this.apply(thread);
-      // Created on disk positions; in a dirty buffer the range is where the user put it.
       const entry = this.entries.get(thread.id);
-      if (entry && document.isDirty) entry.vs.range = range;
+      if (entry) {
+        // The user is looking at it: keep it open, where they put it (in a dirty buffer the daemon's range is on disk).
+        entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+        if (document.isDirty) entry.vs.range = range;
+      }
       this.log.info(`created thread ${thread.id} on ${thread.path}:${thread.range.start.line + 1}`);
       return thread;
     } catch (error) {
