@@ -79,6 +79,8 @@ export class ReviewPanel implements vscode.Disposable {
   selection: { text: string; startLine: number; endLine: number } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private receivedAt = new Map<number, number>();
+  /** The editor a reference just opened, which keeps the focus for a moment. */
+  private focusAfterOpen: { editor: vscode.TextEditor; until: number } | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -144,6 +146,12 @@ export class ReviewPanel implements vscode.Disposable {
     panel.webview.onDidReceiveMessage((message: FromWebview) => this.receive(message), undefined, this.disposables);
     panel.onDidChangeViewState(() => {
       if (panel.visible) this.onSeen();
+      // The click that opened a file can make the panel active again just after (the webview's focus
+      // message arrives late): give the focus back to the file the user asked for.
+      const target = this.focusAfterOpen;
+      if (panel.active && target && Date.now() < target.until) {
+        void vscode.window.showTextDocument(target.editor.document, { viewColumn: target.editor.viewColumn, selection: target.editor.selection });
+      }
     }, undefined, this.disposables);
     panel.onDidDispose(() => {
       if (this.panel === panel) {
@@ -270,6 +278,7 @@ export class ReviewPanel implements vscode.Disposable {
       });
       const range = new vscode.Range(firstLine, 0, lastLine, document.lineAt(lastLine).text.length);
       editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      this.focusAfterOpen = { editor, until: Date.now() + 1000 };
       editor.setDecorations(highlight, [range]);
       setTimeout(() => editor.setDecorations(highlight, []), 3000);
       this.log.info(`opened ${describeReference(ref)} from the review`);

@@ -57,7 +57,8 @@ export class ThreadsController implements vscode.Disposable {
     this.controller.commentingRangeProvider = {
       provideCommentingRanges: (document: vscode.TextDocument) => {
         if (document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(document.uri)) return [];
-        return [new vscode.Range(0, 0, Math.max(document.lineCount - 1, 0), 0)];
+        // File-level threads hold orphans: threads whose text is gone.
+        return { enableFileComments: true, ranges: [new vscode.Range(0, 0, Math.max(document.lineCount - 1, 0), 0)] };
       },
     };
     this.disposables.push(
@@ -113,13 +114,24 @@ export class ThreadsController implements vscode.Disposable {
     const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
     const dirty = document?.isDirty ?? false;
     const range = toRange(thread.range);
+    let wasExpanded = false;
+    if (entry && (entry.vs.range === undefined) !== view.fileLevel) {
+      wasExpanded = entry.vs.collapsibleState === vscode.CommentThreadCollapsibleState.Expanded;
+      // VS Code does not move an open thread between a range and the whole file: make it anew.
+      entry.vs.dispose();
+      this.entries.delete(thread.id);
+      entry = undefined;
+    }
     const isNew = !entry;
     const comments = view.comments.map(
       (c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'),
     );
     if (!entry) {
       // Created with its comments: a thread created empty counts as a draft, which the Comments panel leaves out.
-      entry = { data: thread, vs: this.controller.createCommentThread(uri, range, comments) };
+      // A file-level thread is created without a range (VS Code takes `undefined` there although its types do not say so).
+      const where = view.fileLevel ? (undefined as unknown as vscode.Range) : range;
+      entry = { data: thread, vs: this.controller.createCommentThread(uri, where, comments) };
+      if (wasExpanded) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
       this.entries.set(thread.id, entry);
       const key = uri.toString();
       if (!this.byUri.has(key)) this.byUri.set(key, new Set());
@@ -132,13 +144,15 @@ export class ThreadsController implements vscode.Disposable {
       // In a buffer with unsaved edits, positions on disk are wrong: keep the tracked range until buffer/changed answers.
       if (!vs.range || !vs.range.isEqual(range)) vs.range = range;
     }
+    const wasResolved = !isNew && entry.data.resolved;
     entry.data = thread;
     vs.label = view.label;
     vs.contextValue = view.contextValue;
     vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
     vs.canReply = !view.resolved;
     vs.comments = comments;
-    if (view.resolved) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Collapsed;
+    // Fold a thread away when it becomes resolved, but leave it as the user put it on later updates.
+    if (view.resolved && !wasResolved) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Collapsed;
     if (document && dirty && !inBuffer) this.scheduleBuffer(document);
     this.countChanged.fire(this.openCount());
   }

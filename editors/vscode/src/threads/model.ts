@@ -62,8 +62,9 @@ export function threadView(thread: Thread): ThreadView {
       contextValue = 'open';
   }
   if (fileLevel || thread.state === 'modified') {
-    // Say what the thread was about, since the text it was on is gone or changed.
-    comments.unshift({
+    // Say what the thread was about, since the text it was on is gone or changed. After the
+    // conversation, so the Comments panel still names the thread by its first comment.
+    comments.push({
       author: 'Parley',
       body:
         thread.state === 'modified'

@@ -69,6 +69,10 @@ function activate(target: EventTarget | null): void {
   }
 }
 
+// A link click opens a file: do not move the focus into the panel first.
+document.addEventListener('mousedown', (event) => {
+  if (event.target instanceof Element && event.target.closest('a.parley-ref')) event.preventDefault();
+});
 document.addEventListener('click', (event) => {
   if (event.target instanceof Element && event.target.closest('a')) {
     event.preventDefault();

@@ -111,8 +111,14 @@ await step("a selection made in the editor is what the agent's get_selection ret
   await workbench.page.keyboard.press('Home');
   await workbench.page.keyboard.press('Shift+End');
   await until('the selection in the status bar', async () => /selected/.test(await workbench.cursorStatus()));
-  const selection = await mcp.call('get_selection');
-  expect(selection.selectedText === 'pub fn login(user: &str) -> bool {', `selectedText ${JSON.stringify(selection)}`);
+  // The extension host hears of the selection a moment after the status bar shows it.
+  let selection;
+  await until('get_selection to return the selected line', async () => {
+    selection = await mcp.call('get_selection');
+    return selection.selectedText === 'pub fn login(user: &str) -> bool {';
+  }, 10_000).catch((error) => {
+    throw new Error(`${error.message}; last answer ${JSON.stringify(selection)}`);
+  });
   expect(selection.filePath?.endsWith('src/lib.rs') && selection.startLine === 3, `where: ${JSON.stringify(selection)}`);
   expect(selection.documentLanguage === 'rust', `language ${selection.documentLanguage}`);
 });
@@ -141,6 +147,67 @@ await step("the agent's reply appears in the thread, and its resolve updates the
   await workbench.waitForStatus(/Parley: 0 threads/);
 });
 
+await step("reopen and resolve from the thread's own actions reach the agent", async () => {
+  await workbench.threadAction(4, 'Reopen');
+  await workbench.waitForStatus(/Parley: 1 thread\b/);
+  expect((await mcp.call('get_feedback')).threads.length === 1, 'the agent does not see the reopened thread');
+  await workbench.threadAction(4, 'Resolve');
+  await workbench.waitForStatus(/Parley: 0 threads/);
+  expect((await mcp.call('get_feedback')).threads.length === 0, 'the agent still sees the resolved thread');
+  await workbench.threadAction(4, 'Reopen');
+  await workbench.waitForStatus(/Parley: 1 thread\b/);
+});
+
+await step('a thread follows typing above it, and lands there on disk after a save', async () => {
+  await until('the thread glyph on line 4', async () => (await workbench.threadGlyphLines()).includes(4));
+  await workbench.page.locator('.editor-group-container.active .view-lines').first().click();
+  await workbench.page.keyboard.press('Control+Home');
+  await workbench.page.keyboard.type('// one\n// two\n');
+  await until('the thread glyph to move to line 6', async () => {
+    const lines = await workbench.threadGlyphLines();
+    return lines.includes(6) && !lines.includes(4);
+  });
+  // Unsaved: the agent still sees the file on disk.
+  expect((await mcp.call('get_feedback')).threads[0].range.startLine === 4, 'the agent saw unsaved text');
+  await workbench.page.keyboard.press('Control+s');
+  await until('the agent to see the thread on line 6', async () => (await mcp.call('get_feedback')).threads[0]?.range.startLine === 6);
+  expect((await workbench.threadGlyphLines()).includes(6), 'the thread left line 6 after the save');
+});
+
+await step("an agent's edit on disk moves the thread live, and deleting its text orphans it", async () => {
+  const file = path.join(workspace, 'src/lib.rs');
+  fs.writeFileSync(file, '// from the agent\n' + fs.readFileSync(file, 'utf8'));
+  await until('the thread glyph to move to line 7', async () => (await workbench.threadGlyphLines()).includes(7), 20_000);
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('    let token = "naïve";\n', ''));
+  await until('the thread to show as orphaned on the file', async () => {
+    const text = (await workbench.threadWidgets().allTextContents()).join(' ');
+    return text.includes('Orphaned (was L7)') && text.includes('let token = "naïve";');
+  }, 20_000);
+  expect((await mcp.call('get_feedback')).threads[0].orphaned === true, 'the agent does not see the thread orphaned');
+  await until('the orphan to leave its line for the whole file', async () => (await workbench.threadGlyphLines()).length === 0, 10_000);
+});
+
+await step('the review changes live, and earlier revisions stay reachable', async () => {
+  await mcp.call('present_review', { content: '## Follow-up\n\nThe orphaned thread is about [`src/lib.rs:4`][].\n', mode: 'append' });
+  const review = workbench.review();
+  await review.locator('h2', { hasText: 'Follow-up' }).waitFor({ timeout: 20_000 });
+  expect((await review.locator('#history option').count()) === 2, 'the history does not list two revisions');
+  await review.locator('#history').selectOption('1');
+  await review.locator('#banner', { hasText: 'earlier revision' }).waitFor({ state: 'visible', timeout: 10_000 });
+  expect((await review.locator('h2', { hasText: 'Follow-up' }).count()) === 0, 'revision 1 still shows the appended section');
+  await review.locator('#latest').click();
+  await review.locator('h2', { hasText: 'Follow-up' }).waitFor({ timeout: 10_000 });
+});
+
+await step("text selected in the review panel is what the agent's get_selection returns", async () => {
+  const heading = workbench.review().locator('h2', { hasText: 'Follow-up' });
+  await heading.click({ clickCount: 3 });
+  await until('the panel selection to reach the agent', async () => {
+    const selection = await mcp.call('get_selection');
+    return selection.selectedText?.includes('Follow-up') && /Parley review/.test(selection.filePath ?? '');
+  }, 10_000);
+});
+
 await step('a terminal opened in the window has PARLEY_EDITOR_ID', async () => {
   const out = path.join(sandbox.dir, 'editor-id.txt');
   await workbench.runCommand('Terminal: Create New Terminal');
@@ -161,7 +228,8 @@ await step('a daemon killed and restarted is reconnected to without a reload', a
   await mcp.call('present_review', { content: '# Second look\n\nAfter the restart: [`src/lib.rs:8`][].\n' });
   expect(sandbox.daemonPid() !== pid, 'the daemon was not restarted');
   await workbench.review().locator('h1', { hasText: 'Second look' }).waitFor({ timeout: 30_000 });
-  await workbench.waitForStatus(/Parley: 0 threads/);
+  // The orphaned thread is still open, fetched again from the new daemon.
+  await workbench.waitForStatus(/Parley: 1 thread\b/);
   expect(await workbench.stillTheSameLoad(), 'the page was reloaded');
 });
 

@@ -78,6 +78,49 @@ export class Workbench {
     await widget.getByRole('button', { name: button }).first().click();
   }
 
+  /** The 1-based lines of the active editor whose margin shows a comment thread's glyph. */
+  async threadGlyphLines() {
+    return this.page.evaluate(() => {
+      const group = document.querySelector('.editor-group-container.active');
+      if (!group) return [];
+      const numbers = [...group.querySelectorAll('.line-numbers')].map((e) => ({ line: Number(e.textContent), y: Math.round(e.getBoundingClientRect().y) }));
+      return [...group.querySelectorAll('.comment-range-glyph.comment-thread, .comment-range-glyph.comment-thread-unresolved')]
+        .map((g) => numbers.find((n) => Math.abs(n.y - Math.round(g.getBoundingClientRect().y)) < 3)?.line)
+        .filter((line) => line !== undefined)
+        .sort((a, b) => a - b);
+    });
+  }
+
+  /** Clicks the thread glyph on `line` (1-based), which opens or closes the thread. */
+  async toggleThreadAt(line) {
+    const y = await this.page.evaluate((wanted) => {
+      const group = document.querySelector('.editor-group-container.active');
+      const number = [...(group?.querySelectorAll('.line-numbers') ?? [])].find((e) => Number(e.textContent) === wanted);
+      return number ? number.getBoundingClientRect().y + number.getBoundingClientRect().height / 2 : undefined;
+    }, line);
+    if (y === undefined) throw new Error(`line ${line} is not visible`);
+    const glyph = this.page.locator('.editor-group-container.active .comment-range-glyph.comment-thread, .editor-group-container.active .comment-range-glyph.comment-thread-unresolved').first();
+    const box = await glyph.boundingBox({ timeout: 5000 });
+    if (!box) throw new Error('no thread glyph');
+    await this.page.mouse.click(box.x + box.width / 2, y);
+  }
+
+  /**
+   * Clicks the action `name` (Resolve, Reopen) in the header of the thread on `line`
+   * (1-based), first opening the thread by clicking its glyph when it is folded.
+   */
+  async threadAction(line, name) {
+    const action = this.page.locator(`.review-widget .head a.action-label[aria-label="${name}"]`).first();
+    await until(`the ${name} action of the thread on line ${line}`, async () => {
+      if (!(await action.isVisible())) {
+        await this.toggleThreadAt(line);
+        await action.waitFor({ state: 'visible', timeout: 1500 }).catch(() => {});
+      }
+      await action.click({ timeout: 1000 });
+      return true;
+    });
+  }
+
   /** The text of the built-in Comments panel. */
   async commentsPanel() {
     return this.page.locator('.comments-panel').first().textContent({ timeout: 5000 });
