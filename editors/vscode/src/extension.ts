@@ -78,7 +78,7 @@ export function activate(context: vscode.ExtensionContext): void {
         store.replace(reviews.reviews);
         if (reviews.reviews.length > 0 && !panel?.visible) status.setReviewWaiting(true);
       }
-      log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes + 0 });
+      log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes });
     },
   });
 

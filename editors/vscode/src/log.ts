@@ -29,7 +29,7 @@ export class Log implements vscode.Disposable {
    */
   trace(mark: string, data: Record<string, unknown> = {}): void {
     if (!this.traceFile) return;
-    const line = JSON.stringify({ mark, ms: performance.now() - this.origin, pid: process.pid, ...data }) + '\n';
+    const line = JSON.stringify({ mark, ms: performance.now() - this.origin, at: Date.now(), pid: process.pid, ...data }) + '\n';
     try {
       fs.appendFileSync(this.traceFile, line);
     } catch {

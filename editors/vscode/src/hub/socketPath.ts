@@ -40,11 +40,17 @@ export function isPrivateDir(dir: string): boolean {
 }
 
 /**
- * The socket path: the setting when given, else what `parley socket-path` prints
- * (the one definition every client shares), else the same computation done here.
+ * The socket path: the setting when given; on Linux or with PARLEY_SOCKET set, the
+ * computation of `protocol::socket::socket_path` done here; elsewhere what
+ * `parley socket-path` prints, or the same computation when it is not installed.
  */
 export async function resolveSocketPath(setting: string, executable: string, env: Env, log: (line: string) => void): Promise<string> {
   if (setting.trim() !== '') return setting.trim();
+  // On Linux the rule is simple enough to follow here, which saves starting a process at activation;
+  // elsewhere (macOS asks confstr for its temp directory) the command line decides.
+  if (process.platform === 'linux' || (env.PARLEY_SOCKET !== undefined && env.PARLEY_SOCKET !== '')) {
+    return computeSocketPath(env, process.getuid?.() ?? 0, isPrivateDir);
+  }
   try {
     const printed = await new Promise<string>((resolve, reject) => {
       execFile(executable, ['socket-path'], { env: env as NodeJS.ProcessEnv, timeout: 5000 }, (error, stdout, stderr) => {

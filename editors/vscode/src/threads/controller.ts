@@ -89,14 +89,18 @@ export class ThreadsController implements vscode.Disposable {
     return [...this.entries.values()].map((e) => e.data);
   }
 
-  /** Replaces every thread with the daemon's listing (first connection, or after a daemon restart). */
+  /**
+   * Replaces every thread with the daemon's listing (first connection, or after a daemon restart).
+   * Resolved threads are left out, as windows hide them (docs/protocol.md); one resolved while the
+   * window is open stays, folded, so that it can be reopened from its own header.
+   */
   async resync(): Promise<void> {
     const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', {});
     const keep = new Set(threads.map((t) => t.id));
     for (const id of [...this.entries.keys()]) if (!keep.has(id)) this.remove(id);
     const started = performance.now();
     for (const thread of threads) this.apply(thread);
-    this.log.trace('threads-listed', { count: threads.length, ms: performance.now() - started });
+    this.log.trace('threads-listed', { count: threads.length, applyMs: performance.now() - started });
     this.log.info(`${threads.length} thread(s) in this window's folders, ${this.openCount()} open`);
     // Threads in files with unsaved edits are positioned in the buffer, not on disk.
     for (const document of vscode.workspace.textDocuments) if (document.isDirty) this.scheduleBuffer(document);
@@ -179,7 +183,7 @@ export class ThreadsController implements vscode.Disposable {
       const moved = toRange(applyChanges(fromRange(current), changes));
       if (!moved.isEqual(current)) entry.vs.range = moved;
     }
-    this.log.trace('tracked', { threads: ids.size, ms: performance.now() - started });
+    this.log.trace('tracked', { threads: ids.size, trackMs: performance.now() - started });
     if (event.document.isDirty) this.scheduleBuffer(event.document);
     else void this.refreshFile(event.document.uri);
   }
