@@ -22,6 +22,7 @@ const ms = (x) => `${x.toFixed(1)} ms`;
 const rows = [];
 function row(what, measured, baseline, note = '') {
   rows.push(`| ${what} | ${measured} | ${baseline} | ${note} |`);
+  console.error(rows.at(-1));
 }
 
 const lines = (n, f) => Array.from({ length: n }, (_, i) => f(i)).join('\n') + '\n';
@@ -77,8 +78,17 @@ async function openAndTime(workbench, file, ready) {
   await workbench.page.locator('.quick-input-list .monaco-list-row', { hasText: path.basename(file) }).first().waitFor();
   const started = await workbench.page.evaluate(() => performance.now());
   await workbench.page.keyboard.press('Enter');
-  const done = await workbench.page.waitForFunction(shown, ready, { polling: 'raf', timeout: 60_000 });
-  return (await done.jsonValue()) - started;
+  // Polled from here rather than with waitForFunction, which did not see a file's thread glyphs appear.
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const at = await workbench.page.evaluate(shown, ready);
+    if (at) return at - started;
+    if (Date.now() > end) {
+      const seen = await workbench.page.evaluate(() => document.querySelector('.editor-group-container.active .view-lines')?.textContent?.slice(0, 80));
+      throw new Error(`${file} did not show within 60 s; the editor shows ${JSON.stringify(seen)}`);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 /** In the page: the time once the active editor shows `prefix`_0 (and, with `threads`, a thread glyph), else false. */
@@ -106,7 +116,7 @@ async function typeAndTime(workbench, count) {
         return (line?.textContent ?? '').startsWith('x'.repeat(n)) ? performance.now() : false;
       },
       i + 1,
-      { polling: 'raf', timeout: 10_000 },
+      { polling: 10, timeout: 10_000 },
     );
     times.push((await done.jsonValue()) - started);
   }
@@ -125,7 +135,9 @@ try {
   const coldActivate = sandbox.marks('activate')[0];
 
   // Warm: the daemon runs; each reload is a new extension host.
+  const helloOf = (pid) => sandbox.marks('log').find((m) => m.pid === pid && m.line.startsWith('hello:'));
   const warm = [];
+  const warmHello = [];
   const pageToActivate = [];
   for (let i = 0; i < RUNS; i++) {
     const before = sandbox.marks('connected').length;
@@ -135,10 +147,12 @@ try {
     const mark = sandbox.marks('connected').at(-1);
     const activated = sandbox.marks('activate').at(-1);
     warm.push(mark.ms);
+    warmHello.push(helloOf(mark.pid).ms);
     pageToActivate.push(activated.at - navigated);
   }
-  row('activation → connected, daemon running (median of 5 reloads)', ms(median(warm)), `page load → activation ${ms(median(pageToActivate))}`, `${(median(warm) / median(pageToActivate)).toFixed(2)}× of the time VS Code takes to activate extensions; target ≤ 50 ms`);
-  row('activation → connected, the extension starts the daemon', ms(cold.ms), `page load → activation ${ms(coldActivate.at - navigated)}`, 'first load of the run');
+  row(`activation → hello answered, daemon running (median of ${RUNS} reloads)`, ms(median(warmHello)), `page load → activation ${ms(median(pageToActivate))}`, `${(median(warmHello) / median(pageToActivate)).toFixed(3)}× of the time VS Code takes to activate extensions; target ≤ 50 ms`);
+  row(`activation → connected and synced (review and threads fetched), daemon running (median of ${RUNS} reloads)`, ms(median(warm)), `page load → activation ${ms(median(pageToActivate))}`, `${(median(warm) / median(pageToActivate)).toFixed(3)}×`);
+  row('activation → connected and synced, the extension starts the daemon', ms(cold.ms), `page load → activation ${ms(coldActivate.at - navigated)}`, 'first load of the run');
 
   // Reviews: 20 lines against 2,000 lines, presented by an agent through the real shim.
   const mcp = await agent(tools, sandbox, workspace);
