@@ -1,0 +1,14 @@
+// Builds the extension with esbuild: dist/extension.js (Node, for the extension host; vscode is external) and dist/webview.js (the review panel's script); with --tests, only the unit tests, under dist/test/unit/.
+import * as esbuild from 'esbuild';
+import { readdirSync } from 'node:fs';
+
+const tests = process.argv.includes('--tests');
+const common = { bundle: true, sourcemap: true, minify: !tests, logLevel: 'warning', target: 'es2022' };
+
+if (!tests) {
+  await esbuild.build({ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'] });
+  await esbuild.build({ ...common, entryPoints: ['src/webview/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife' });
+} else {
+  const entryPoints = readdirSync('test/unit').filter((f) => f.endsWith('.test.ts')).map((f) => `test/unit/${f}`);
+  await esbuild.build({ ...common, entryPoints, outdir: 'dist/test/unit', platform: 'node', format: 'cjs' });
+}

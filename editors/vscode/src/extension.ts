@@ -1,0 +1,125 @@
+// The extension's entry point: connects this window to the Parley daemon as an editor client and wires the surfaces (status bar, review panel, comment threads, selection, terminals, MCP) to the hub client. Activation does no work beyond starting the connection; everything else waits for the daemon's answer.
+
+import * as vscode from 'vscode';
+import { exportToTerminals, offerMcpServer } from './agents';
+import { HubClient } from './hub/client';
+import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
+import { FeedbackChanged, HelloParams, Review, ReviewUpdated, Thread } from './hub/types';
+import { Log } from './log';
+import { ReviewPanel, ReviewStore } from './review/panel';
+import { SelectionReporter } from './selection';
+import { StatusBar } from './statusBar';
+import { ThreadsController } from './threads/controller';
+
+/** The folders of this window that the daemon can see: local files only. */
+function workspaceFolders(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
+function settings(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration('parley');
+}
+
+export function activate(context: vscode.ExtensionContext): void {
+  const log = new Log();
+  log.trace('activate');
+  const version = String((context.extension.packageJSON as { version?: string }).version ?? '0.0.0');
+  // One id per window: each window has its own extension host, so its pid tells windows apart.
+  const editorId = `vscode-${process.pid}`;
+  const status = new StatusBar();
+  const store = new ReviewStore();
+  context.subscriptions.push(log, status);
+
+  let panel: ReviewPanel | undefined;
+  let threads: ThreadsController | undefined;
+  let selection: SelectionReporter | undefined;
+
+  const hub = new HubClient({
+    resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), settings().get<string>('executable', 'parley') || 'parley', process.env, (line) => log.info(line)),
+    startDaemon: async (socket) => {
+      if (!settings().get<boolean>('startDaemon', true) || spawnForbidden(process.env)) return false;
+      return startDaemon(settings().get<string>('executable', 'parley') || 'parley', socket, process.env);
+    },
+    hello: (): HelloParams => {
+      const folders = workspaceFolders();
+      return {
+        protocol: 1,
+        role: 'editor',
+        client: { name: 'vscode', version },
+        pid: process.pid,
+        cwd: folders[0],
+        workspaces: folders,
+        editor_id: editorId,
+        position_encoding: 'utf-16',
+      };
+    },
+    log: (line) => log.info(line),
+    onState: (state, detail) => status.setConnection(state, detail),
+    onNotification: (method, params) => {
+      if (method === 'review/updated') store.apply((params as ReviewUpdated).review, true);
+      else if (method === 'feedback/changed') threads?.onChanged(params as FeedbackChanged);
+    },
+    onRequest: async (method) => {
+      if (method === 'selection/get') {
+        const current = selection?.current() ?? null;
+        log.info(`an agent asked for the selection: ${current ? `${current.path}:${current.start.line + 1}` : 'nothing selected'}`);
+        return current;
+      }
+      throw new Error(`${method} is not supported by this client`);
+    },
+    onConnected: async (hello, fresh) => {
+      if (vscode.window.state.focused) hub.notify('editor/focus', { focused: true });
+      selection?.push();
+      if (fresh) {
+        const [reviews] = await Promise.all([
+          hub.request<{ reviews: Review[] }>('review/get'),
+          threads?.resync(),
+        ]);
+        store.replace(reviews.reviews);
+        if (reviews.reviews.length > 0 && !panel?.visible) status.setReviewWaiting(true);
+      }
+      log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes });
+    },
+  });
+
+  panel = new ReviewPanel(context.extensionUri, store, log, () => status.setReviewWaiting(false));
+  threads = new ThreadsController(hub, log);
+  selection = new SelectionReporter(hub, panel);
+  context.subscriptions.push(panel, threads, selection, { dispose: () => hub.stop() });
+  context.subscriptions.push(
+    threads.onDidChangeCount((open) => status.setThreads(open)),
+    store.onDidChange(({ live }) => {
+      if (live && !panel?.visible) status.setReviewWaiting(true);
+    }),
+    vscode.window.onDidChangeWindowState((state) => hub.notify('editor/focus', { focused: state.focused })),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      log.info('the window\'s folders changed: saying hello again with the new ones');
+      hub.restart();
+    }),
+  );
+
+  const command = (id: string, run: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, run));
+  command('parley.showReview', () => panel?.show(false));
+  command('parley.addComment', () => threads?.addComment());
+  command('parley.createThread', (reply) => threads?.createFromReply(reply as vscode.CommentReply));
+  command('parley.reply', (args) => threads?.replyPrompt(args));
+  command('parley.resolveThread', (args) => threads?.resolve(args));
+  command('parley.reopenThread', (args) => threads?.reopen(args));
+  command('parley.showThreads', () => threads?.showThreads());
+  command('parley.showLog', () => log.show());
+  command('parley.reconnect', () => {
+    log.info('reconnecting at the user\'s request');
+    hub.restart();
+  });
+
+  exportToTerminals(context, editorId);
+  offerMcpServer(context, editorId, version, log);
+  log.info(`Parley ${version} for VS Code ${vscode.version}: editor id ${editorId}, folders ${JSON.stringify(workspaceFolders())}`);
+  hub.start();
+}
+
+export function deactivate(): void {
+  // Everything is disposed through context.subscriptions.
+}
+
+export type { Thread };

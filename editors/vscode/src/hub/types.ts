@@ -1,0 +1,102 @@
+// The hub protocol's shapes as this extension uses them (docs/protocol.md §3–§5). Imports nothing from vscode.
+
+/** 0-based line; `character` in UTF-16 code units, as this client declares in its hello. */
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface HelloParams {
+  protocol: 1;
+  role: 'editor';
+  client: { name: string; version: string };
+  pid: number;
+  cwd?: string;
+  workspaces: string[];
+  editor_id: string;
+  position_encoding: 'utf-16';
+}
+
+export interface HelloResult {
+  protocol: number;
+  version: string;
+  pid: number;
+  connection_id: number;
+  seq: number;
+  instance: string;
+}
+
+export interface Reference {
+  text: string;
+  path: string;
+  line?: number;
+  end_line?: number;
+  resolved_path?: string;
+  problem?: string;
+}
+
+export interface Review {
+  base_uri: string;
+  content: string;
+  revision: number;
+  updated_at: string;
+  references: Reference[];
+}
+
+export interface Comment {
+  id: string;
+  body: string;
+  author: string;
+  created_at: string;
+}
+
+export type ThreadState = 'anchored' | 'moved' | 'modified' | 'orphaned' | 'unreadable';
+
+export interface Thread {
+  id: string;
+  workspace: string;
+  path: string;
+  file: string;
+  range: Range;
+  quote: string;
+  original_quote: string;
+  state: ThreadState;
+  confidence: number;
+  resolved: boolean;
+  comments: Comment[];
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Selection {
+  path: string;
+  text: string;
+  start: Position;
+  end: Position;
+  language_id?: string;
+}
+
+export interface ReviewUpdated {
+  review: Review;
+  seq: number;
+}
+
+export type ThreadChange = 'created' | 'replied' | 'resolved' | 'reopened' | 'moved';
+
+export interface FeedbackChanged {
+  change: ThreadChange;
+  seq: number;
+  thread: Thread;
+}
+
+export interface ReplayResult {
+  complete: boolean;
+  events: { seq: number; method: string; params: unknown }[];
+  seq: number;
+  instance: string;
+}

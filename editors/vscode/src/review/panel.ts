@@ -1,0 +1,294 @@
+// The review panel: a webview beside the editor showing the newest review of the window's folders, live as agents present and change it, with the revisions this window has seen. Markdown is rendered here (render.ts) and shown under a strict content security policy; link clicks come back as messages and open the file at the referenced lines.
+
+import * as crypto from 'node:crypto';
+import * as vscode from 'vscode';
+import { Review } from '../hub/types';
+import { Log } from '../log';
+import { FromWebview, RevisionEntry, ToWebview } from './messages';
+import { describeReference, renderReview } from './render';
+
+export const VIEW_TYPE = 'parley.review';
+/** How many revisions of each review the window keeps for the history menu. */
+const HISTORY_LIMIT = 50;
+
+/** The reviews of this window's folders, with the revisions seen since the window opened. */
+export class ReviewStore {
+  private readonly byBase = new Map<string, Review[]>();
+  private readonly changed = new vscode.EventEmitter<{ review: Review; live: boolean }>();
+  readonly onDidChange = this.changed.event;
+
+  /** Keeps `review` unless a newer revision of it is already held (docs/protocol.md §8). */
+  apply(review: Review, live: boolean): void {
+    const revisions = this.byBase.get(review.base_uri) ?? [];
+    const newest = revisions[0];
+    if (newest && newest.revision >= review.revision) {
+      // A replayed or duplicate event: a revision may still fill a gap in the history.
+      if (!revisions.some((r) => r.revision === review.revision)) {
+        revisions.push(review);
+        revisions.sort((a, b) => b.revision - a.revision);
+      }
+      return;
+    }
+    revisions.unshift(review);
+    revisions.length = Math.min(revisions.length, HISTORY_LIMIT);
+    this.byBase.set(review.base_uri, revisions);
+    this.changed.fire({ review, live });
+  }
+
+  /** Replaces everything with `reviews` (after a daemon restart), keeping history of the same reviews. */
+  replace(reviews: Review[]): void {
+    const keep = new Set(reviews.map((r) => r.base_uri));
+    for (const base of [...this.byBase.keys()]) if (!keep.has(base)) this.byBase.delete(base);
+    for (const review of reviews) this.apply(review, false);
+  }
+
+  /** The most recently changed review. */
+  latest(): Review | undefined {
+    let best: Review | undefined;
+    for (const revisions of this.byBase.values()) {
+      const r = revisions[0];
+      if (r && (!best || r.updated_at > best.updated_at)) best = r;
+    }
+    return best;
+  }
+
+  revision(base: string, revision: number): Review | undefined {
+    return this.byBase.get(base)?.find((r) => r.revision === revision);
+  }
+
+  history(base: string): RevisionEntry[] {
+    return (this.byBase.get(base) ?? []).map((r) => ({ revision: r.revision, updatedAt: r.updated_at }));
+  }
+}
+
+/** A temporary highlight of the lines a reference names. */
+const highlight = vscode.window.createTextEditorDecorationType({
+  isWholeLine: true,
+  backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+  overviewRulerColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+  overviewRulerLane: vscode.OverviewRulerLane.Center,
+});
+
+export class ReviewPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  /** The review shown and whether it is the newest revision. */
+  private shown: Review | undefined;
+  private pinnedRevision: number | undefined;
+  private ready = false;
+  /** The panel's selection, for agents' get_selection while the panel is active. */
+  selection: { text: string; startLine: number; endLine: number } | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private receivedAt = new Map<number, number>();
+  /** The editor a reference just opened, which keeps the focus for a moment. */
+  private focusAfterOpen: { editor: vscode.TextEditor; until: number } | undefined;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store: ReviewStore,
+    private readonly log: Log,
+    private readonly onSeen: () => void,
+  ) {
+    this.disposables.push(
+      store.onDidChange(({ review, live }) => {
+        this.receivedAt.set(review.revision, performance.now());
+        if (this.panel) {
+          this.render(true);
+        } else if (live) {
+          // An agent has just presented it: show it beside the editor without taking the focus.
+          this.show(true);
+        }
+      }),
+      vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
+        deserializeWebviewPanel: async (panel: vscode.WebviewPanel) => {
+          this.adopt(panel);
+        },
+      }),
+    );
+  }
+
+  get visible(): boolean {
+    return this.panel?.visible ?? false;
+  }
+
+  get active(): boolean {
+    return this.panel?.active ?? false;
+  }
+
+  /** The review currently displayed. */
+  get displayed(): Review | undefined {
+    return this.shown;
+  }
+
+  /** Opens (or reveals) the panel beside the editor. */
+  show(preserveFocus: boolean): void {
+    if (this.panel) {
+      this.panel.reveal(undefined, preserveFocus);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(
+      VIEW_TYPE,
+      'Parley Review',
+      { viewColumn: vscode.ViewColumn.Beside, preserveFocus },
+      { enableScripts: true, retainContextWhenHidden: true, localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist'), vscode.Uri.joinPath(this.extensionUri, 'media')] },
+    );
+    this.adopt(panel);
+  }
+
+  private adopt(panel: vscode.WebviewPanel): void {
+    this.panel = panel;
+    this.ready = false;
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'parley.svg');
+    panel.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist'), vscode.Uri.joinPath(this.extensionUri, 'media')],
+    };
+    panel.webview.html = this.html(panel.webview);
+    panel.webview.onDidReceiveMessage((message: FromWebview) => this.receive(message), undefined, this.disposables);
+    panel.onDidChangeViewState(() => {
+      if (panel.visible) this.onSeen();
+      // The click that opened a file can make the panel active again just after (the webview's focus
+      // message arrives late): give the focus back to the file the user asked for.
+      const target = this.focusAfterOpen;
+      if (panel.active && target && Date.now() < target.until) {
+        void vscode.window.showTextDocument(target.editor.document, { viewColumn: target.editor.viewColumn, selection: target.editor.selection });
+      }
+    }, undefined, this.disposables);
+    panel.onDidDispose(() => {
+      if (this.panel === panel) {
+        this.panel = undefined;
+        this.shown = undefined;
+        this.selection = undefined;
+      }
+    }, undefined, this.disposables);
+    this.onSeen();
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = crypto.randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'review.css'));
+    // Nothing may load from anywhere but the extension, and only the one script with the nonce may run.
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+<title>Parley Review</title>
+</head>
+<body>
+<header id="header" hidden>
+  <span id="title"></span>
+  <label>History <select id="history" aria-label="Revision"></select></label>
+</header>
+<div id="banner" class="banner" hidden>You are reading an earlier revision. <a id="latest" role="link" tabindex="0">Show the newest</a></div>
+<main id="content"><p class="empty">Loading…</p></main>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+
+  private post(message: ToWebview): void {
+    void this.panel?.webview.postMessage(message);
+  }
+
+  /** Shows the newest review (or the pinned revision) in the panel. */
+  render(keepScroll: boolean): void {
+    if (!this.panel || !this.ready) return;
+    const latest = this.store.latest();
+    if (!latest) {
+      this.shown = undefined;
+      this.post({ type: 'empty', message: 'No review yet. When an agent presents one (present_review), it appears here.' });
+      return;
+    }
+    let review = latest;
+    if (this.pinnedRevision !== undefined) {
+      review = this.store.revision(latest.base_uri, this.pinnedRevision) ?? latest;
+    }
+    const sameReview = this.shown?.base_uri === review.base_uri;
+    this.shown = review;
+    this.log.trace('review-render', { revision: review.revision, lines: review.content.split('\n').length });
+    this.post({
+      type: 'show',
+      baseUri: review.base_uri,
+      revision: review.revision,
+      updatedAt: review.updated_at,
+      html: renderReview(review.content, review.references),
+      history: this.store.history(review.base_uri),
+      latest: review.revision === latest.revision,
+      keepScroll: keepScroll && sameReview,
+    });
+    if (this.panel.visible) this.onSeen();
+  }
+
+  private receive(message: FromWebview): void {
+    switch (message.type) {
+      case 'ready':
+        this.ready = true;
+        this.render(false);
+        break;
+      case 'open':
+        void this.openReference(message.revision, message.ref);
+        break;
+      case 'openExternal':
+        if (/^https?:\/\//i.test(message.href)) void vscode.env.openExternal(vscode.Uri.parse(message.href));
+        break;
+      case 'showRevision':
+        this.pinnedRevision = message.revision < 0 || message.revision === this.store.latest()?.revision ? undefined : message.revision;
+        this.render(false);
+        break;
+      case 'selection':
+        this.selection = message.text === '' ? undefined : message;
+        break;
+      case 'painted': {
+        const received = this.receivedAt.get(message.revision);
+        this.log.trace('review-painted', { revision: message.revision, sinceReceived: received === undefined ? null : performance.now() - received, webviewMs: message.ms });
+        break;
+      }
+    }
+  }
+
+  /** Opens the file a reference names at its line, with its lines highlighted for a moment. */
+  async openReference(revision: number, index: number): Promise<void> {
+    const review = this.shown && this.shown.revision === revision ? this.shown : this.store.latest();
+    const ref = review?.references[index];
+    if (!ref) return;
+    if (ref.resolved_path === undefined) {
+      void vscode.window.showWarningMessage(`Parley: ${describeReference(ref)} cannot be opened: ${ref.problem ?? 'it did not resolve'}`);
+      return;
+    }
+    const first = Math.max((ref.line ?? 1) - 1, 0);
+    const last = Math.max((ref.end_line ?? ref.line ?? 1) - 1, first);
+    const column = this.panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
+    try {
+      const document = await vscode.workspace.openTextDocument(vscode.Uri.file(ref.resolved_path));
+      const lastLine = Math.min(last, document.lineCount - 1);
+      const firstLine = Math.min(first, lastLine);
+      const editor = await vscode.window.showTextDocument(document, {
+        viewColumn: column,
+        selection: new vscode.Range(firstLine, 0, firstLine, 0),
+      });
+      const range = new vscode.Range(firstLine, 0, lastLine, document.lineAt(lastLine).text.length);
+      editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      this.focusAfterOpen = { editor, until: Date.now() + 1000 };
+      editor.setDecorations(highlight, [range]);
+      setTimeout(() => editor.setDecorations(highlight, []), 3000);
+      this.log.info(`opened ${describeReference(ref)} from the review`);
+    } catch (error) {
+      void vscode.window.showErrorMessage(`Parley: cannot open ${ref.resolved_path}: ${(error as Error).message}`);
+    }
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}

@@ -1,0 +1,115 @@
+// The review panel's script, running inside the webview: shows the HTML the extension rendered, posts link clicks, revision choices and the selection back. It never builds HTML from the review itself.
+
+import type { FromWebview, ToWebview } from '../review/messages';
+
+interface VsCodeApi {
+  postMessage(message: FromWebview): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const header = document.getElementById('header') as HTMLElement;
+const title = document.getElementById('title') as HTMLElement;
+const history = document.getElementById('history') as HTMLSelectElement;
+const banner = document.getElementById('banner') as HTMLElement;
+const content = document.getElementById('content') as HTMLElement;
+let revision = 0;
+
+function post(message: FromWebview): void {
+  vscode.postMessage(message);
+}
+
+function show(message: Extract<ToWebview, { type: 'show' }>): void {
+  const started = performance.now();
+  const scroll = message.keepScroll ? window.scrollY : 0;
+  revision = message.revision;
+  header.hidden = false;
+  title.textContent = `${message.baseUri} · revision ${message.revision} · ${new Date(message.updatedAt).toLocaleString()}`;
+  history.replaceChildren(
+    ...message.history.map((entry) => {
+      const option = document.createElement('option');
+      option.value = String(entry.revision);
+      option.textContent = `Revision ${entry.revision} · ${new Date(entry.updatedAt).toLocaleTimeString()}`;
+      option.selected = entry.revision === message.revision;
+      return option;
+    }),
+  );
+  history.disabled = message.history.length < 2;
+  banner.hidden = message.latest;
+  // The extension rendered this HTML with raw HTML disabled; the CSP forbids any script or remote load it might still name.
+  content.innerHTML = message.html;
+  window.scrollTo(0, scroll);
+  vscode.setState({ revision: message.revision });
+  requestAnimationFrame(() => post({ type: 'painted', revision: message.revision, ms: performance.now() - started }));
+}
+
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  if (message.type === 'show') show(message);
+  else if (message.type === 'empty') {
+    header.hidden = true;
+    banner.hidden = true;
+    content.replaceChildren();
+    const p = document.createElement('p');
+    p.className = 'empty';
+    p.textContent = message.message;
+    content.append(p);
+  }
+});
+
+function activate(target: EventTarget | null): void {
+  const link = target instanceof Element ? target.closest('a') : null;
+  if (!link) return;
+  if (link.classList.contains('parley-ref')) {
+    post({ type: 'open', revision, ref: Number(link.getAttribute('data-ref')) });
+  } else if (link.classList.contains('external')) {
+    post({ type: 'openExternal', href: link.getAttribute('data-href') ?? '' });
+  }
+}
+
+// A link click opens a file: do not move the focus into the panel first.
+document.addEventListener('mousedown', (event) => {
+  if (event.target instanceof Element && event.target.closest('a.parley-ref')) event.preventDefault();
+});
+document.addEventListener('click', (event) => {
+  if (event.target instanceof Element && event.target.closest('a')) {
+    event.preventDefault();
+    activate(event.target);
+  }
+});
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter') activate(event.target);
+});
+
+history.addEventListener('change', () => post({ type: 'showRevision', revision: Number(history.value) }));
+document.getElementById('latest')?.addEventListener('click', () => post({ type: 'showRevision', revision: -1 }));
+
+/** The source lines of the review that the block holding `node` came from. */
+function sourceLines(node: Node | null): [number, number] | undefined {
+  let element = node instanceof Element ? node : node?.parentElement ?? null;
+  while (element && element !== content) {
+    const start = element.getAttribute('data-source-line');
+    if (start !== null) return [Number(start), Number(element.getAttribute('data-source-end') ?? start)];
+    element = element.parentElement;
+  }
+  return undefined;
+}
+
+let selectionTimer: number | undefined;
+document.addEventListener('selectionchange', () => {
+  window.clearTimeout(selectionTimer);
+  selectionTimer = window.setTimeout(() => {
+    const selection = document.getSelection();
+    const text = selection?.toString() ?? '';
+    const first = sourceLines(selection?.anchorNode ?? null);
+    const last = sourceLines(selection?.focusNode ?? null);
+    const lines = [first, last].filter((l): l is [number, number] => l !== undefined);
+    const startLine = lines.length ? Math.min(...lines.map((l) => l[0])) : 0;
+    const endLine = lines.length ? Math.max(...lines.map((l) => l[1])) : 0;
+    post({ type: 'selection', text, startLine, endLine });
+  }, 100);
+});
+
+post({ type: 'ready' });

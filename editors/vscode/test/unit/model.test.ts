@@ -1,0 +1,69 @@
+// How threads show in VS Code: labels, actions (contextValue) and where orphans go.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Thread } from '../../src/hub/types';
+import { countLabel, lineSpan, threadView } from '../../src/threads/model';
+
+function thread(overrides: Partial<Thread>): Thread {
+  return {
+    id: '573dda29-f9f8-42f0-bf44-eb5690b0f283',
+    workspace: '/w',
+    path: 'src/auth.rs',
+    file: '/w/src/auth.rs',
+    range: { start: { line: 39, character: 0 }, end: { line: 43, character: 1 } },
+    quote: 'fn x() {}',
+    original_quote: 'fn x() {}',
+    state: 'anchored',
+    confidence: 1,
+    resolved: false,
+    comments: [{ id: 'c1', body: 'Use a real token', author: 'ana', created_at: '2026-11-21T06:28:26.631Z' }],
+    created_at: '2026-11-21T06:28:26.631Z',
+    updated_at: '2026-11-21T06:28:26.631Z',
+    ...overrides,
+  };
+}
+
+test('an anchored thread is open on its range with its comments', () => {
+  const view = threadView(thread({}));
+  assert.equal(view.contextValue, 'open');
+  assert.equal(view.fileLevel, false);
+  assert.deepEqual(view.comments.map((c) => [c.author, c.body]), [['ana', 'Use a real token']]);
+  assert.equal(view.comments[0].timestamp.toISOString(), '2026-11-21T06:28:26.631Z');
+});
+
+test('an orphaned thread sits on the file, says where it was and quotes its text', () => {
+  const view = threadView(thread({ state: 'orphaned', confidence: 0, original_quote: 'let a = 1;' }));
+  assert.equal(view.fileLevel, true);
+  assert.equal(view.label, 'Orphaned (was L40-L44)');
+  assert.equal(view.contextValue, 'open-orphaned');
+  assert.equal(view.comments[0].body, 'Use a real token');
+  assert.match(view.comments[1].body, /gone from the file.*L40-L44[\s\S]*let a = 1;/);
+  assert.equal(view.comments[1].author, 'Parley');
+});
+
+test('a modified thread shows its similarity and its original text', () => {
+  const view = threadView(thread({ state: 'modified', confidence: 0.8799999952316284, original_quote: 'tax_rate' }));
+  assert.equal(view.label, 'Text changed (88% similar)');
+  assert.equal(view.contextValue, 'open-modified');
+  assert.match(view.comments[1].body, /tax_rate/);
+});
+
+test('a moved thread says so', () => {
+  assert.equal(threadView(thread({ state: 'moved' })).label, 'Moved (L40-L44)');
+});
+
+test('a resolved thread offers reopen, not reply or resolve', () => {
+  const view = threadView(thread({ resolved: true }));
+  assert.equal(view.contextValue, 'resolved');
+  assert.ok(view.resolved);
+  // package.json shows Reply and Resolve for contextValues matching /^open/ only.
+  assert.ok(!/^open/.test(view.contextValue));
+});
+
+test('line spans count from 1 and ignore a final column 0', () => {
+  assert.equal(lineSpan(thread({ range: { start: { line: 2, character: 4 }, end: { line: 2, character: 9 } } })), 'L3');
+  assert.equal(lineSpan(thread({ range: { start: { line: 2, character: 0 }, end: { line: 4, character: 0 } } })), 'L3-L4');
+  assert.equal(countLabel(1), '1 thread');
+  assert.equal(countLabel(0), '0 threads');
+});

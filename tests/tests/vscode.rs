@@ -1,0 +1,83 @@
+//! The VS Code extension (`editors/vscode`): its unit tests under `node --test`,
+//! and its end-to-end run in a real VS Code (code-server in headless Chromium,
+//! driven by Playwright) against the real daemon and the real `parley-mcp`
+//! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`).
+//!
+//! Needs what scripts/test installs: the extension's npm packages, the built
+//! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::SystemTime;
+
+use parley_tests::bin;
+
+const INSTALL: &str = "run scripts/test (it installs the extension's dependencies, Node 24, code-server, playwright-core and chromium, and packages the extension)";
+
+fn extension_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors/vscode").canonicalize().expect("editors/vscode exists")
+}
+
+/// The newest modification time of the files under `dir`.
+fn newest(dir: &Path) -> SystemTime {
+    let mut latest = SystemTime::UNIX_EPOCH;
+    for entry in std::fs::read_dir(dir).expect("read a source directory") {
+        let entry = entry.expect("a directory entry");
+        let path = entry.path();
+        let modified =
+            if path.is_dir() { newest(&path) } else { entry.metadata().and_then(|m| m.modified()).expect("mtime") };
+        latest = latest.max(modified);
+    }
+    latest
+}
+
+fn report(what: &str, output: &Output) -> String {
+    format!(
+        "{what} failed ({})\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn node(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("node");
+    command.args(args).current_dir(dir).env_remove("PARLEY_EDITOR_ID").env_remove("PARLEY_SOCKET");
+    command
+}
+
+/// The pure modules (hub client and codec, reference links, range tracking, UTF-16 positions, thread views).
+#[test]
+fn extension_unit_tests_pass() {
+    let dir = extension_dir();
+    assert!(dir.join("node_modules/esbuild").is_dir(), "the extension's npm packages are missing: {INSTALL}");
+    let build = node(&dir, &["build.mjs", "--tests"]).output().expect("run node");
+    assert!(build.status.success(), "{}", report("building the unit tests", &build));
+    let run = node(&dir, &["--test", "dist/test/unit/"]).output().expect("run node --test");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}", report("node --test", &run));
+    assert!(stdout.contains("# fail 0") && !stdout.contains("# pass 0"), "node --test ran no tests:\n{stdout}");
+}
+
+/// What a person and an agent do together in a real VS Code window.
+#[test]
+fn extension_works_in_a_real_vs_code() {
+    let dir = extension_dir();
+    let vsix = dir.join("parley.vsix");
+    let built = std::fs::metadata(&vsix)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| panic!("{} is missing: {INSTALL}", vsix.display()));
+    let sources = newest(&dir.join("src"))
+        .max(newest(&dir.join("media")))
+        .max(std::fs::metadata(dir.join("package.json")).and_then(|m| m.modified()).expect("package.json"));
+    assert!(built >= sources, "{} is older than the extension's sources: {INSTALL}", vsix.display());
+    let run = node(&dir, &["test/e2e/run.mjs"])
+        .env("PARLEY_BIN", bin("parley"))
+        .env("PARLEY_MCP_BIN", bin("parley-mcp"))
+        .env("PARLEY_VSIX", &vsix)
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{}", report("the end-to-end run in code-server", &run));
+    assert!(stdout.contains(" passed, 0 failed"), "the end-to-end run printed no summary:\n{stdout}");
+}
