@@ -183,5 +183,6 @@ fn client_facts(hello: &Hello) -> Result<ClientFacts, ErrorObject> {
         editor_id: hello.editor_id.clone(),
         workspaces,
         encoding: hello.position_encoding,
+        env: Arc::new(hello.env.clone()),
     })
 }

@@ -150,6 +150,9 @@ struct Agent {
     /// The workspace: the client's first root when it offers roots, else the
     /// git root (or folder) holding the shim's working directory.
     workspace: RwLock<Option<PathBuf>>,
+    /// The environment the host started the shim with: review rounds run
+    /// their commands with it.
+    env: Arc<std::collections::BTreeMap<String, String>>,
 }
 
 /// The MCP server for one agent connection.
@@ -191,6 +194,7 @@ pub async fn serve(
         cwd: hello.cwd.clone(),
         editor_id: hello.editor_id.clone(),
         workspace: RwLock::new(facts.workspaces.first().cloned()),
+        env: facts.env.clone(),
     };
     let server = ParleyMcp { context: context.clone(), agent: Arc::new(agent), tool_router: shared_router() };
     let ct = context.shutdown.close.child_token();
@@ -511,6 +515,7 @@ impl ParleyMcp {
             previous_review_id: args.previous_review_id,
             scope: args.scope,
             folder,
+            env: self.agent.env.clone(),
         })
     }
 

@@ -55,6 +55,7 @@ pub fn excerpt(output: &str) -> String {
 /// couple of seconds with the time so far.
 pub async fn run(
     command: &CommandLine,
+    env: &std::collections::BTreeMap<String, String>,
     cwd: &Path,
     input: &str,
     timeout: Duration,
@@ -74,7 +75,10 @@ pub async fn run(
             c
         }
     };
+    // The asker's environment over the daemon's: its PATH finds the
+    // reviewer it has, its keys authenticate it.
     process
+        .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -172,6 +176,7 @@ mod tests {
         let cancel = CancellationToken::new();
         let done = run(
             &shell("tr a-z A-Z; echo oops >&2; exit 3"),
+            &Default::default(),
             Path::new("/"),
             "hello",
             Duration::from_secs(10),
@@ -202,7 +207,7 @@ mod tests {
         let line = format!("echo thinking hard; sh -c 'echo $$ > {}; exec sleep 30' & wait", pidfile.display());
         let cancel = CancellationToken::new();
         let started = Instant::now();
-        let err = run(&shell(&line), dir.path(), "", Duration::from_millis(500), &cancel, |_| {})
+        let err = run(&shell(&line), &Default::default(), dir.path(), "", Duration::from_millis(500), &cancel, |_| {})
             .await
             .expect_err("times out");
         assert!(err.to_string().contains("did not finish within 0.5 s"), "{err}");
@@ -225,9 +230,10 @@ mod tests {
             trigger.cancel();
         });
         let started = Instant::now();
-        let err = run(&shell("sleep 30"), Path::new("/"), "", Duration::from_secs(60), &cancel, |_| {})
-            .await
-            .expect_err("cancelled");
+        let err =
+            run(&shell("sleep 30"), &Default::default(), Path::new("/"), "", Duration::from_secs(60), &cancel, |_| {})
+                .await
+                .expect_err("cancelled");
         assert!(matches!(err, RunError::Cancelled { .. }));
         assert!(started.elapsed() < Duration::from_secs(10));
     }

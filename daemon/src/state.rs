@@ -54,6 +54,9 @@ pub struct ClientFacts {
     /// For editors, the folders they have open; for agents, their workspace.
     pub workspaces: Vec<PathBuf>,
     pub encoding: PositionEncoding,
+    /// The client's environment (agents and the CLI send theirs): review
+    /// rounds it asks for run their commands with it.
+    pub env: Arc<std::collections::BTreeMap<String, String>>,
 }
 
 /// An editor chosen to answer a selection request.

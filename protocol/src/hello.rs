@@ -74,6 +74,23 @@ pub struct Hello {
     pub editor_id: Option<String>,
     #[serde(default)]
     pub position_encoding: PositionEncoding,
+    /// The client's environment, for the `mcp` and `cli` roles: a review
+    /// round one of them asks for runs its reviewer and test command with it
+    /// (over the daemon's own), so they find the programs and keys the asker
+    /// has. Held in memory for the connection only; never stored or logged.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+/// This process's environment as hello carries it: every variable that is
+/// valid UTF-8, except the ones that only steer how Parley itself connects.
+pub fn current_env() -> std::collections::BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| {
+            !matches!(k.as_str(), "PARLEY_SOCKET" | "PARLEY_NO_SPAWN" | "PARLEY_DAEMON" | "PARLEY_EDITOR_ID")
+        })
+        .collect()
 }
 
 /// The daemon's answer to `hello`.

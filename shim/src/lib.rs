@@ -44,6 +44,7 @@ pub fn agent_hello() -> Hello {
         workspaces: Vec::new(),
         editor_id: std::env::var(EDITOR_ID_ENV).ok().filter(|v| !v.is_empty()),
         position_encoding: PositionEncoding::Utf32,
+        env: parley_protocol::hello::current_env(),
     }
 }
 

@@ -465,6 +465,7 @@ impl HubClient {
             workspaces: vec![cwd.to_owned()],
             editor_id: None,
             position_encoding: PositionEncoding::Utf8,
+            env: Default::default(),
         };
         let stream = UnixStream::connect(socket).expect("connect to the daemon");
         let reader = BufReader::new(stream.try_clone().expect("clone the socket"));

@@ -418,6 +418,7 @@ fn editor_window(socket: &Path, repo: &Path, i: usize) -> (UnixStream, BufReader
         workspaces: vec![repo.to_owned()],
         editor_id: Some(format!("bench-window-{i}")),
         position_encoding: PositionEncoding::Utf16,
+        env: Default::default(),
     };
     let mut stream = UnixStream::connect(socket).expect("connect a window to the daemon");
     let request = Request::new(Id::Number(0), "hello", serde_json::to_value(&hello).expect("hello serializes"));

@@ -23,6 +23,7 @@ fn hello_as(role: Role, name: &str, cwd: Option<&Path>, workspaces: &[&Path]) ->
         workspaces: workspaces.iter().map(|w| w.to_path_buf()).collect(),
         editor_id: None,
         position_encoding: PositionEncoding::Utf16,
+        env: Default::default(),
     }
 }
 

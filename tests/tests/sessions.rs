@@ -503,3 +503,47 @@ async fn stopping_the_cli_stops_its_reviewer() {
     cli.wait().expect("reap the CLI");
     wait_until_gone(&pid).await;
 }
+
+#[tokio::test]
+async fn the_reviewer_runs_with_the_environment_of_whoever_asked() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    // A reviewer only the agent's PATH has, which needs a key only the agent's
+    // environment carries, as `claude` installed in a user's own folder would.
+    let bin = sandbox.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let script = bin.join("my-reviewer");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$REVIEW_API_KEY\" = sesame ] || {{ echo 'REVIEW_API_KEY is not set' >&2; exit 7; }}\nexec python3 {:?} good\n",
+            fake_reviewer().display().to_string()
+        ),
+    )
+    .expect("write reviewer");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let dir = sandbox.dir.path().join("config/parley");
+    std::fs::write(dir.join("config.toml"), "[review]\nreviewer = \"my-reviewer\"\n").expect("config");
+    // The daemon runs with a bare PATH and no key (as a service would).
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env("PATH", "/usr/bin:/bin").env_remove("REVIEW_API_KEY");
+    });
+    let agent_path = format!("{}:/usr/bin:/bin", bin.display());
+    let agent = sandbox.agent_with(&repo, &[("PATH", agent_path.as_str()), ("REVIEW_API_KEY", "sesame")]).await;
+    let review = request(&agent, json!({"summary": "With my own reviewer"})).await;
+    assert_eq!(review["comments"][0]["comment"], json!("Name the constant"), "{review}");
+    // An agent without the key gets the reviewer's own complaint.
+    let keyless = sandbox.agent_with(&repo, &[("PATH", agent_path.as_str())]).await;
+    let text = keyless.call_err("request_review", json!({"summary": "Without the key"})).await;
+    assert!(text.contains("REVIEW_API_KEY is not set"), "{text}");
+    // And the CLI, from a shell with both, is heard the same way.
+    let out = sandbox
+        .command("parley")
+        .current_dir(&repo)
+        .env("PATH", &agent_path)
+        .env("REVIEW_API_KEY", "sesame")
+        .args(["review", "request", "--summary", "From my shell"])
+        .output()
+        .expect("run parley");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

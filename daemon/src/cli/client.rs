@@ -42,6 +42,7 @@ impl HubClient {
             workspaces: opening.workspaces.clone(),
             editor_id: None,
             position_encoding: PositionEncoding::Utf32,
+            env: parley_protocol::hello::current_env(),
         };
         let spawn = opening.spawn && connect::spawn_allowed();
         let stream = match connect::connect_or_start(&socket_path, spawn).await {

@@ -407,6 +407,7 @@ fn spawn_review(
     cancel: tokio_util::sync::CancellationToken,
 ) {
     let cx = peer.cx.clone();
+    let env = peer.facts.env.clone();
     let refused = allowed::<wire::ReviewRequest>(peer.role)
         .and_then(|()| decode::<wire::ReviewRequestParams>(wire::ReviewRequest::NAME, &request.params));
     tokio::spawn(async move {
@@ -414,7 +415,7 @@ fn spawn_review(
         let id = request.id.clone();
         let answer = match refused {
             Err(error) => Response::err(Some(id), error),
-            Ok(p) => match review_request(&cx, &id, p, &answers, &cancel).await {
+            Ok(p) => match review_request(&cx, &id, p, env, &answers, &cancel).await {
                 Ok(result) => match serde_json::to_value(result) {
                     Ok(value) => Response::ok(id, value),
                     Err(e) => Response::err(Some(id), ErrorObject::new(code::INTERNAL_ERROR, e.to_string())),
@@ -430,6 +431,7 @@ async fn review_request(
     cx: &Context,
     id: &Id,
     p: wire::ReviewRequestParams,
+    env: Arc<std::collections::BTreeMap<String, String>>,
     answers: &mpsc::Sender<Arc<Vec<u8>>>,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<wire::ReviewRequestResult, ErrorObject> {
@@ -454,6 +456,7 @@ async fn review_request(
         previous_review_id,
         scope: p.scope,
         folder,
+        env,
     };
     let outcome = rounds::request(cx, ask, &progress, cancel).await.map_err(errors::round)?;
     let verdict = serde_json::to_value(outcome.round.verdict).ok().and_then(|v| v.as_str().map(str::to_owned));

@@ -34,6 +34,9 @@ pub struct ReviewAsk {
     pub scope: Option<String>,
     /// Where the asker works: the repository is the one holding it.
     pub folder: PathBuf,
+    /// The asker's environment, which the reviewer and the test command run
+    /// with (over the daemon's own).
+    pub env: std::sync::Arc<std::collections::BTreeMap<String, String>>,
 }
 
 /// What a finished round gives back.
@@ -154,7 +157,7 @@ pub(super) async fn review(
     progress(3.0, "running the tests".into());
     still_wanted(cancel)?;
     let tests = match &settings.test_command {
-        Some(command) => Some(run_tests(command, &root, settings.test_timeout, cancel).await?),
+        Some(command) => Some(run_tests(command, &ask.env, &root, settings.test_timeout, cancel).await?),
         None => None,
     };
     if let Some((_, output)) = &tests {
@@ -180,10 +183,11 @@ pub(super) async fn review(
         let fraction = (elapsed.as_secs_f64() / timeout.as_secs_f64()).min(0.99);
         progress(4.0 + fraction, format!("waiting for the reviewer ({} s)", elapsed.as_secs()));
     };
-    let finished = reviewer::run(&reviewer, &root, &prompt, timeout, cancel, tick).await.map_err(|e| match e {
-        RunError::Cancelled { .. } => RoundError::Cancelled("the reviewer was stopped".into()),
-        other => RoundError::Reviewer(format!("the reviewer failed: {other}")),
-    })?;
+    let finished =
+        reviewer::run(&reviewer, &ask.env, &root, &prompt, timeout, cancel, tick).await.map_err(|e| match e {
+            RunError::Cancelled { .. } => RoundError::Cancelled("the reviewer was stopped".into()),
+            other => RoundError::Reviewer(format!("the reviewer failed: {other}")),
+        })?;
     if !finished.success {
         let code = finished.code.map_or_else(|| "a signal".to_owned(), |c| c.to_string());
         let said = if finished.stderr.trim().is_empty() { &finished.stdout } else { &finished.stderr };
@@ -329,11 +333,12 @@ async fn read_docs(root: &Path, docs: &[String]) -> Result<Vec<(String, String)>
 /// Runs the configured test command; its outcome joins the review.
 async fn run_tests(
     command: &CommandLine,
+    env: &std::collections::BTreeMap<String, String>,
     root: &Path,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<(TestResults, String), RoundError> {
-    match reviewer::run(command, root, "", timeout, cancel, |_| {}).await {
+    match reviewer::run(command, env, root, "", timeout, cancel, |_| {}).await {
         Ok(done) => {
             let output = format!("{}{}", done.stdout, done.stderr);
             let tail: Vec<&str> = output.lines().rev().take(20).collect();

@@ -63,7 +63,7 @@ function M.check()
     report.info("`" .. cmd .. "` is not on PATH; using the configured socket")
   else
     report.warn("`" .. cmd .. "` is not an executable on PATH", {
-      "install Parley (cargo install --path daemon), or set parley_cmd or socket in setup()",
+      "install Parley (cargo install --locked --path daemon), or set parley_cmd or socket in setup()",
     })
   end
 
