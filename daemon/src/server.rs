@@ -55,7 +55,15 @@ async fn serve(
     let started = StartTime { instant: Instant::now(), wall: chrono::Utc::now() };
     let socket_path = socket::socket_path()?;
     let data_dir = config::data_dir()?;
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
+    for changed in crate::store::prepare_data_dir(&data_dir)? {
+        // Older versions left the store readable by every user of the machine.
+        tracing::warn!(
+            "{} was open to other users (mode {:o}); it is now private to you (mode {:o})",
+            changed.path.display(),
+            changed.mode,
+            changed.mode & !0o077
+        );
+    }
     let bound = listener::bind(&socket_path, activated).await?;
     let (store, recovery) = Store::open_or_recover(&data_dir)?;
     let store_path = store.path().to_owned();

@@ -33,9 +33,7 @@ pub async fn summary(cx: &Context, scope: &Path) -> Result<Summary, FeedbackErro
 pub async fn create(cx: &Context, new: NewThread) -> Result<Thread, FeedbackError> {
     // Watch first: once the thread is announced, an edit must move it.
     cx.watch.add(new.file.clone()).await;
-    let thread = refresh::create(&cx.state, &cx.store, new).await?;
-    flush(cx).await?;
-    Ok(thread)
+    refresh::create(&cx.state, &cx.store, new).await
 }
 
 /// Adds a comment by `author` to an open thread. With `within`, a thread
@@ -81,11 +79,5 @@ async fn edit(cx: &Context, thread_id: &str, edit: ThreadEdit, within: Option<&P
             return Err(FeedbackError::NotFound);
         }
     }
-    let thread = cx.state.edit_thread(thread_id.to_owned(), edit).await?;
-    flush(cx).await?;
-    Ok(thread)
-}
-
-async fn flush(cx: &Context) -> Result<(), FeedbackError> {
-    cx.store.flush().await.map_err(|e| FeedbackError::Store(e.to_string()))
+    cx.state.edit_thread(thread_id.to_owned(), edit).await
 }

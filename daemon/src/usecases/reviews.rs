@@ -47,10 +47,7 @@ pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> 
         .map_err(|e| PresentError::Internal(format!("checking references failed: {e}")))?;
         let review = Review { base: base.to_owned(), content, revision, updated_at: String::new(), references };
         match cx.state.commit(review).await {
-            Ok(committed) => {
-                cx.store.flush().await.map_err(|e| PresentError::Store(e.to_string()))?;
-                return Ok(committed);
-            }
+            Ok(committed) => return Ok(committed),
             Err(CommitError::Raced) => continue,
             Err(CommitError::Store(e)) => return Err(PresentError::Store(e)),
             Err(CommitError::Stopped) => return Err(PresentError::Stopped),
