@@ -117,7 +117,7 @@ enum Command {
         id: u64,
         selection: Option<Selection>,
     },
-    Review {
+    LatestReview {
         base: PathBuf,
         reply: oneshot::Sender<Option<Review>>,
     },
@@ -306,9 +306,11 @@ impl StateHandle {
         self.tell(Command::SelectionChanged { id, selection }).await;
     }
 
-    /// The current review for `base`, if any.
-    pub async fn review(&self, base: PathBuf) -> Result<Option<Review>, Stopped> {
-        self.ask(|reply| Command::Review { base, reply }).await
+    /// The newest review for `base`, if any, to build the next revision on:
+    /// it may still be on its way to disk (a commit built on it then fails
+    /// with it), so it is for writers, never shown to readers.
+    pub async fn latest_review(&self, base: PathBuf) -> Result<Option<Review>, Stopped> {
+        self.ask(|reply| Command::LatestReview { base, reply }).await
     }
 
     /// Stores `review` if the stored revision is still `review.revision - 1`,
@@ -633,8 +635,9 @@ impl State {
                     client.last_selection = selection;
                 }
             }
-            Command::Review { base, reply } => {
-                let _ = reply.send(self.reviews.get(&base).cloned());
+            Command::LatestReview { base, reply } => {
+                let newest = self.staged_reviews.get(&base).or_else(|| self.reviews.get(&base));
+                let _ = reply.send(newest.cloned());
             }
             Command::Commit { review, reply } => self.commit(review, reply),
             Command::Reviews { folders, reply } => {

@@ -743,6 +743,67 @@ mod tests {
         assert_eq!(store.threads().expect("read"), vec![thread]);
     }
 
+    /// How an IO error is told to the user, by OS code or (as sled hands
+    /// them on) by kind alone.
+    #[test]
+    fn disk_errors_are_named_for_what_the_user_can_do() {
+        use std::io::Error;
+        let check = |error: Error, want: Option<DiskProblem>| assert_eq!(DiskProblem::of_io(&error), want, "{error}");
+        check(Error::from_raw_os_error(28), Some(DiskProblem::Full));
+        check(Error::from_raw_os_error(122), Some(DiskProblem::Full));
+        check(Error::from_raw_os_error(30), Some(DiskProblem::ReadOnly));
+        check(Error::from_raw_os_error(13), Some(DiskProblem::Denied));
+        check(Error::from_raw_os_error(1), Some(DiskProblem::Denied));
+        check(Error::from_raw_os_error(5), None);
+        check(Error::new(ErrorKind::StorageFull, "Os { code: 28 }"), Some(DiskProblem::Full));
+        check(Error::new(ErrorKind::ReadOnlyFilesystem, "Os { code: 30 }"), Some(DiskProblem::ReadOnly));
+        check(Error::new(ErrorKind::InvalidData, "bad"), None);
+
+        let said = |problem| StoreError::Disk { path: PathBuf::from("/d/store"), problem }.to_string();
+        assert_eq!(
+            said(DiskProblem::Full),
+            "the disk holding Parley's store (/d/store) is full: free some space, then try again"
+        );
+        assert!(said(DiskProblem::ReadOnly).contains("read-only file system"));
+        assert!(said(DiskProblem::Denied).contains("give your user write access"));
+    }
+
+    #[tokio::test]
+    async fn a_broken_store_is_reopened_by_the_next_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let (first, second) = (thread(), thread());
+        store.write(vec![Write::Thread(Box::new(first.clone()))], true).await.expect("write");
+        // As after a failed write: sled would refuse everything from now on.
+        store.shared.broken.store(true, Ordering::SeqCst);
+        store.write(vec![Write::Thread(Box::new(second.clone()))], true).await.expect("the store reopens");
+        assert!(!store.is_broken());
+        drop(store);
+        let mut stored = Store::open(dir.path()).expect("reopen").threads().expect("read");
+        stored.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut want = vec![first, second];
+        want.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(stored, want);
+    }
+
+    #[test]
+    fn the_data_directory_and_its_files_are_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        assert_eq!(prepare_data_dir(&data).expect("create"), []);
+        let store = Store::open(&data).expect("open");
+        store.write_backup(&data).expect("backup");
+        assert_eq!(open_to_others(&data).expect("read"), [], "created private");
+
+        let loose = data.join("store/db");
+        std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let changed = prepare_data_dir(&data).expect("tighten");
+        let changed: Vec<(PathBuf, u32)> = changed.into_iter().map(|l| (l.path, l.mode)).collect();
+        assert_eq!(changed, [(data.clone(), 0o755), (loose, 0o644)]);
+        assert_eq!(open_to_others(&data).expect("read"), []);
+    }
+
     #[tokio::test]
     async fn backups_are_pruned_to_the_newest_few() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use parley_tests::Sandbox;
+use parley_tests::{Sandbox, review_args};
 use serde_json::{Value, json};
 
 /// A tmpfs mounted for one test, unmounted when dropped.
@@ -117,6 +117,12 @@ async fn a_full_disk_refuses_a_write_plainly_shows_nothing_of_it_and_heals_witho
     let (code, _, err) = add(&sandbox, &repo, "src/a.rs:3", &long.replace("while", "still"));
     assert_ne!(code, 0);
     assert!(err.contains("is full"), "{err}");
+    // An agent presenting a review hears the same, and the window sees none.
+    let agent = sandbox.agent(&repo).await;
+    let review = format!("# Review\n\n{}", "A finding worth keeping. ".repeat(4096));
+    let text = agent.call_err("present_review", review_args(&review, &repo)).await;
+    assert!(text.contains("is full"), "{text}");
+    assert_eq!(agent.call_ok("get_feedback_summary", json!({})).await["totalThreads"], json!(1));
 
     std::fs::remove_file(&filler).expect("free the disk");
     let (code, _, err) = add(&sandbox, &repo, "src/a.rs:3", "after space was freed");

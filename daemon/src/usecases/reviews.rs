@@ -35,7 +35,7 @@ const COMMIT_ATTEMPTS: usize = 16;
 /// Presents `presentation` for the folder `base`; answers once it is durable.
 pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> Result<Committed, PresentError> {
     for _ in 0..COMMIT_ATTEMPTS {
-        let current = cx.state.review(base.to_owned()).await?;
+        let current = cx.state.latest_review(base.to_owned()).await?;
         let content = presentation.apply(current.as_ref().map(|r| r.content.as_str()));
         let revision = current.map_or(1, |r| r.revision + 1);
         let check_base = base.to_owned();
