@@ -598,6 +598,19 @@ pub fn prepare_data_dir(dir: &Path) -> Result<Vec<Loosened>, StoreError> {
     }
 }
 
+/// Fails when the data directory is on a read-only file system: checked
+/// before the daemon takes the socket, so a client that starts it hears that
+/// it exited and how to see why, instead of a reset connection.
+pub fn check_writable(dir: &Path) -> Result<(), StoreError> {
+    match rustix::fs::statvfs(dir) {
+        Ok(facts) if facts.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) => {
+            Err(StoreError::Disk { path: dir.join("store"), problem: DiskProblem::ReadOnly })
+        }
+        // Anything else shows when the store opens.
+        _ => Ok(()),
+    }
+}
+
 /// A file or directory other users could reach, and its mode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loosened {

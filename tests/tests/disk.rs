@@ -162,6 +162,11 @@ async fn a_daemon_started_on_a_read_only_store_says_so() {
     assert!(!out.status.success(), "a daemon cannot serve a store it cannot write");
     assert!(err.contains("read-only file system"), "the error says the store is read-only: {err}");
     assert!(!err.contains("another Parley daemon"), "and blames no other daemon: {err}");
+
+    // A client starting the daemon hears that it exited, and how to see why.
+    let (code, _, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("exited during start-up") && err.contains("parley daemon"), "{err}");
 }
 
 /// What the daemons of this sandbox logged.
