@@ -230,3 +230,60 @@ fn fail(effect: Effect, error: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use crate::feedback::{Comment, Span, Thread, ThreadState};
+    use crate::state::{self, ThreadEdit};
+    use crate::store::Store;
+
+    fn thread() -> Thread {
+        Thread {
+            id: crate::feedback::new_id(),
+            workspace: PathBuf::from("/ws"),
+            path: "a.rs".into(),
+            anchor: crate::anchor::capture("one\ntwo\n", 0..3),
+            anchored_against: "h".into(),
+            checked_against: "h".into(),
+            span: Span { start_line: 0, end_line: 0, ..Span::default() },
+            state: ThreadState::Anchored,
+            original_quote: "one".into(),
+            comments: Vec::new(),
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+        }
+    }
+
+    fn comment(body: String) -> Comment {
+        Comment { id: crate::feedback::new_id(), body, author: "me".into(), created_at: "t".into() }
+    }
+
+    /// Edits racing on one thread each build on the one before, though none
+    /// is visible until its batch is flushed: none is lost to another.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn racing_edits_all_land() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new());
+        let created = handle.create_thread(thread()).await.expect("create");
+        let replies: Vec<_> = (0..20)
+            .map(|i| {
+                let handle = handle.clone();
+                let id = created.id.clone();
+                tokio::spawn(
+                    async move { handle.edit_thread(id, ThreadEdit::Reply(comment(format!("reply {i}")))).await },
+                )
+            })
+            .collect();
+        for reply in replies {
+            reply.await.expect("task").expect("reply");
+        }
+        let shown = handle.thread(created.id.clone()).await.expect("state").expect("thread");
+        assert_eq!(shown.comments.len(), 20, "no reply was lost to another");
+        let stored = store.threads().expect("read");
+        assert_eq!(stored, vec![shown]);
+    }
+}
