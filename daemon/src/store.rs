@@ -619,12 +619,14 @@ pub struct Loosened {
 }
 
 /// Everything in `dir` (and `dir` itself) that other users may read, write
-/// or enter. Symbolic links are not followed: their modes mean nothing.
+/// or enter. Symbolic links inside are not followed (their modes mean
+/// nothing, and what they point at is not Parley's); `dir` itself may be one.
 pub fn open_to_others(dir: &Path) -> std::io::Result<Vec<Loosened>> {
     let mut found = Vec::new();
     let mut pending = vec![dir.to_owned()];
     while let Some(path) = pending.pop() {
-        let meta = match std::fs::symlink_metadata(&path) {
+        let meta = if path == dir { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
+        let meta = match meta {
             Ok(meta) => meta,
             Err(e) if e.kind() == ErrorKind::NotFound && path != dir => continue,
             Err(e) => return Err(e),
