@@ -1,7 +1,8 @@
 //! The single owner of the daemon's mutable state: connected clients, the
 //! reviews, and the event log. Connections talk to it over a bounded channel
 //! of [`Command`]s and get answers on oneshots; it never awaits IO, so no
-//! client can stall it.
+//! client can stall it. A write is shown and answered only once the store
+//! has made it durable (`state/durable.rs`).
 
 mod durable;
 mod sessions;

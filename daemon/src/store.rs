@@ -259,6 +259,11 @@ impl Store {
         error
     }
 
+    /// Has the next write reopen the store (after a write that panicked).
+    pub fn mark_broken(&self) {
+        self.shared.broken.store(true, Ordering::SeqCst);
+    }
+
     /// Whether a write failed and the store has not been reopened since.
     pub fn is_broken(&self) -> bool {
         self.shared.broken.load(Ordering::SeqCst)

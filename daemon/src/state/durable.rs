@@ -119,8 +119,17 @@ impl State {
         self.in_flight = Some(batch);
         let store = self.store.clone();
         let written = self.written.clone();
+        let job = tokio::spawn({
+            let store = store.clone();
+            async move { store.write(writes, durable).await.map_err(|e| e.to_string()) }
+        });
         tokio::spawn(async move {
-            let outcome = store.write(writes, durable).await.map_err(|e| e.to_string());
+            // A panic in the store must still answer the batch, or every
+            // later write would wait for it forever.
+            let outcome = job.await.unwrap_or_else(|e| {
+                store.mark_broken();
+                Err(format!("the store failed while writing: {e}"))
+            });
             // The owner is gone only when the daemon stops.
             let _ = written.send(outcome).await;
         });
