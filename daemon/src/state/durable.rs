@@ -117,21 +117,10 @@ impl State {
             writes.push(write);
         }
         self.in_flight = Some(batch);
-        let store = self.store.clone();
-        let written = self.written.clone();
-        let job = tokio::spawn({
-            let store = store.clone();
-            async move { store.write(writes, durable).await.map_err(|e| e.to_string()) }
-        });
+        let answer = Answer { store: self.store.clone(), written: Some(self.written.clone()) };
         tokio::spawn(async move {
-            // A panic in the store must still answer the batch, or every
-            // later write would wait for it forever.
-            let outcome = job.await.unwrap_or_else(|e| {
-                store.mark_broken();
-                Err(format!("the store failed while writing: {e}"))
-            });
-            // The owner is gone only when the daemon stops.
-            let _ = written.send(outcome).await;
+            let outcome = answer.store.write(writes, durable).await.map_err(|e| e.to_string());
+            answer.send(outcome);
         });
     }
 
@@ -216,6 +205,33 @@ impl State {
             Effect::Import { reviews, threads, reply } => {
                 let _ = reply.send(self.reload().map(|files| Imported { reviews, threads, files }));
             }
+        }
+    }
+}
+
+/// Sends a batch's outcome to the owner once. Dropped unsent (the store
+/// panicked while writing), it still answers, so later writes do not wait
+/// forever, and has the next write reopen the store.
+struct Answer {
+    store: crate::store::Store,
+    written: Option<tokio::sync::mpsc::Sender<Result<(), String>>>,
+}
+
+impl Answer {
+    fn send(mut self, outcome: Result<(), String>) {
+        if let Some(written) = self.written.take() {
+            // One batch is in flight at a time, so there is room; the owner
+            // is gone only when the daemon stops.
+            let _ = written.try_send(outcome);
+        }
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        if let Some(written) = self.written.take() {
+            self.store.mark_broken();
+            let _ = written.try_send(Err("the store failed while writing; try again".to_owned()));
         }
     }
 }
