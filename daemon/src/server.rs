@@ -55,7 +55,16 @@ async fn serve(
     let started = StartTime { instant: Instant::now(), wall: chrono::Utc::now() };
     let socket_path = socket::socket_path()?;
     let data_dir = config::data_dir()?;
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("creating data directory {}", data_dir.display()))?;
+    for changed in crate::store::prepare_data_dir(&data_dir)? {
+        // Older versions left the store readable by every user of the machine.
+        tracing::warn!(
+            "{} was open to other users (mode {:o}); it is now private to you (mode {:o})",
+            changed.path.display(),
+            changed.mode,
+            changed.mode & !0o077
+        );
+    }
+    crate::store::check_writable(&data_dir)?;
     let bound = listener::bind(&socket_path, activated).await?;
     let (store, recovery) = Store::open_or_recover(&data_dir)?;
     let store_path = store.path().to_owned();
@@ -124,7 +133,11 @@ async fn serve(
     if tokio::time::timeout(DRAIN_CONNECTIONS, tracker.wait()).await.is_err() {
         tracing::warn!("some connections did not close within {DRAIN_CONNECTIONS:?}");
     }
-    store.flush().await.context("flushing the store")?;
+    // Every acknowledged write is durable already; what is left is derived
+    // data, so a disk that refuses it now must not keep the socket behind.
+    if let Err(e) = store.flush().await {
+        tracing::error!("cannot flush the store while stopping: {e}");
+    }
     backup(&store, &data_dir);
     guard.remove();
     tracing::info!("stopped");

@@ -1,8 +1,10 @@
 //! The single owner of the daemon's mutable state: connected clients, the
 //! reviews, and the event log. Connections talk to it over a bounded channel
 //! of commands (behind [`StateHandle`]'s methods) and get answers on
-//! oneshots; it never awaits IO, so no client can stall it.
+//! oneshots; it never awaits IO, so no client can stall it. A write is shown
+//! and answered only once the store has made it durable (`state/durable.rs`).
 
+mod durable;
 mod sessions;
 mod threads;
 
@@ -121,7 +123,7 @@ enum Command {
         id: u64,
         selection: Option<Selection>,
     },
-    Review {
+    LatestReview {
         base: PathBuf,
         reply: oneshot::Sender<Option<Review>>,
     },
@@ -199,7 +201,7 @@ enum Command {
     },
     Import {
         export: Box<crate::store::Export>,
-        reply: oneshot::Sender<Result<Imported, crate::store::StoreError>>,
+        reply: oneshot::Sender<Result<Imported, String>>,
     },
     StartSession {
         workspace: PathBuf,
@@ -318,9 +320,11 @@ impl StateHandle {
         self.tell(Command::SelectionChanged { id, selection }).await;
     }
 
-    /// The current review for `base`, if any.
-    pub async fn review(&self, base: PathBuf) -> Result<Option<Review>, Stopped> {
-        self.ask(|reply| Command::Review { base, reply }).await
+    /// The newest review for `base`, if any, to build the next revision on:
+    /// it may still be on its way to disk (a commit built on it then fails
+    /// with it), so it is for writers, never shown to readers.
+    pub async fn latest_review(&self, base: PathBuf) -> Result<Option<Review>, Stopped> {
+        self.ask(|reply| Command::LatestReview { base, reply }).await
     }
 
     /// Stores `review` if the stored revision is still `review.revision - 1`,
@@ -493,8 +497,8 @@ impl From<Stopped> for SessionError {
 pub enum ImportError {
     #[error(transparent)]
     Stopped(#[from] Stopped),
-    #[error(transparent)]
-    Store(crate::store::StoreError),
+    #[error("{0}")]
+    Store(String),
 }
 
 struct Client {
@@ -562,6 +566,19 @@ struct State {
     instance: String,
     focus_counter: u64,
     store: Store,
+    /// Writes waiting for the next batch, oldest first; none is visible yet.
+    queue: VecDeque<durable::Staged>,
+    /// The batch the store is writing now.
+    in_flight: Option<Vec<durable::InFlight>>,
+    /// Records to write back as memory has them, after a batch failed.
+    restore: BTreeSet<durable::Key>,
+    /// The newest versions of threads, reviews and sessions (`None`:
+    /// removed) with writes waiting, which later commands build on.
+    staged_threads: HashMap<String, Thread>,
+    staged_reviews: HashMap<PathBuf, Review>,
+    staged_sessions: BTreeMap<String, Option<Session>>,
+    /// Sent by each batch's writing task with its outcome; received by [`run`].
+    written: mpsc::Sender<Result<(), String>>,
 }
 
 /// Starts the state owner with the reviews and threads already in `store`.
@@ -572,6 +589,8 @@ pub fn spawn(
     sessions: Vec<Session>,
 ) -> (StateHandle, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(1024);
+    // One batch is in flight at a time, so one outcome at most waits.
+    let (written, written_rx) = mpsc::channel(1);
     let mut state = State {
         clients: HashMap::new(),
         reviews: BTreeMap::new(),
@@ -586,15 +605,31 @@ pub fn spawn(
         instance: crate::feedback::new_id(),
         focus_counter: 0,
         store,
+        queue: VecDeque::new(),
+        in_flight: None,
+        restore: BTreeSet::new(),
+        staged_threads: HashMap::new(),
+        staged_reviews: HashMap::new(),
+        staged_sessions: BTreeMap::new(),
+        written,
     };
     state.load(reviews, threads);
-    let task = tokio::spawn(run(state, rx));
+    let task = tokio::spawn(run(state, rx, written_rx));
     (StateHandle { tx }, task)
 }
 
-async fn run(mut state: State, mut rx: mpsc::Receiver<Command>) {
-    while let Some(command) = rx.recv().await {
-        state.handle(command);
+async fn run(mut state: State, mut rx: mpsc::Receiver<Command>, mut written: mpsc::Receiver<Result<(), String>>) {
+    let mut open = true;
+    // Once every handle is gone, the writes already handed over still finish.
+    while open || state.in_flight.is_some() || !state.queue.is_empty() {
+        tokio::select! {
+            command = rx.recv(), if open => match command {
+                Some(command) => state.handle(command),
+                None => open = false,
+            },
+            Some(outcome) = written.recv() => state.written(outcome),
+        }
+        state.dispatch();
     }
 }
 
@@ -625,12 +660,11 @@ impl State {
                     client.last_selection = selection;
                 }
             }
-            Command::Review { base, reply } => {
-                let _ = reply.send(self.reviews.get(&base).cloned());
+            Command::LatestReview { base, reply } => {
+                let newest = self.staged_reviews.get(&base).or_else(|| self.reviews.get(&base));
+                let _ = reply.send(newest.cloned());
             }
-            Command::Commit { review, reply } => {
-                let _ = reply.send(self.commit(review));
-            }
+            Command::Commit { review, reply } => self.commit(review, reply),
             Command::Reviews { folders, reply } => {
                 let mut found: Vec<Review> = self
                     .reviews
@@ -681,7 +715,8 @@ impl State {
                 let _ = reply.send(found.cloned().collect());
             }
             Command::Rechecked { file, stamp, updates, reply } => {
-                let _ = reply.send(self.rechecked(file, stamp, updates));
+                self.rechecked(file, stamp, updates);
+                let _ = reply.send(Ok(()));
             }
             Command::Threads { scope, file, include_resolved, reply } => {
                 let _ = reply.send(self.threads_in(&scope, file.as_deref(), include_resolved));
@@ -689,24 +724,14 @@ impl State {
             Command::Summary { scope, reply } => {
                 let _ = reply.send(self.summary(&scope));
             }
-            Command::CreateThread { thread, reply } => {
-                let _ = reply.send(self.create_thread(*thread));
-            }
-            Command::EditThread { id, edit, reply } => {
-                let _ = reply.send(self.edit_thread(&id, edit));
-            }
-            Command::Import { export, reply } => {
-                let _ = reply.send(self.import(*export));
-            }
-            Command::StartSession { workspace, request, reply } => {
-                let _ = reply.send(self.start_session(workspace, request));
-            }
+            Command::CreateThread { thread, reply } => self.create_thread(*thread, reply),
+            Command::EditThread { id, edit, reply } => self.edit_thread(id, edit, reply),
+            Command::Import { export, reply } => self.import(export, reply),
+            Command::StartSession { workspace, request, reply } => self.start_session(workspace, request, reply),
             Command::CheckSession { id, max_rounds, reply } => {
                 let _ = reply.send(self.check_session(&id, max_rounds).cloned());
             }
-            Command::AddRound { id, round, max_rounds, reply } => {
-                let _ = reply.send(self.add_round(&id, *round, max_rounds));
-            }
+            Command::AddRound { id, round, max_rounds, reply } => self.add_round(&id, *round, max_rounds, reply),
             Command::Sessions { workspace, limit, reply } => {
                 let _ = reply.send(self.sessions_of(workspace.as_deref(), limit));
             }
@@ -714,7 +739,7 @@ impl State {
                 let _ = reply.send(self.sessions.get(&id).cloned());
             }
             Command::CompleteSession { id, final_status, notes, reply } => {
-                let _ = reply.send(self.complete_session(&id, final_status, notes));
+                self.complete_session(&id, final_status, notes, reply);
             }
             Command::SetPending { id, pending } => self.set_pending(&id, pending),
             Command::DiscardEmptySession { id } => self.discard_empty_session(&id),
@@ -736,28 +761,40 @@ impl State {
         }
     }
 
-    /// Writes an export, then reloads everything from the store.
-    fn import(&mut self, export: crate::store::Export) -> Result<Imported, crate::store::StoreError> {
-        let (reviews, threads) = self.store.import(export)?;
-        let all_reviews = self.store.reviews()?;
-        let all_threads = self.store.threads()?;
-        let all_sessions = self.store.sessions()?;
+    /// Hands an export to the store; once it is durable, everything in
+    /// memory is reloaded from the store.
+    fn import(&mut self, export: Box<crate::store::Export>, reply: oneshot::Sender<Result<Imported, String>>) {
+        let (reviews, threads) = (export.reviews.len(), export.threads.len());
+        self.stage(crate::store::Write::Import(export), durable::Effect::Import { reviews, threads, reply });
+    }
+
+    /// Replaces the reviews, threads and sessions in memory with what the
+    /// store holds; answers every open thread's file (to watch).
+    fn reload(&mut self) -> Result<Vec<PathBuf>, String> {
+        let read = || -> Result<_, crate::store::StoreError> {
+            Ok((self.store.reviews()?, self.store.threads()?, self.store.sessions()?))
+        };
+        let (all_reviews, all_threads, all_sessions) = read().map_err(|e| e.to_string())?;
         let files = all_threads.iter().filter(|t| !t.resolved).map(views::file_of).collect();
         self.load(all_reviews, all_threads);
         self.sessions = all_sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
-        Ok(Imported { reviews, threads, files })
+        Ok(files)
     }
 
-    fn commit(&mut self, mut review: Review) -> Result<Committed, CommitError> {
-        let current = self.reviews.get(&review.base).map_or(0, |r| r.revision);
-        if review.revision != current + 1 {
-            return Err(CommitError::Raced);
+    /// Checks a review against the newest revision of its folder's review
+    /// and hands it to the store; it is kept, pushed and answered once durable.
+    fn commit(&mut self, mut review: Review, reply: oneshot::Sender<Result<Committed, CommitError>>) {
+        let newest = self.staged_reviews.get(&review.base).or_else(|| self.reviews.get(&review.base));
+        if review.revision != newest.map_or(0, |r| r.revision) + 1 {
+            let _ = reply.send(Err(CommitError::Raced));
+            return;
         }
         review.updated_at = crate::clock::now_rfc3339();
-        self.store.put_review(&review).map_err(|e| CommitError::Store(e.to_string()))?;
-        let delivered_to = self.publish(review.base.clone(), Payload::Review(review.clone()));
-        self.reviews.insert(review.base.clone(), review.clone());
-        Ok(Committed { review, delivered_to })
+        self.staged_reviews.insert(review.base.clone(), review.clone());
+        self.stage(
+            crate::store::Write::Review(review.clone()),
+            durable::Effect::Commit { review: Box::new(review), reply },
+        );
     }
 
     /// Logs an event and queues it for every subscribed client whose

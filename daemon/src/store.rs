@@ -2,30 +2,85 @@
 //!
 //! Records on disk are their own versioned types (`store/records.rs`),
 //! separate from domain and wire types, so the format can evolve without
-//! touching either. A write is acknowledged only after [`Store::flush`] has
-//! made it durable. A store that cannot be opened or read is moved aside and
-//! rebuilt from the newest automatic backup.
+//! touching either. A write is acknowledged only after [`Store::flush`] (or
+//! [`Store::write`]) has made it durable. A store that cannot be opened or
+//! read is moved aside and rebuilt from the newest automatic backup.
+//!
+//! sled refuses every write after its first failed one (a full or read-only
+//! disk), until it is opened again. So a failed write marks the store broken,
+//! and the next write reopens it first: once the disk takes writes again,
+//! Parley does too, without a restart. The data directory and everything in
+//! it are private to the user (0700 and 0600): they hold every comment.
 
 mod records;
 
+use std::io::ErrorKind;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 
 pub use records::Export;
 use records::{ReviewRecord, SessionRecord, ThreadRecord};
 
 use crate::feedback::Thread;
 use crate::reviews::Review;
+use crate::sessions::Session;
 
 /// How many automatic backups are kept.
 const BACKUPS_KEPT: usize = 5;
+
+/// Why the disk refused a write, in the words a user acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiskProblem {
+    Full,
+    ReadOnly,
+    Denied,
+}
+
+impl DiskProblem {
+    /// The problem behind an IO error, when it is one a user can fix.
+    fn of_io(error: &std::io::Error) -> Option<DiskProblem> {
+        use rustix::io::Errno;
+        if let Some(errno) = error.raw_os_error().map(Errno::from_raw_os_error) {
+            if errno == Errno::NOSPC || errno == Errno::DQUOT {
+                return Some(DiskProblem::Full);
+            }
+            if errno == Errno::ROFS {
+                return Some(DiskProblem::ReadOnly);
+            }
+            if errno == Errno::ACCESS || errno == Errno::PERM {
+                return Some(DiskProblem::Denied);
+            }
+        }
+        // sled copies IO errors by kind and text, dropping the OS code.
+        match error.kind() {
+            ErrorKind::StorageFull | ErrorKind::QuotaExceeded => Some(DiskProblem::Full),
+            ErrorKind::ReadOnlyFilesystem => Some(DiskProblem::ReadOnly),
+            ErrorKind::PermissionDenied => Some(DiskProblem::Denied),
+            _ => None,
+        }
+    }
+
+    fn of_sled(error: &sled::Error) -> Option<DiskProblem> {
+        match error {
+            sled::Error::Io(e) => DiskProblem::of_io(e),
+            _ => None,
+        }
+    }
+}
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
-        "cannot open the store at {path}: {source}; if another Parley daemon uses it, stop that one or set PARLEY_DATA_DIR"
+        "the store at {0} is in use by another Parley daemon: stop that one (`parley stop`) or set PARLEY_DATA_DIR to another folder"
     )]
+    Locked(PathBuf),
+    #[error("cannot open the store at {path}: {source}")]
     Open { path: PathBuf, source: sled::Error },
+    #[error("{}", disk_sentence(*problem, path))]
+    Disk { path: PathBuf, problem: DiskProblem },
     #[error("the store at {0} is corrupt (sled panicked while opening it)")]
     Corrupt(PathBuf),
     #[error("store: {0}")]
@@ -34,6 +89,48 @@ pub enum StoreError {
     Record(#[from] serde_json::Error),
     #[error("{context}: {source}")]
     Io { context: String, source: std::io::Error },
+}
+
+/// What a user reads when the disk refuses the store's writes.
+fn disk_sentence(problem: DiskProblem, path: &Path) -> String {
+    let path = path.display();
+    match problem {
+        DiskProblem::Full => {
+            format!("the disk holding Parley's store ({path}) is full: free some space, then try again")
+        }
+        DiskProblem::ReadOnly => format!(
+            "Parley's store ({path}) is on a read-only file system: make it writable (or set PARLEY_DATA_DIR to a writable folder), then try again"
+        ),
+        DiskProblem::Denied => format!(
+            "Parley may not write its store ({path}): give your user write access to it (or set PARLEY_DATA_DIR to a writable folder), then try again"
+        ),
+    }
+}
+
+impl StoreError {
+    /// A sled error, named as a disk problem when it is one.
+    fn from_sled(path: &Path, error: sled::Error) -> StoreError {
+        match DiskProblem::of_sled(&error) {
+            Some(problem) => StoreError::Disk { path: path.to_owned(), problem },
+            None => StoreError::Sled(error),
+        }
+    }
+
+    /// An IO error met at `context`, named as a disk problem when it is one.
+    fn from_io(path: &Path, context: String, source: std::io::Error) -> StoreError {
+        match DiskProblem::of_io(&source) {
+            Some(problem) => StoreError::Disk { path: path.to_owned(), problem },
+            None => StoreError::Io { context, source },
+        }
+    }
+
+    /// The disk problem behind this error, if that is what it is.
+    pub fn disk_problem(&self) -> Option<DiskProblem> {
+        match self {
+            StoreError::Disk { problem, .. } => Some(*problem),
+            _ => None,
+        }
+    }
 }
 
 /// How long opening waits for a store locked by a closing handle.
@@ -45,16 +142,45 @@ fn is_locked(error: &sled::Error) -> bool {
     matches!(error, sled::Error::Io(e) if e.to_string().contains("could not acquire lock"))
 }
 
-/// The daemon's store.
+/// One write the state owner hands to the store.
+#[derive(Debug)]
+pub enum Write {
+    Review(Review),
+    RemoveReview(PathBuf),
+    Thread(Box<Thread>),
+    RemoveThread(String),
+    Session(Box<Session>),
+    RemoveSession(String),
+    RemoveSnapshot(String),
+    Import(Box<Export>),
+}
+
+/// The daemon's store: a handle shared by everyone who reads or writes it.
 #[derive(Debug, Clone)]
 pub struct Store {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// The `store` directory sled keeps its files in.
+    path: PathBuf,
+    /// The open database; `None` only while it is being reopened.
+    open: RwLock<Option<Arc<Trees>>>,
+    /// A write failed, so sled refuses every later one until reopened.
+    broken: AtomicBool,
+    /// Held while reopening, so two writers do not reopen at once.
+    reopening: std::sync::Mutex<()>,
+}
+
+#[derive(Debug)]
+struct Trees {
     db: sled::Db,
     reviews: sled::Tree,
     threads: sled::Tree,
     /// File texts threads were anchored against, keyed by their hash.
     snapshots: sled::Tree,
     sessions: sled::Tree,
-    path: PathBuf,
 }
 
 /// What happened when a corrupt store was replaced.
@@ -65,39 +191,117 @@ pub struct Recovery {
     pub cause: String,
 }
 
+/// Opens sled in `path`, waiting a moment for a lock a closing handle still
+/// holds (sled's flusher thread lets go last).
+fn open_trees(path: &Path) -> Result<Trees, StoreError> {
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    let db = loop {
+        // sled 0.34 panics on some kinds of corruption instead of failing.
+        match std::panic::catch_unwind(|| sled::Config::new().path(path).open()) {
+            Ok(Ok(db)) => break db,
+            Ok(Err(source)) if is_locked(&source) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Ok(Err(source)) if is_locked(&source) => return Err(StoreError::Locked(path.to_owned())),
+            Ok(Err(source)) => {
+                return Err(match DiskProblem::of_sled(&source) {
+                    Some(problem) => StoreError::Disk { path: path.to_owned(), problem },
+                    None => StoreError::Open { path: path.to_owned(), source },
+                });
+            }
+            Err(_) => return Err(StoreError::Corrupt(path.to_owned())),
+        }
+    };
+    let tree = |name: &str| db.open_tree(name).map_err(|e| StoreError::from_sled(path, e));
+    let trees = Trees {
+        reviews: tree("reviews")?,
+        threads: tree("threads")?,
+        snapshots: tree("snapshots")?,
+        sessions: tree("sessions")?,
+        db,
+    };
+    // sled creates its files with the process's umask: close them to others.
+    if let Err(e) = tighten(path) {
+        tracing::warn!("cannot make the store's files private: {e}");
+    }
+    Ok(trees)
+}
+
 impl Store {
     /// Opens (creating if needed) the store in `dir`.
-    ///
-    /// sled's file lock outlives a closed store by a moment (its flusher
-    /// thread lets go last), so a lock held by someone else is retried for a
-    /// few seconds before it is reported.
     pub fn open(dir: &Path) -> Result<Store, StoreError> {
         let path = dir.join("store");
-        let deadline = std::time::Instant::now() + LOCK_WAIT;
-        let db = loop {
-            // sled 0.34 panics on some kinds of corruption instead of failing.
-            match std::panic::catch_unwind(|| sled::Config::new().path(&path).open()) {
-                Ok(Ok(db)) => break db,
-                Ok(Err(source)) if is_locked(&source) && std::time::Instant::now() < deadline => {
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Ok(Err(source)) => return Err(StoreError::Open { path, source }),
-                Err(_) => return Err(StoreError::Corrupt(path)),
-            }
-        };
+        let trees = open_trees(&path)?;
         Ok(Store {
-            reviews: db.open_tree("reviews")?,
-            threads: db.open_tree("threads")?,
-            snapshots: db.open_tree("snapshots")?,
-            sessions: db.open_tree("sessions")?,
-            db,
-            path,
+            shared: Arc::new(Shared {
+                path,
+                open: RwLock::new(Some(Arc::new(trees))),
+                broken: AtomicBool::new(false),
+                reopening: std::sync::Mutex::new(()),
+            }),
         })
+    }
+
+    /// The open trees, or the reason there are none (a reopen failed).
+    fn trees(&self) -> Result<Arc<Trees>, StoreError> {
+        let open = self.shared.open.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.clone().ok_or_else(|| StoreError::Io {
+            context: format!("the store at {} is closed after a failed write", self.shared.path.display()),
+            source: std::io::Error::other("it could not be opened again yet"),
+        })
+    }
+
+    /// Notes a failed write: sled refuses every later one until reopened.
+    fn failed(&self, error: sled::Error) -> StoreError {
+        self.shared.broken.store(true, Ordering::SeqCst);
+        let error = StoreError::from_sled(&self.shared.path, error);
+        tracing::warn!("a write to the store failed: {error}");
+        error
+    }
+
+    /// Has the next write reopen the store (after a write that panicked).
+    pub fn mark_broken(&self) {
+        self.shared.broken.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a write failed and the store has not been reopened since.
+    pub fn is_broken(&self) -> bool {
+        self.shared.broken.load(Ordering::SeqCst)
+    }
+
+    /// Reopens the store after a failed write. What sled held in memory and
+    /// had not flushed is dropped: it was never acknowledged.
+    fn reopen(&self) -> Result<(), StoreError> {
+        let _one_at_a_time = self.shared.reopening.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !self.is_broken() {
+            return Ok(());
+        }
+        // Let go of the old handle first: sled's file lock is released only
+        // once every handle on it is gone.
+        let old = self.shared.open.write().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        drop(old);
+        let trees = open_trees(&self.shared.path)?;
+        *self.shared.open.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(trees));
+        self.shared.broken.store(false, Ordering::SeqCst);
+        tracing::info!("the store at {} was reopened after a failed write", self.shared.path.display());
+        Ok(())
+    }
+
+    /// Reopens the store if a write failed since it was opened.
+    async fn repair(&self) -> Result<(), StoreError> {
+        if !self.is_broken() {
+            return Ok(());
+        }
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || this.reopen())
+            .await
+            .map_err(|e| StoreError::Io { context: "reopening the store".into(), source: std::io::Error::other(e) })?
     }
 
     /// Opens the store in `dir`; when it is corrupt or unreadable, moves it
     /// aside, starts a fresh one and restores the newest automatic backup.
-    /// A store locked by another daemon is an error, never "corrupt".
+    /// A store locked by another daemon, or on a disk that refuses writes,
+    /// is an error, never "corrupt".
     ///
     /// Parley never deletes a review or a thread (resolving keeps it), so a
     /// store that opens but lacks records the newest backup holds has lost
@@ -109,6 +313,7 @@ impl Store {
                 let recovery = store.restore_missing(dir)?;
                 return Ok((store, recovery));
             }
+            Err(e @ (StoreError::Locked(_) | StoreError::Disk { .. })) => return Err(e),
             Err(StoreError::Open { source: sled::Error::Io(e), path })
                 if e.kind() != std::io::ErrorKind::InvalidData =>
             {
@@ -118,9 +323,8 @@ impl Store {
         };
         let path = dir.join("store");
         let moved_to = dir.join(format!("store.corrupt-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ")));
-        std::fs::rename(&path, &moved_to).map_err(|source| StoreError::Io {
-            context: format!("moving the corrupt store {} aside", path.display()),
-            source,
+        std::fs::rename(&path, &moved_to).map_err(|source| {
+            StoreError::from_io(&path, format!("moving the corrupt store {} aside", path.display()), source)
         })?;
         let store = Store::open(dir)?;
         let backup = newest_backup(dir);
@@ -144,21 +348,22 @@ impl Store {
             tracing::warn!("the backup {} is unreadable; not comparing the store with it", backup.display());
             return Ok(None);
         };
+        let trees = self.trees()?;
         let mut missing = Export::new(Vec::new(), Vec::new());
         for record in export.reviews {
             let review: Review = record.into();
-            if !self.reviews.contains_key(review.base.as_os_str().as_encoded_bytes())? {
+            if !trees.reviews.contains_key(review.base.as_os_str().as_encoded_bytes())? {
                 missing.reviews.push(ReviewRecord::from(&review));
             }
         }
         for record in export.threads {
             let thread: Thread = record.into();
-            if !self.threads.contains_key(thread.id.as_bytes())? {
+            if !trees.threads.contains_key(thread.id.as_bytes())? {
                 missing.threads.push(ThreadRecord::from(&thread));
             }
         }
         for SessionRecord::V1(session) in export.sessions {
-            if !self.sessions.contains_key(session.id.as_bytes())? {
+            if !trees.sessions.contains_key(session.id.as_bytes())? {
                 missing.sessions.push(SessionRecord::V1(session));
             }
         }
@@ -172,8 +377,8 @@ impl Store {
             missing.sessions.len()
         );
         self.import(missing)?;
-        self.db.flush()?;
-        Ok(Some(Recovery { moved_to: self.path.clone(), backup: Some(backup), cause }))
+        trees.db.flush().map_err(|e| self.failed(e))?;
+        Ok(Some(Recovery { moved_to: self.shared.path.clone(), backup: Some(backup), cause }))
     }
 
     /// Reads every record once, so corruption is found at start-up rather
@@ -186,35 +391,41 @@ impl Store {
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.shared.path
     }
 
     /// Every stored review.
     pub fn reviews(&self) -> Result<Vec<Review>, StoreError> {
-        self.reviews.iter().map(|entry| Ok(serde_json::from_slice::<ReviewRecord>(&entry?.1)?.into())).collect()
+        let trees = self.trees()?;
+        trees.reviews.iter().map(|entry| Ok(serde_json::from_slice::<ReviewRecord>(&entry?.1)?.into())).collect()
     }
 
     /// Writes a review; durable after the next [`Store::flush`].
     pub fn put_review(&self, review: &Review) -> Result<(), StoreError> {
         let key = review.base.as_os_str().as_encoded_bytes();
-        self.reviews.insert(key, serde_json::to_vec(&ReviewRecord::from(review))?)?;
+        let bytes = serde_json::to_vec(&ReviewRecord::from(review))?;
+        self.trees()?.reviews.insert(key, bytes).map_err(|e| self.failed(e))?;
         Ok(())
     }
 
     /// Every stored thread, resolved ones included.
     pub fn threads(&self) -> Result<Vec<Thread>, StoreError> {
-        self.threads.iter().map(|entry| Ok(serde_json::from_slice::<ThreadRecord>(&entry?.1)?.into())).collect()
+        let trees = self.trees()?;
+        trees.threads.iter().map(|entry| Ok(serde_json::from_slice::<ThreadRecord>(&entry?.1)?.into())).collect()
     }
 
     /// Writes a thread; durable after the next [`Store::flush`].
     pub fn put_thread(&self, thread: &Thread) -> Result<(), StoreError> {
-        self.threads.insert(thread.id.as_bytes(), serde_json::to_vec(&ThreadRecord::from(thread))?)?;
+        let bytes = serde_json::to_vec(&ThreadRecord::from(thread))?;
+        self.trees()?.threads.insert(thread.id.as_bytes(), bytes).map_err(|e| self.failed(e))?;
         Ok(())
     }
 
     /// Every stored review session.
-    pub fn sessions(&self) -> Result<Vec<crate::sessions::Session>, StoreError> {
-        self.sessions
+    pub fn sessions(&self) -> Result<Vec<Session>, StoreError> {
+        let trees = self.trees()?;
+        trees
+            .sessions
             .iter()
             .map(|entry| {
                 let SessionRecord::V1(session) = serde_json::from_slice(&entry?.1)?;
@@ -224,51 +435,95 @@ impl Store {
     }
 
     /// Writes a session; durable after the next [`Store::flush`].
-    pub fn put_session(&self, session: &crate::sessions::Session) -> Result<(), StoreError> {
-        self.sessions.insert(session.id.as_bytes(), serde_json::to_vec(&SessionRecord::V1(session.clone()))?)?;
+    pub fn put_session(&self, session: &Session) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(&SessionRecord::V1(session.clone()))?;
+        self.trees()?.sessions.insert(session.id.as_bytes(), bytes).map_err(|e| self.failed(e))?;
         Ok(())
     }
 
     /// Keeps a file text under its hash, for diffing old → new later.
-    /// Removes a session; durable after the next [`Store::flush`].
-    pub fn remove_session(&self, id: &str) -> Result<(), StoreError> {
-        self.sessions.remove(id.as_bytes())?;
-        Ok(())
-    }
-
+    ///
+    /// Snapshots are a cache (without one, re-anchoring falls back to a
+    /// search), so a disk that refuses them is logged, not an error: reading
+    /// threads goes on working on a full disk.
     pub fn put_snapshot(&self, hash: &str, text: &str) -> Result<(), StoreError> {
-        if !self.snapshots.contains_key(hash)? {
-            self.snapshots.insert(hash, text.as_bytes())?;
+        let put = || -> Result<(), StoreError> {
+            let trees = self.trees()?;
+            if !trees.snapshots.contains_key(hash)? {
+                trees.snapshots.insert(hash, text.as_bytes()).map_err(|e| self.failed(e))?;
+            }
+            Ok(())
+        };
+        if let Err(e) = put() {
+            tracing::warn!("cannot keep a snapshot of a file's text: {e}");
         }
         Ok(())
     }
 
+    /// A file text kept by [`Store::put_snapshot`]; `None` when it is not
+    /// there or cannot be read (it is a cache).
     pub fn snapshot(&self, hash: &str) -> Result<Option<String>, StoreError> {
-        Ok(self.snapshots.get(hash)?.and_then(|bytes| String::from_utf8(bytes.to_vec()).ok()))
+        match self.trees().and_then(|trees| Ok(trees.snapshots.get(hash)?)) {
+            Ok(bytes) => Ok(bytes.and_then(|bytes| String::from_utf8(bytes.to_vec()).ok())),
+            Err(e) => {
+                tracing::warn!("cannot read a snapshot of a file's text: {e}");
+                Ok(None)
+            }
+        }
     }
 
-    /// Drops snapshots no thread refers to any more.
-    pub fn remove_snapshot(&self, hash: &str) -> Result<(), StoreError> {
-        self.snapshots.remove(hash)?;
+    /// Applies one write in memory; durable after the next flush.
+    fn apply(&self, write: Write) -> Result<(), StoreError> {
+        let trees = self.trees()?;
+        let removed = match write {
+            Write::Review(review) => return self.put_review(&review),
+            Write::Thread(thread) => return self.put_thread(&thread),
+            Write::Session(session) => return self.put_session(&session),
+            Write::Import(export) => return self.import(*export).map(|_| ()),
+            Write::RemoveReview(base) => trees.reviews.remove(base.as_os_str().as_encoded_bytes()),
+            Write::RemoveThread(id) => trees.threads.remove(id.as_bytes()),
+            Write::RemoveSession(id) => trees.sessions.remove(id.as_bytes()),
+            Write::RemoveSnapshot(hash) => trees.snapshots.remove(hash.as_bytes()),
+        };
+        removed.map_err(|e| self.failed(e))?;
         Ok(())
     }
 
-    /// Makes every write so far durable.
+    /// Applies `writes` in order and, when `durable`, flushes them: the
+    /// state owner's one way to write. A store broken by an earlier failed
+    /// write is reopened first.
+    pub async fn write(&self, writes: Vec<Write>, durable: bool) -> Result<(), StoreError> {
+        self.repair().await?;
+        for write in writes {
+            self.apply(write)?;
+        }
+        if durable {
+            self.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Makes every write so far durable. A store broken by an earlier
+    /// failed write is reopened first (what it had not flushed is lost; it
+    /// was never acknowledged).
     pub async fn flush(&self) -> Result<(), StoreError> {
-        self.db.flush_async().await?;
+        self.repair().await?;
+        let trees = self.trees()?;
+        trees.db.flush_async().await.map_err(|e| self.failed(e))?;
         Ok(())
     }
 
     /// Everything a user would want back: reviews and threads (snapshots are
     /// a cache and are left out).
     pub fn export(&self) -> Result<Export, StoreError> {
+        let trees = self.trees()?;
         let reviews =
-            self.reviews.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
+            trees.reviews.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
         let threads =
-            self.threads.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
+            trees.threads.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
         let mut export = Export::new(reviews, threads);
         export.sessions =
-            self.sessions.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
+            trees.sessions.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
         Ok(export)
     }
 
@@ -290,25 +545,124 @@ impl Store {
         Ok(counts)
     }
 
-    /// Writes an automatic backup beside the store (atomically) and keeps
-    /// only the newest few.
+    /// Writes an automatic backup beside the store (atomically, readable by
+    /// the user alone) and keeps only the newest few.
     pub fn write_backup(&self, data_dir: &Path) -> Result<PathBuf, StoreError> {
         let dir = data_dir.join("backups");
-        let io = |context: String| move |source| StoreError::Io { context, source };
-        std::fs::create_dir_all(&dir).map_err(io(format!("creating {}", dir.display())))?;
+        let io = |context: String| move |source| StoreError::from_io(data_dir, context, source);
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(io(format!("creating {}", dir.display())))?;
         let name = format!("parley-backup-{}.json", chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ"));
         let path = dir.join(name);
         let partial = path.with_extension("json.partial");
         let bytes = serde_json::to_vec(&self.export()?)?;
-        std::fs::write(&partial, bytes).map_err(io(format!("writing {}", partial.display())))?;
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&partial)
+            .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes));
+        if let Err(source) = written {
+            let _ = std::fs::remove_file(&partial);
+            return Err(io(format!("writing {}", partial.display()))(source));
+        }
         std::fs::rename(&partial, &path).map_err(io(format!("renaming {}", partial.display())))?;
         let mut all = backups(data_dir);
         while all.len() > BACKUPS_KEPT {
             let oldest = all.remove(0);
             let _ = std::fs::remove_file(oldest);
         }
+        // sled adds files to the store as it runs; keep them private too.
+        if let Err(e) = tighten(&self.shared.path) {
+            tracing::debug!("cannot make the store's files private: {e}");
+        }
         Ok(path)
     }
+}
+
+/// Creates the data directory readable by the user alone, and closes to
+/// other users whatever an older Parley left open in it. Answers what was
+/// changed, to be logged; failing to change it is logged, not fatal (the
+/// store may still open, and `parley doctor` reports it).
+pub fn prepare_data_dir(dir: &Path) -> Result<Vec<Loosened>, StoreError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|source| StoreError::from_io(dir, format!("creating the data directory {}", dir.display()), source))?;
+    match tighten(dir) {
+        Ok(changed) => Ok(changed),
+        Err(e) => {
+            tracing::warn!("cannot make the data directory private: {e}");
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Fails when the data directory is on a read-only file system: checked
+/// before the daemon takes the socket, so a client that starts it hears that
+/// it exited and how to see why, instead of a reset connection.
+pub fn check_writable(dir: &Path) -> Result<(), StoreError> {
+    match rustix::fs::statvfs(dir) {
+        Ok(facts) if facts.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) => {
+            Err(StoreError::Disk { path: dir.join("store"), problem: DiskProblem::ReadOnly })
+        }
+        // Anything else shows when the store opens.
+        _ => Ok(()),
+    }
+}
+
+/// A file or directory other users could reach, and its mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loosened {
+    pub path: PathBuf,
+    pub mode: u32,
+}
+
+/// Everything in `dir` (and `dir` itself) that other users may read, write
+/// or enter. Symbolic links inside are not followed (their modes mean
+/// nothing, and what they point at is not Parley's); `dir` itself may be one.
+pub fn open_to_others(dir: &Path) -> std::io::Result<Vec<Loosened>> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(path) = pending.pop() {
+        let meta = if path == dir { std::fs::metadata(&path) } else { std::fs::symlink_metadata(&path) };
+        let meta = match meta {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == ErrorKind::NotFound && path != dir => continue,
+            Err(e) => return Err(e),
+        };
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 {
+            found.push(Loosened { path: path.clone(), mode });
+        }
+        if meta.is_dir() {
+            for entry in std::fs::read_dir(&path)? {
+                pending.push(entry?.path());
+            }
+        }
+    }
+    found.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(found)
+}
+
+/// Takes every permission of group and others off `dir` and what it holds;
+/// answers what was changed.
+fn tighten(dir: &Path) -> Result<Vec<Loosened>, StoreError> {
+    let io = |context: String| move |source| StoreError::from_io(dir, context, source);
+    let loose = open_to_others(dir).map_err(io(format!("reading {}", dir.display())))?;
+    for item in &loose {
+        std::fs::set_permissions(&item.path, std::fs::Permissions::from_mode(item.mode & !0o077))
+            .map_err(io(format!("making {} private", item.path.display())))?;
+    }
+    Ok(loose)
 }
 
 /// Automatic backups, oldest first (their names sort by time).
@@ -327,7 +681,6 @@ fn backups(data_dir: &Path) -> Vec<PathBuf> {
 fn newest_backup(data_dir: &Path) -> Option<PathBuf> {
     backups(data_dir).pop()
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,6 +761,67 @@ mod tests {
         assert!(recovery.moved_to.exists(), "the corrupt store is kept aside");
         assert!(recovery.backup.is_some());
         assert_eq!(store.threads().expect("read"), vec![thread]);
+    }
+
+    /// How an IO error is told to the user, by OS code or (as sled hands
+    /// them on) by kind alone.
+    #[test]
+    fn disk_errors_are_named_for_what_the_user_can_do() {
+        use std::io::Error;
+        let check = |error: Error, want: Option<DiskProblem>| assert_eq!(DiskProblem::of_io(&error), want, "{error}");
+        check(Error::from_raw_os_error(28), Some(DiskProblem::Full));
+        check(Error::from_raw_os_error(122), Some(DiskProblem::Full));
+        check(Error::from_raw_os_error(30), Some(DiskProblem::ReadOnly));
+        check(Error::from_raw_os_error(13), Some(DiskProblem::Denied));
+        check(Error::from_raw_os_error(1), Some(DiskProblem::Denied));
+        check(Error::from_raw_os_error(5), None);
+        check(Error::new(ErrorKind::StorageFull, "Os { code: 28 }"), Some(DiskProblem::Full));
+        check(Error::new(ErrorKind::ReadOnlyFilesystem, "Os { code: 30 }"), Some(DiskProblem::ReadOnly));
+        check(Error::new(ErrorKind::InvalidData, "bad"), None);
+
+        let said = |problem| StoreError::Disk { path: PathBuf::from("/d/store"), problem }.to_string();
+        assert_eq!(
+            said(DiskProblem::Full),
+            "the disk holding Parley's store (/d/store) is full: free some space, then try again"
+        );
+        assert!(said(DiskProblem::ReadOnly).contains("read-only file system"));
+        assert!(said(DiskProblem::Denied).contains("give your user write access"));
+    }
+
+    #[tokio::test]
+    async fn a_broken_store_is_reopened_by_the_next_write() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let (first, second) = (thread(), thread());
+        store.write(vec![Write::Thread(Box::new(first.clone()))], true).await.expect("write");
+        // As after a failed write: sled would refuse everything from now on.
+        store.shared.broken.store(true, Ordering::SeqCst);
+        store.write(vec![Write::Thread(Box::new(second.clone()))], true).await.expect("the store reopens");
+        assert!(!store.is_broken());
+        drop(store);
+        let mut stored = Store::open(dir.path()).expect("reopen").threads().expect("read");
+        stored.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut want = vec![first, second];
+        want.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(stored, want);
+    }
+
+    #[test]
+    fn the_data_directory_and_its_files_are_private() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        assert_eq!(prepare_data_dir(&data).expect("create"), []);
+        let store = Store::open(&data).expect("open");
+        store.write_backup(&data).expect("backup");
+        assert_eq!(open_to_others(&data).expect("read"), [], "created private");
+
+        let loose = data.join("store/db");
+        std::fs::set_permissions(&loose, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let changed = prepare_data_dir(&data).expect("tighten");
+        let changed: Vec<(PathBuf, u32)> = changed.into_iter().map(|l| (l.path, l.mode)).collect();
+        assert_eq!(changed, [(data.clone(), 0o755), (loose, 0o644)]);
+        assert_eq!(open_to_others(&data).expect("read"), []);
     }
 
     #[tokio::test]

@@ -3,10 +3,10 @@
 //! here and encode its result or its error; they do nothing else.
 //!
 //! A use case refreshes what it reads (threads are re-anchored against the
-//! files on disk first) and makes what it writes durable (`Store::flush`)
-//! before it returns, so no front door can answer a write that is not on
-//! disk. Each module has one error enum, which each door maps to its wire
-//! once.
+//! files on disk first) and writes through the state owner, which answers a
+//! write (and lets anyone see it) only once the store has flushed it, so no
+//! front door can answer a write that is not on disk. Each module has one
+//! error enum, which each door maps to its wire once.
 
 pub mod backup;
 pub mod feedback;

@@ -63,6 +63,7 @@ pub async fn doctor(json: bool) -> anyhow::Result<i32> {
     let mut checks = vec![shim_check(), socket_check()];
     checks.push(daemon_check().await);
     checks.push(data_dir_check());
+    checks.extend(data_privacy_check());
     checks.extend(config_checks(&cwd));
     checks.push(git_check());
     if let Some(check) = watch_limit_check() {
@@ -208,6 +209,32 @@ fn data_dir_check() -> Check {
             format!("cannot write in {}: {e}; set PARLEY_DATA_DIR to a writable folder", existing.display()),
         ),
     }
+}
+
+/// Whether other users can read the store: it holds every comment. The
+/// daemon makes the data directory private when it starts; this says so
+/// before then, and when something loosened it since.
+fn data_privacy_check() -> Option<Check> {
+    let dir = config::data_dir().ok().filter(|dir| dir.exists())?;
+    Some(match crate::store::open_to_others(&dir) {
+        Ok(open) if open.is_empty() => Check::new("privacy", Outcome::Ok, "the store is readable by you alone"),
+        Ok(open) => {
+            let first = &open[0];
+            Check::new(
+                "privacy",
+                Outcome::Warn,
+                format!(
+                    "{} item(s) in {} are open to other users (first: {}, mode {:o}); starting the daemon makes them private, or run `chmod -R go-rwx {}`",
+                    open.len(),
+                    dir.display(),
+                    first.path.display(),
+                    first.mode,
+                    dir.display()
+                ),
+            )
+        }
+        Err(e) => Check::new("privacy", Outcome::Warn, format!("cannot read {}: {e}", dir.display())),
+    })
 }
 
 fn config_checks(cwd: &Path) -> Vec<Check> {

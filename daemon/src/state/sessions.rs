@@ -1,23 +1,42 @@
 //! The review-session half of the state owner: id allocation, rounds and
-//! completion, each stored before it is answered.
+//! completion, each answered and visible only once durable.
 
 use std::path::{Path, PathBuf};
 
+use tokio::sync::oneshot;
+
 use super::State;
+use super::durable::Effect;
 use crate::clock::now_rfc3339;
 use crate::sessions::{self, Completion, FinalStatus, Round, Session, SessionError, SessionRequest};
+use crate::store::Write;
+
+type Reply = oneshot::Sender<Result<Session, SessionError>>;
 
 impl State {
-    pub(super) fn start_session(
-        &mut self,
-        workspace: PathBuf,
-        request: SessionRequest,
-    ) -> Result<Session, SessionError> {
+    /// The newest version of a session: waiting for the disk, or in memory.
+    fn latest_session(&self, id: &str) -> Option<&Session> {
+        match self.staged_sessions.get(id) {
+            Some(waiting) => waiting.as_ref(),
+            None => self.sessions.get(id),
+        }
+    }
+
+    /// Hands a session's new version to the store; it is kept and answered
+    /// once durable.
+    fn stage_session(&mut self, session: Session, reply: Reply) {
+        self.staged_sessions.insert(session.id.clone(), Some(session.clone()));
+        self.stage(Write::Session(Box::new(session.clone())), Effect::Session { session: Box::new(session), reply });
+    }
+
+    pub(super) fn start_session(&mut self, workspace: PathBuf, request: SessionRequest, reply: Reply) {
         let now = now_rfc3339();
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let id = sessions::next_id(&date, self.sessions.keys().map(String::as_str));
+        // Ids waiting for the disk are taken too.
+        let taken = self.sessions.keys().chain(self.staged_sessions.keys()).map(String::as_str);
+        let id = sessions::next_id(&date, taken);
         let session = Session {
-            id: id.clone(),
+            id,
             workspace,
             created_at: now.clone(),
             updated_at: now,
@@ -26,13 +45,11 @@ impl State {
             completion: None,
             pending: None,
         };
-        self.store.put_session(&session).map_err(|e| SessionError::Store(e.to_string()))?;
-        self.sessions.insert(id, session.clone());
-        Ok(session)
+        self.stage_session(session, reply);
     }
 
     pub(super) fn check_session(&self, id: &str, max_rounds: u32) -> Result<&Session, SessionError> {
-        let session = self.sessions.get(id).ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+        let session = self.latest_session(id).ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
         if let Some(done) = &session.completion {
             return Err(SessionError::Completed {
                 id: id.to_owned(),
@@ -46,36 +63,40 @@ impl State {
         Ok(session)
     }
 
-    pub(super) fn add_round(&mut self, id: &str, mut round: Round, max_rounds: u32) -> Result<Session, SessionError> {
-        self.check_session(id, max_rounds)?;
-        let session = self.sessions.get_mut(id).ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+    pub(super) fn add_round(&mut self, id: &str, mut round: Round, max_rounds: u32, reply: Reply) {
+        let mut session = match self.check_session(id, max_rounds) {
+            Ok(session) => session.clone(),
+            Err(e) => {
+                let _ = reply.send(Err(e));
+                return;
+            }
+        };
         round.round = session.rounds.len() as u32 + 1;
         session.rounds.push(round);
         session.pending = None;
         session.updated_at = now_rfc3339();
-        let session = session.clone();
-        self.store.put_session(&session).map_err(|e| SessionError::Store(e.to_string()))?;
-        Ok(session)
+        self.stage_session(session, reply);
     }
 
+    /// Kept in memory only: what a background round is doing is not stored.
     pub(super) fn set_pending(&mut self, id: &str, pending: Option<crate::sessions::Pending>) {
+        if let Some(Some(session)) = self.staged_sessions.get_mut(id) {
+            session.pending = pending.clone();
+        }
         if let Some(session) = self.sessions.get_mut(id) {
             session.pending = pending;
         }
     }
 
     pub(super) fn discard_empty_session(&mut self, id: &str) {
-        let empty =
-            self.sessions.get(id).is_some_and(|s| s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none());
+        let empty = self
+            .latest_session(id)
+            .is_some_and(|s| s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none());
         if !empty {
             return;
         }
-        match self.store.remove_session(id) {
-            Ok(()) => {
-                self.sessions.remove(id);
-            }
-            Err(e) => tracing::warn!("cannot remove the empty session {id}: {e}"),
-        }
+        self.staged_sessions.insert(id.to_owned(), None);
+        self.stage(Write::RemoveSession(id.to_owned()), Effect::DiscardSession { id: id.to_owned() });
     }
 
     pub(super) fn sessions_of(&self, workspace: Option<&Path>, limit: usize) -> Vec<Session> {
@@ -93,20 +114,23 @@ impl State {
         id: &str,
         final_status: FinalStatus,
         notes: Option<String>,
-    ) -> Result<Session, SessionError> {
-        let session = self.sessions.get_mut(id).ok_or_else(|| SessionError::NotFound(id.to_owned()))?;
+        reply: Reply,
+    ) {
+        let Some(mut session) = self.latest_session(id).cloned() else {
+            let _ = reply.send(Err(SessionError::NotFound(id.to_owned())));
+            return;
+        };
         if let Some(done) = &session.completion {
-            return Err(SessionError::Completed {
+            let _ = reply.send(Err(SessionError::Completed {
                 id: id.to_owned(),
                 status: done.final_status.name(),
                 at: done.at.clone(),
-            });
+            }));
+            return;
         }
         let now = now_rfc3339();
         session.completion = Some(Completion { final_status, notes, at: now.clone() });
         session.updated_at = now;
-        let session = session.clone();
-        self.store.put_session(&session).map_err(|e| SessionError::Store(e.to_string()))?;
-        Ok(session)
+        self.stage_session(session, reply);
     }
 }

@@ -6,9 +6,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use tokio::sync::oneshot;
+
+use super::durable::Effect;
 use super::{Payload, State};
 use crate::clock::now_rfc3339;
 use crate::feedback::{self, Comment, FeedbackError as ThreadError, Summary, Thread};
+use crate::store::Write;
 use crate::views;
 
 /// What was last read of a file: enough to tell from `stat` alone that it
@@ -71,12 +75,9 @@ impl State {
         }
     }
 
-    pub(super) fn rechecked(
-        &mut self,
-        file: PathBuf,
-        stamp: Option<FileStamp>,
-        updates: Vec<Thread>,
-    ) -> Result<(), ThreadError> {
+    /// Applies re-anchoring's outcome at once (positions are derived data,
+    /// visible before they are durable) and hands the store its writes.
+    pub(super) fn rechecked(&mut self, file: PathBuf, stamp: Option<FileStamp>, updates: Vec<Thread>) {
         if let Some(stamp) = stamp {
             self.stamps.insert(file.clone(), stamp);
         }
@@ -92,7 +93,11 @@ impl State {
             current.span = update.span;
             current.state = update.state;
             let thread = current.clone();
-            self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
+            if let Some(waiting) = self.staged_threads.get_mut(&thread.id) {
+                // An edit waiting for the disk builds on these positions too.
+                take_positions(waiting, &thread);
+            }
+            self.stage(Write::Thread(Box::new(thread.clone())), Effect::Derived);
             if old_snapshot != thread.anchored_against {
                 dropped_snapshots.insert(old_snapshot);
             }
@@ -103,10 +108,9 @@ impl State {
         self.recount(&file);
         for hash in dropped_snapshots {
             if !self.threads_of_file(&file).any(|t| t.anchored_against == hash) {
-                self.store.remove_snapshot(&hash).map_err(|e| ThreadError::Store(e.to_string()))?;
+                self.stage(Write::RemoveSnapshot(hash), Effect::Derived);
             }
         }
-        Ok(())
     }
 
     pub(super) fn threads_in(&self, scope: &Path, file: Option<&Path>, include_resolved: bool) -> Vec<Thread> {
@@ -133,48 +137,79 @@ impl State {
         feedback::summarize(files)
     }
 
-    pub(super) fn create_thread(&mut self, thread: Thread) -> Result<Thread, ThreadError> {
-        self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
-        let file = views::file_of(&thread);
-        self.index_thread(thread.clone());
-        self.recount(&file);
-        self.publish(file, Payload::Thread { change: "created", thread: Box::new(thread.clone()) });
-        Ok(thread)
+    /// Hands a new thread to the store; it is kept, published and answered
+    /// once durable.
+    pub(super) fn create_thread(&mut self, thread: Thread, reply: oneshot::Sender<Result<Thread, ThreadError>>) {
+        self.staged_threads.insert(thread.id.clone(), thread.clone());
+        self.stage(Write::Thread(Box::new(thread.clone())), Effect::CreateThread { thread: Box::new(thread), reply });
     }
 
-    pub(super) fn edit_thread(&mut self, id: &str, edit: ThreadEdit) -> Result<Thread, ThreadError> {
-        let thread = self.threads.get_mut(id).ok_or(ThreadError::NotFound)?;
-        let change = match edit {
-            ThreadEdit::Reply(_) | ThreadEdit::Resolve if thread.resolved => {
-                return Err(match edit {
-                    ThreadEdit::Resolve => ThreadError::AlreadyResolved,
-                    _ => ThreadError::ResolvedNoReply,
-                });
-            }
-            ThreadEdit::Reply(comment) => {
-                thread.comments.push(comment);
-                "replied"
-            }
-            ThreadEdit::Resolve => {
-                thread.resolved = true;
-                "resolved"
-            }
-            ThreadEdit::Reopen if !thread.resolved => return Err(ThreadError::NotResolved),
-            ThreadEdit::Reopen => {
-                // Its file was not followed while it was resolved: check it afresh.
-                thread.resolved = false;
-                thread.checked_against.clear();
-                "reopened"
-            }
+    /// Checks an edit against the newest version of its thread and hands the
+    /// result to the store; it is applied, published and answered once durable.
+    pub(super) fn edit_thread(
+        &mut self,
+        id: String,
+        edit: ThreadEdit,
+        reply: oneshot::Sender<Result<Thread, ThreadError>>,
+    ) {
+        let Some(mut thread) = self.staged_threads.get(&id).or_else(|| self.threads.get(&id)).cloned() else {
+            let _ = reply.send(Err(ThreadError::NotFound));
+            return;
         };
-        thread.updated_at = now_rfc3339();
-        let thread = thread.clone();
-        self.recount(&views::file_of(&thread));
-        if change == "reopened" {
-            self.stamps.remove(&views::file_of(&thread));
+        let at = now_rfc3339();
+        if let Err(e) = apply_edit(&mut thread, &edit, &at) {
+            let _ = reply.send(Err(e));
+            return;
         }
-        self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
-        self.publish(views::file_of(&thread), Payload::Thread { change, thread: Box::new(thread.clone()) });
+        self.staged_threads.insert(id.clone(), thread.clone());
+        self.stage(Write::Thread(Box::new(thread)), Effect::EditThread { id, edit, at, reply });
+    }
+
+    /// Applies an edit the store has made durable to the thread in memory.
+    pub(super) fn apply_stored_edit(&mut self, id: &str, edit: &ThreadEdit, at: &str) -> Result<Thread, ThreadError> {
+        let thread = self.threads.get_mut(id).ok_or(ThreadError::NotFound)?;
+        let change = apply_edit(thread, edit, at)?;
+        let thread = thread.clone();
+        let file = views::file_of(&thread);
+        self.recount(&file);
+        if change == "reopened" {
+            self.stamps.remove(&file);
+        }
+        self.publish(file, Payload::Thread { change, thread: Box::new(thread.clone()) });
         Ok(thread)
     }
+}
+
+/// Applies an edit to a thread made at `at`; answers the change's name.
+fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'static str, ThreadError> {
+    let change = match edit {
+        ThreadEdit::Reply(_) if thread.resolved => return Err(ThreadError::ResolvedNoReply),
+        ThreadEdit::Resolve if thread.resolved => return Err(ThreadError::AlreadyResolved),
+        ThreadEdit::Reply(comment) => {
+            thread.comments.push(comment.clone());
+            "replied"
+        }
+        ThreadEdit::Resolve => {
+            thread.resolved = true;
+            "resolved"
+        }
+        ThreadEdit::Reopen if !thread.resolved => return Err(ThreadError::NotResolved),
+        ThreadEdit::Reopen => {
+            // Its file was not followed while it was resolved: check it afresh.
+            thread.resolved = false;
+            thread.checked_against.clear();
+            "reopened"
+        }
+    };
+    thread.updated_at = at.to_owned();
+    Ok(change)
+}
+
+/// Copies re-anchoring's outcome from `from` into `to`.
+fn take_positions(to: &mut Thread, from: &Thread) {
+    to.anchor = from.anchor.clone();
+    to.anchored_against = from.anchored_against.clone();
+    to.checked_against = from.checked_against.clone();
+    to.span = from.span;
+    to.state = from.state;
 }

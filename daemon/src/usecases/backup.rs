@@ -42,9 +42,8 @@ pub async fn import(cx: &Context, export: Export) -> Result<ImportCounts, Backup
     }
     let imported = cx.state.import(export).await.map_err(|e| match e {
         ImportError::Stopped(_) => BackupError::Stopped,
-        ImportError::Store(e) => BackupError::Store(e.to_string()),
+        ImportError::Store(e) => BackupError::Store(e),
     })?;
-    cx.store.flush().await.map_err(|e| BackupError::Store(e.to_string()))?;
     for file in imported.files {
         cx.watch.follow(file);
     }

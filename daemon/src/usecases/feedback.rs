@@ -33,9 +33,7 @@ pub async fn summary(cx: &Context, scope: &Path) -> Result<Summary, FeedbackErro
 pub async fn create(cx: &Context, new: NewThread) -> Result<Thread, FeedbackError> {
     // Watch first: once the thread is announced, an edit must move it.
     cx.watch.add(new.file.clone()).await;
-    let thread = refresh::create(&cx.state, &cx.store, new).await?;
-    flush(cx).await?;
-    Ok(thread)
+    refresh::create(&cx.state, &cx.store, new).await
 }
 
 /// Adds a comment by `author` to an open thread.
@@ -87,9 +85,7 @@ async fn edit(cx: &Context, thread_id: &str, edit: ThreadEdit, within: Option<&P
             return Err(FeedbackError::NotFound);
         }
     }
-    let thread = cx.state.edit_thread(thread_id.to_owned(), edit).await?;
-    flush(cx).await?;
-    Ok(thread)
+    cx.state.edit_thread(thread_id.to_owned(), edit).await
 }
 
 /// The one thread id that starts with `prefix`.
@@ -107,8 +103,4 @@ async fn unabbreviate(cx: &Context, prefix: &str) -> Result<String, FeedbackErro
             if n >= 6 { ", …" } else { "" }
         ))),
     }
-}
-
-async fn flush(cx: &Context) -> Result<(), FeedbackError> {
-    cx.store.flush().await.map_err(|e| FeedbackError::Store(e.to_string()))
 }

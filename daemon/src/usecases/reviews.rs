@@ -35,7 +35,7 @@ const COMMIT_ATTEMPTS: usize = 16;
 /// Presents `presentation` for the folder `base`; answers once it is durable.
 pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> Result<Committed, PresentError> {
     for _ in 0..COMMIT_ATTEMPTS {
-        let current = cx.state.review(base.to_owned()).await?;
+        let current = cx.state.latest_review(base.to_owned()).await?;
         let content = presentation.apply(current.as_ref().map(|r| r.content.as_str()));
         let revision = current.map_or(1, |r| r.revision + 1);
         let check_base = base.to_owned();
@@ -47,10 +47,7 @@ pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> 
         .map_err(|e| PresentError::Internal(format!("checking references failed: {e}")))?;
         let review = Review { base: base.to_owned(), content, revision, updated_at: String::new(), references };
         match cx.state.commit(review).await {
-            Ok(committed) => {
-                cx.store.flush().await.map_err(|e| PresentError::Store(e.to_string()))?;
-                return Ok(committed);
-            }
+            Ok(committed) => return Ok(committed),
             Err(CommitError::Raced) => continue,
             Err(CommitError::Store(e)) => return Err(PresentError::Store(e)),
             Err(CommitError::Stopped) => return Err(PresentError::Stopped),

@@ -183,7 +183,6 @@ pub async fn complete(
     let session = get(cx, id, repository).await?;
     let notes = notes.filter(|n| !n.trim().is_empty());
     let session = cx.state.complete_session(session.id, final_status, notes).await?;
-    cx.store.flush().await.map_err(|e| RoundError::Store(e.to_string()))?;
     let root = session.workspace.clone();
     let recorded = session.clone();
     let _ = tokio::task::spawn_blocking(move || {

@@ -217,7 +217,6 @@ pub(super) async fn review(
         elapsed_ms: finished.elapsed.as_millis() as u64,
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
-    cx.store.flush().await.map_err(|e| RoundError::Store(e.to_string()))?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
     Ok(finish(cx, &settings, session, round, &changes).await)
 }
