@@ -2,7 +2,7 @@
 //! index by file, what was last read of each file, and the edits agents and
 //! humans make.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -27,6 +27,16 @@ pub struct FileStamp {
 pub struct FileToCheck {
     pub file: PathBuf,
     pub stamp: Option<FileStamp>,
+}
+
+/// Which files a read must look at, as the file watcher knows them.
+#[derive(Debug, Clone)]
+pub enum Suspects {
+    /// Any file may have changed (no watcher, or events were lost).
+    All,
+    /// Only these may have changed since they were last read; every other
+    /// file that was read before is watched and had no event since.
+    Only(HashSet<PathBuf>),
 }
 
 /// A change to one thread.
@@ -58,16 +68,28 @@ impl State {
         self.by_file.range(scope.to_path_buf()..).take_while(move |(file, _)| file.starts_with(scope))
     }
 
-    /// Files under `scope` (or just `file`) with open threads, and what was
-    /// last seen of each; the per-file counts say which have open threads.
-    pub(super) fn files_to_check(&self, scope: &Path, file: Option<&Path>) -> Vec<FileToCheck> {
+    /// Files under `scope` (or just `file`) with open threads that may have
+    /// changed, and what was last seen of each: a file never read (or whose
+    /// thread was reopened, which forgets what was read) always may; one
+    /// read before only if `suspects` names it. A single `file` is always
+    /// returned, so a read of one file looks at it whatever the watcher says.
+    pub(super) fn files_to_check(&self, scope: &Path, file: Option<&Path>, suspects: &Suspects) -> Vec<FileToCheck> {
         let open = |f: &Path| self.counts.get(f).is_some_and(|c| c.threads > 0);
         let check = |f: &PathBuf| FileToCheck { file: f.clone(), stamp: self.stamps.get(f).cloned() };
-        match file {
-            Some(file) => {
+        match (file, suspects) {
+            (Some(file), _) => {
                 self.by_file.get_key_value(file).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).into_iter().collect()
             }
-            None => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
+            (None, Suspects::All) => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
+            // The counts are per file and the stamps a hash lookup: no thread
+            // is visited, nothing is copied for a file that needs no look.
+            (None, Suspects::Only(suspects)) => self
+                .counts
+                .range(scope.to_path_buf()..)
+                .take_while(|(f, _)| f.starts_with(scope))
+                .filter(|(f, c)| c.threads > 0 && (suspects.contains(*f) || !self.stamps.contains_key(*f)))
+                .map(|(f, _)| check(f))
+                .collect(),
         }
     }
 

@@ -19,13 +19,13 @@ pub async fn list(
     file: Option<PathBuf>,
     include_resolved: bool,
 ) -> Result<Vec<Thread>, FeedbackError> {
-    refresh::refresh(&cx.state, &cx.store, scope, file.as_deref()).await?;
+    refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, file.as_deref()).await?;
     Ok(cx.state.threads(scope.to_owned(), file, include_resolved).await?)
 }
 
 /// Counts for `scope`, re-anchored first.
 pub async fn summary(cx: &Context, scope: &Path) -> Result<Summary, FeedbackError> {
-    refresh::refresh(&cx.state, &cx.store, scope, None).await?;
+    refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, None).await?;
     Ok(cx.state.summary(scope.to_owned()).await?)
 }
 
