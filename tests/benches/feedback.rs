@@ -2,7 +2,7 @@
 //! and 19), measured on the real release binaries: 100,000 threads across
 //! 1,000 files read over MCP, against the same reads in a fresh daemon
 //! holding one file's threads, and the daemon's memory with them;
-//! re-anchoring a 20,000-line file with 500 threads after an edit; a 28 MiB
+//! re-anchoring a 20,000-line file with 500 threads after an edit; a 28 MB
 //! file with 10 threads shuffled, and what the next reads cost; plus the
 //! in-process cost of re-anchoring the 20,000-line file.
 //!
@@ -49,7 +49,7 @@ const IMPORT_CHUNK: usize = 10_000;
 const SUMMARY_CALLS: usize = 100;
 const FILE_CALLS: usize = 1_000;
 
-/// The pathological file: lines of 67 bytes, 28 MiB in all.
+/// The pathological file: lines of 67 bytes, 28 MB in all.
 const HUGE_LINES: usize = 420_000;
 const HUGE_THREADS: usize = 10;
 const HUGE_ROUNDS: usize = 5;
@@ -456,12 +456,12 @@ fn noise_lines(n: usize, seed: u64) -> Vec<String> {
     (0..n).map(|_| format!("{:016x} {:016x} {:016x} {:016x}", next(), next(), next(), next())).collect()
 }
 
-/// A 28 MiB file with 10 threads (half on one line, half on three) is
+/// A 28 MB file with 10 threads (half on one line, half on three) is
 /// shuffled, and a small file beside it edited; then the next reads are
 /// timed. In a fresh daemon of its own, so its memory does not mix with the
 /// 100,000 threads'.
 fn huge_file(report: &mut Report) {
-    watchdog::phase("a 28 MiB file with 10 threads");
+    watchdog::phase("a 28 MB file with 10 threads");
     let sandbox = Sandbox::new();
     let mut daemon = start_daemon(&sandbox);
     let mut lines = noise_lines(HUGE_LINES, 0x9e37_79b9_7f4a_7c15);
@@ -543,7 +543,7 @@ fn huge_file(report: &mut Report) {
     println!("threads left stale by the last shuffle: {stale} of {HUGE_THREADS}; daemon VmRSS {}", fmt_kib(rss));
     let worst = summaries.max.max(huge_reads.max);
     report.row(
-        "a 28 MiB file with 10 threads, shuffled: the next read (max of the summary and the file's read)",
+        "a 28 MB file with 10 threads, shuffled: the next read (max of the summary and the file's read)",
         "≤ 100 ms or marked stale",
         format!(
             "{} (summary p50 {}, file p50 {}); {stale} of {HUGE_THREADS} threads stale",

@@ -2,7 +2,8 @@
 //! index by file, what was last read of each file, and the edits agents and
 //! humans make.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -47,6 +48,26 @@ pub enum ThreadEdit {
     Reopen,
 }
 
+/// The entries of `map` under `scope` (the folder itself included), in
+/// order. Paths order component by component, so everything under `/a/b`
+/// sorts before `/a/b` with a NUL appended to its last component: the range
+/// between them is exactly the folder's, found without comparing each path's
+/// components to the scope's.
+fn under<'a, V>(map: &'a BTreeMap<PathBuf, V>, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a V)> + 'a {
+    let end = scope.file_name().map(|name| {
+        let mut past = name.to_os_string();
+        past.push("\0");
+        scope.with_file_name(past)
+    });
+    let range = match &end {
+        Some(end) => map.range::<Path, _>((Bound::Included(scope), Bound::Excluded(end.as_path()))),
+        None => map.range::<Path, _>((Bound::Included(scope), Bound::Unbounded)),
+    };
+    // Without a last component (`/`, or a path ending in `..`) the range has
+    // no end of its own: stop at the first path outside.
+    range.take_while(move |(file, _)| end.is_some() || file.starts_with(scope))
+}
+
 impl State {
     pub(super) fn index_thread(&mut self, thread: Thread) {
         self.by_file.entry(views::file_of(&thread)).or_default().insert(thread.id.clone());
@@ -65,7 +86,7 @@ impl State {
 
     /// Files with threads under `scope`, in order.
     fn files_in<'a>(&'a self, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a BTreeSet<String>)> + 'a {
-        self.by_file.range(scope.to_path_buf()..).take_while(move |(file, _)| file.starts_with(scope))
+        under(&self.by_file, scope)
     }
 
     /// Files under `scope` (or just `file`) with open threads that may have
@@ -83,10 +104,7 @@ impl State {
             (None, Suspects::All) => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
             // The counts are per file and the stamps a hash lookup: no thread
             // is visited, nothing is copied for a file that needs no look.
-            (None, Suspects::Only(suspects)) => self
-                .counts
-                .range(scope.to_path_buf()..)
-                .take_while(|(f, _)| f.starts_with(scope))
+            (None, Suspects::Only(suspects)) => under(&self.counts, scope)
                 .filter(|(f, c)| c.threads > 0 && (suspects.contains(*f) || !self.stamps.contains_key(*f)))
                 .map(|(f, _)| check(f))
                 .collect(),
@@ -146,12 +164,11 @@ impl State {
     }
 
     pub(super) fn summary(&self, scope: &Path) -> Summary {
-        let files = self.counts.range(scope.to_path_buf()..).take_while(|(file, _)| file.starts_with(scope)).map(
-            |(file, counts)| {
-                let shown = file.strip_prefix(scope).unwrap_or(file).to_string_lossy().replace('\\', "/");
-                (shown, *counts)
-            },
-        );
+        let files = under(&self.counts, scope).map(|(file, counts)| {
+            let shown = file.strip_prefix(scope).unwrap_or(file).to_string_lossy();
+            let shown = if shown.contains('\\') { shown.replace('\\', "/") } else { shown.into_owned() };
+            (shown, *counts)
+        });
         feedback::summarize(files)
     }
 
@@ -198,5 +215,25 @@ impl State {
         self.store.put_thread(&thread).map_err(|e| ThreadError::Store(e.to_string()))?;
         self.publish(views::file_of(&thread), Payload::Thread { change, thread: Box::new(thread.clone()) });
         Ok(thread)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folders_range_holds_exactly_the_paths_under_it() {
+        let paths =
+            ["/a", "/a/b", "/a/b/c.rs", "/a/b/d/e.rs", "/a/b.rs", "/a/b0/x.rs", "/a/ba/x.rs", "/a/c/x.rs", "/z"];
+        let map: BTreeMap<PathBuf, ()> = paths.iter().map(|p| (PathBuf::from(p), ())).collect();
+        let check = |scope: &str| {
+            let got: Vec<&str> = under(&map, Path::new(scope)).map(|(p, _)| p.to_str().expect("UTF-8")).collect();
+            let want: Vec<&str> = paths.iter().copied().filter(|p| Path::new(p).starts_with(scope)).collect();
+            assert_eq!(got, want, "under {scope}");
+        };
+        for scope in ["/a/b", "/a/b/", "/a", "/", "/a/b/d", "/a/b/..", "/q", "/a/b.rs"] {
+            check(scope);
+        }
     }
 }
