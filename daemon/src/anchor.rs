@@ -208,6 +208,24 @@ pub struct Reanchorer<'a> {
     line_starts: OnceCell<Vec<usize>>,
     /// Bytes of exact search still allowed.
     budget: Cell<usize>,
+    /// Which steps [`Reanchorer::reanchor`] runs.
+    pass: Cell<Pass>,
+}
+
+/// Which steps of re-anchoring run, so that a caller with many anchors can
+/// spend a limited budget on the cheap exact searches of all of them before
+/// the costly fuzzy searches of any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Every step (the default).
+    All,
+    /// Steps 1 to 3 (same place, line diff, exact quote); an anchor they do
+    /// not find is left [`AnchorState::Unsearched`].
+    Exact,
+    /// Steps 1, 2 and 4 to 6: for anchors an [`Pass::Exact`] pass of the
+    /// same re-anchorer did not find, without searching for the exact quote
+    /// again.
+    Rest,
 }
 
 /// A candidate place for an anchor: its range, its similarity to the quote,
@@ -245,7 +263,19 @@ impl<'a> Reanchorer<'a> {
 
     /// A re-anchorer whose searches may scan `budget` bytes in all.
     pub fn with_budget(old_text: Option<&'a str>, new_text: &'a str, budget: usize) -> Self {
-        Reanchorer { old_text, new_text, map: OnceCell::new(), line_starts: OnceCell::new(), budget: Cell::new(budget) }
+        Reanchorer {
+            old_text,
+            new_text,
+            map: OnceCell::new(),
+            line_starts: OnceCell::new(),
+            budget: Cell::new(budget),
+            pass: Cell::new(Pass::All),
+        }
+    }
+
+    /// Runs only the steps of `pass` from now on.
+    pub fn set_pass(&self, pass: Pass) {
+        self.pass.set(pass);
     }
 
     /// What is left of the search budget, to hand on to the next re-anchorer
@@ -296,11 +326,17 @@ impl<'a> Reanchorer<'a> {
         // look near the hint, then search the whole text approximately.
         let scan = new.len();
         // 3. The exact quote elsewhere.
-        if !self.charge(scan) {
-            return Reanchored::unsearched();
+        let pass = self.pass.get();
+        if pass != Pass::Rest {
+            if !self.charge(scan) {
+                return Reanchored::unsearched();
+            }
+            if let Some(at) = self.exact_elsewhere(anchor, hint) {
+                return Reanchored::moved(at..at + quote.len());
+            }
         }
-        if let Some(at) = self.exact_elsewhere(anchor, hint) {
-            return Reanchored::moved(at..at + quote.len());
+        if pass == Pass::Exact {
+            return Reanchored::unsearched();
         }
         // 4. The context bracket: it can tell deleted from edited text.
         if !self.charge(2 * scan) {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::Range;
 
-use crate::anchor::Reanchorer;
+use crate::anchor::{Pass, Reanchorer};
 use crate::feedback::{self, Change, Comment, FeedbackError, Thread, ThreadState};
 use crate::position::LineIndex;
 use crate::state::{FileStamp, FileToCheck, StateHandle, Suspects};
@@ -197,7 +197,21 @@ fn recheck_all(
     for (snapshot, group) in by_snapshot {
         let old = if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None };
         let reanchorer = Reanchorer::with_budget(old.as_deref(), text, budget);
+        // Exact searches for every thread first, fuzzy ones for those left:
+        // a budget that runs out leaves stale the threads that cost most.
+        reanchorer.set_pass(Pass::Exact);
+        let mut rest = Vec::new();
         for mut thread in group {
+            let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
+            if thread.state == ThreadState::Stale {
+                rest.push(thread);
+            } else {
+                anchored_here |= thread.anchored_against == new_hash;
+                updates.push(thread);
+            }
+        }
+        reanchorer.set_pass(Pass::Rest);
+        for mut thread in rest {
             let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
             anchored_here |= thread.anchored_against == new_hash;
             updates.push(thread);

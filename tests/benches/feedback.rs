@@ -166,6 +166,7 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProce
     assert_eq!(counts["totalThreads"], json!(FILES * THREADS_PER_FILE), "every thread was imported: {counts}");
     assert_eq!(counts["fileCount"], json!(FILES), "{counts}");
     let orphaned = counts["orphanedCount"].as_u64().unwrap_or(u64::MAX);
+    let summary_bytes = serde_json::to_string(&first).expect("JSON").len();
     let rss_loaded = rss_kib(daemon.pid());
 
     let budget = Instant::now() + Duration::from_secs(60);
@@ -211,7 +212,7 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProce
     println!("| daemon VmRSS after the reads below (peak VmHWM) | {} ({}) |", fmt_kib(rss_after), fmt_kib(hwm));
     println!();
     Stats::print_table(&[
-        ("get_feedback_summary", summaries),
+        (&format!("get_feedback_summary ({FILES} files, {summary_bytes} bytes)"), summaries),
         (&format!("get_feedback_summary, fresh daemon with {THREADS_PER_FILE} threads in 1 file"), small.0),
         (&format!("get_feedback {{filePath}} ({THREADS_PER_FILE} threads, {answer_bytes} bytes)"), one_file),
         ("get_feedback {filePath}, the same file in a fresh daemon with only its threads", small.1),

@@ -516,6 +516,27 @@ fn a_spent_budget_leaves_anchors_unsearched_but_finds_them_in_place() {
 }
 
 #[test]
+fn an_exact_pass_then_the_rest_finds_what_one_pass_does() {
+    let old = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x + 1\n}\nfn c() {}\n";
+    let moved = capture(old, 0..9);
+    let edited = capture(old, 10..old.find("}\nfn c").expect("present") + 1);
+    let new = "fn c() {}\nfn buggy(x: usize) -> usize {\n    x.saturating_add(1)\n}\nfn a() {}\n";
+    let reanchorer = Reanchorer::new(Some(old), new);
+    reanchorer.set_pass(Pass::Exact);
+    assert_eq!(reanchorer.reanchor(&moved), reanchor(&moved, Some(old), new));
+    assert_eq!(reanchorer.reanchor(&edited).state, AnchorState::Unsearched);
+    let exact_spent = SEARCH_BUDGET_BYTES - reanchorer.budget_left();
+    reanchorer.set_pass(Pass::Rest);
+    assert_eq!(reanchorer.reanchor(&edited), reanchor(&edited, Some(old), new));
+    assert!(matches!(reanchor(&edited, Some(old), new).state, AnchorState::Modified { .. }));
+    // The rest pass did not search for the exact quote a second time.
+    let one_pass = Reanchorer::new(Some(old), new);
+    one_pass.reanchor(&moved);
+    one_pass.reanchor(&edited);
+    assert_eq!(reanchorer.budget_left(), one_pass.budget_left(), "spent {exact_spent} on exact searches");
+}
+
+#[test]
 fn the_default_budget_covers_many_searches_of_an_ordinary_file() {
     // 500 anchors on a 20,000-line file, all moved by an edit the line diff
     // cannot see (no snapshot): each costs one exact search, and all fit.
