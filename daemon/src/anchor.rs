@@ -284,6 +284,12 @@ impl<'a> Reanchorer<'a> {
         self.budget.get()
     }
 
+    /// Replaces what is left of the search budget: re-anchorers of one file
+    /// (one per old text) pass a shared budget between them.
+    pub fn set_budget(&self, budget: usize) {
+        self.budget.set(budget);
+    }
+
     /// Takes `cost` from the budget; false, and nothing taken, when it is
     /// not there.
     fn charge(&self, cost: usize) -> bool {

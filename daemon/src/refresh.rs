@@ -191,32 +191,35 @@ fn recheck_all(
         by_snapshot.entry(thread.anchored_against.clone()).or_default().push(thread);
     }
     let diffable = text.len() <= SNAPSHOT_MAX_BYTES;
-    let mut anchored_here = false;
-    let mut budget = crate::anchor::SEARCH_BUDGET_BYTES;
     let index = LineIndex::new(text);
+    let mut snapshots = Vec::with_capacity(by_snapshot.len());
+    let mut groups = Vec::with_capacity(by_snapshot.len());
     for (snapshot, group) in by_snapshot {
-        let old = if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None };
-        let reanchorer = Reanchorer::with_budget(old.as_deref(), text, budget);
-        // Exact searches for every thread first, fuzzy ones for those left:
-        // a budget that runs out leaves stale the threads that cost most.
-        reanchorer.set_pass(Pass::Exact);
-        let mut rest = Vec::new();
-        for mut thread in group {
-            let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
-            if thread.state == ThreadState::Stale {
-                rest.push(thread);
-            } else {
-                anchored_here |= thread.anchored_against == new_hash;
-                updates.push(thread);
+        snapshots.push(if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None });
+        groups.push(group);
+    }
+    let reanchorers: Vec<Reanchorer<'_>> =
+        snapshots.iter().map(|old| Reanchorer::with_budget(old.as_deref(), text, 0)).collect();
+    // Exact searches for every thread first, of every group, then fuzzy ones
+    // for those left: a budget that runs out leaves stale the threads that
+    // cost most, never one whose text only moved.
+    let mut budget = crate::anchor::SEARCH_BUDGET_BYTES;
+    let mut anchored_here = false;
+    for pass in [Pass::Exact, Pass::Rest] {
+        for (reanchorer, group) in reanchorers.iter().zip(&mut groups) {
+            reanchorer.set_pass(pass);
+            reanchorer.set_budget(budget);
+            for mut thread in std::mem::take(group) {
+                let _: Change = feedback::recheck(&mut thread, reanchorer, &index, new_hash);
+                if pass == Pass::Exact && thread.state == ThreadState::Stale {
+                    group.push(thread);
+                } else {
+                    anchored_here |= thread.anchored_against == new_hash;
+                    updates.push(thread);
+                }
             }
+            budget = reanchorer.budget_left();
         }
-        reanchorer.set_pass(Pass::Rest);
-        for mut thread in rest {
-            let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
-            anchored_here |= thread.anchored_against == new_hash;
-            updates.push(thread);
-        }
-        budget = reanchorer.budget_left();
     }
     if keep_snapshot && anchored_here && diffable {
         store.put_snapshot(new_hash, text).map_err(store_failed)?;

@@ -143,6 +143,39 @@ async fn resolving_from_one_agent_removes_the_thread_everywhere() {
 }
 
 #[tokio::test]
+async fn workspace_reads_see_edits_to_a_file_whose_thread_was_reopened_after_a_restart() {
+    // Workspace reads look only at files the watcher reports changed; a file
+    // whose threads were all resolved when the daemon started is not watched
+    // until one is reopened.
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let mut daemon = sandbox.start_daemon();
+    let id = add(&sandbox, &repo, "src/auth.ts:3-8", "Handle expired tokens");
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "resolve", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    daemon.terminate();
+    let _daemon = sandbox.start_daemon();
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "reopen", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    let agent = sandbox.agent(&repo).await;
+    let line = |listed: &Value| threads(listed)[0]["range"]["startLine"].clone();
+    assert_eq!(line(&agent.call_ok("get_feedback", json!({})).await), json!(3));
+
+    std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
+    // The watcher reports the edit within milliseconds; a read of the whole
+    // workspace must then show it. Wait for it with a deadline that fails.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed = agent.call_ok("get_feedback", json!({})).await;
+        if line(&listed) == json!(5) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the workspace read never saw the edit: {listed}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
 async fn threads_are_scoped_to_the_agents_workspace() {
     let sandbox = Sandbox::new();
     let alpha = sandbox.repo("alpha", &[("a.rs", "fn a() {}\n")]);
@@ -386,9 +419,11 @@ async fn a_huge_shuffled_file_marks_its_threads_stale_and_holds_up_no_other_file
     std::fs::write(repo.join("big.txt"), lines.join("\n") + "\n").expect("write the big file");
     let _daemon = sandbox.start_daemon();
     // Three threads on single lines, which an exact search finds wherever
-    // they go, and three on three lines each, which a shuffle breaks up.
+    // they go, and six on three lines each, which a shuffle breaks up: more
+    // than the budget can search for in every way, so the order it is spent
+    // in shows.
     let single = [1_000, 150_000, 300_000];
-    let multi = [50_000, 200_000, 400_000];
+    let multi = [50_000, 100_000, 200_000, 250_000, 350_000, 400_000];
     for line in single {
         add(&sandbox, &repo, &format!("big.txt:{}", line + 1), "one line");
     }
@@ -398,22 +433,29 @@ async fn a_huge_shuffled_file_marks_its_threads_stale_and_holds_up_no_other_file
     add(&sandbox, &repo, "src/auth.ts:3-8", "Handle expired tokens");
     let quotes: Vec<String> = single.iter().map(|&l| lines[l].clone()).collect();
 
-    // Shuffle the big file's lines (Fisher-Yates on the same walk) and edit
-    // the small file at the same time.
-    let mut order =
-        noise_lines(LINES, 0x2545_f491_4f6c_dd1d).into_iter().map(|l| u64::from_str_radix(&l[..16], 16).expect("hex"));
-    for i in (1..LINES).rev() {
-        let j = (order.next().expect("enough numbers") % (i as u64 + 1)) as usize;
-        lines.swap(i, j);
+    // Shuffle the big file's lines (Fisher-Yates on the same walk) twice,
+    // reading in between: after the first, the threads were last anchored
+    // against two different texts, and still every one-line thread must be
+    // searched for before any other thread's fuzzy search. Edit the small
+    // file at the same time.
+    let mut order = noise_lines(2 * LINES, 0x2545_f491_4f6c_dd1d)
+        .into_iter()
+        .map(|l| u64::from_str_radix(&l[..16], 16).expect("hex"));
+    let agent = sandbox.agent(&repo).await;
+    for _ in 0..2 {
+        for i in (1..LINES).rev() {
+            let j = (order.next().expect("enough numbers") % (i as u64 + 1)) as usize;
+            lines.swap(i, j);
+        }
+        std::fs::write(repo.join("big.txt"), lines.join("\n") + "\n").expect("shuffle the big file");
+        agent.call_ok("get_feedback", json!({"filePath": "big.txt"})).await;
     }
-    std::fs::write(repo.join("big.txt"), lines.join("\n") + "\n").expect("shuffle the big file");
     std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
 
     // The summary answers (within the harness's deadline, which fails loudly)
     // and counts the broken-up threads as not followed.
-    let agent = sandbox.agent(&repo).await;
     let summary = agent.call_ok("get_feedback_summary", json!({})).await;
-    assert_eq!((summary["totalThreads"].clone(), summary["orphanedCount"].clone()), (json!(7), json!(3)), "{summary}");
+    assert_eq!((summary["totalThreads"].clone(), summary["orphanedCount"].clone()), (json!(10), json!(6)), "{summary}");
 
     // The small file's thread followed its edit.
     let small = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
@@ -426,7 +468,7 @@ async fn a_huge_shuffled_file_marks_its_threads_stale_and_holds_up_no_other_file
     // the others say they were not searched for, and keep what they showed.
     let big = agent.call_ok("get_feedback", json!({"filePath": "big.txt"})).await;
     let big = threads(&big);
-    assert_eq!(big.len(), 6);
+    assert_eq!(big.len(), 9);
     for thread in &big {
         let text = thread["selectedText"].as_str().expect("selectedText");
         match thread["comments"][0]["body"].as_str() {

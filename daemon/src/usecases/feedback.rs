@@ -62,7 +62,11 @@ pub async fn resolve(cx: &Context, thread_id: &str, within: Option<&Path>) -> Re
 
 /// Brings a resolved thread back.
 pub async fn reopen(cx: &Context, thread_id: &str, within: Option<&Path>) -> Result<Thread, FeedbackError> {
-    edit(cx, thread_id, ThreadEdit::Reopen, within).await
+    let thread = edit(cx, thread_id, ThreadEdit::Reopen, within).await?;
+    // A file whose threads were all resolved when the daemon started is not
+    // watched: reads would trust what they last saw of it.
+    cx.watch.follow(views::file_of(&thread));
+    Ok(thread)
 }
 
 /// The open threads of `file` positioned in an editor's unsaved `text`.
