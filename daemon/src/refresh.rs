@@ -25,7 +25,9 @@ use crate::feedback::{self, Change, Comment, FeedbackError, Thread, ThreadState}
 use crate::position::LineIndex;
 use crate::state::{FileStamp, FileToCheck, StateHandle, Suspects};
 use crate::store::Store;
-use crate::watch::Freshness;
+
+mod freshness;
+pub use freshness::Freshness;
 
 /// Files larger than this are not anchored into (treated as unreadable).
 const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
