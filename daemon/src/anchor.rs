@@ -21,7 +21,7 @@ mod tests;
 
 pub use lines::{line_col, line_range, offset_of};
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::ops::Range;
 use std::time::Duration;
@@ -93,6 +93,16 @@ const GLOBAL_PIECE: usize = 128;
 /// Head-and-tail candidates compared to a long quote; each comparison may
 /// cost a line diff.
 const GLOBAL_MAX_LONG_CANDIDATES: usize = 16;
+/// The work one [`Reanchorer`] may do searching its text, in bytes scanned
+/// by an exact search (memmem runs at gigabytes a second, so this is tens of
+/// milliseconds). Steps 1 and 2 are free; every later step is charged what
+/// it scans, and an anchor whose next step cannot be paid for is left
+/// [`AnchorState::Unsearched`]. Without a bound, a shuffled file of tens of
+/// megabytes took seconds per thread in the whole-file fuzzy search.
+pub const SEARCH_BUDGET_BYTES: usize = 512 * 1024 * 1024;
+/// How many bytes of exact search one byte of approximate search costs:
+/// triple_accel's SIMD kernels scan a few hundred megabytes a second.
+const APPROXIMATE_COST: usize = 32;
 
 /// What a thread remembers of the text it was made on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +127,10 @@ pub enum AnchorState {
     Modified { similarity: f32 },
     /// The text is gone. The thread is kept; it comes back if the text does.
     Orphaned,
+    /// Not at its old place, and the search for it elsewhere ran out of its
+    /// budget (the text is too large to search for every anchor): whether it
+    /// moved, changed or went is not known.
+    Unsearched,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -144,6 +158,10 @@ impl Reanchored {
 
     fn orphaned() -> Self {
         Reanchored { state: AnchorState::Orphaned, range: None, confidence: 0.0 }
+    }
+
+    fn unsearched() -> Self {
+        Reanchored { state: AnchorState::Unsearched, range: None, confidence: 0.0 }
     }
 }
 
@@ -178,13 +196,36 @@ pub fn reanchor(anchor: &Anchor, old_text: Option<&str>, new_text: &str) -> Rean
 
 /// Re-anchors any number of anchors made on one old text against one new
 /// text, computing the line diff (and the new text's line starts) at most
-/// once, and only when some anchor needs it.
+/// once, and only when some anchor needs it. Its searches share one budget
+/// ([`SEARCH_BUDGET_BYTES`] unless [`Reanchorer::with_budget`] says
+/// otherwise), so the work for a whole file is bounded however many anchors
+/// it has and however large it is.
 #[derive(Debug)]
 pub struct Reanchorer<'a> {
     old_text: Option<&'a str>,
     new_text: &'a str,
     map: OnceCell<Option<LineMap>>,
     line_starts: OnceCell<Vec<usize>>,
+    /// Bytes of exact search still allowed.
+    budget: Cell<usize>,
+    /// Which steps [`Reanchorer::reanchor`] runs.
+    pass: Cell<Pass>,
+}
+
+/// Which steps of re-anchoring run, so that a caller with many anchors can
+/// spend a limited budget on the cheap exact searches of all of them before
+/// the costly fuzzy searches of any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Every step (the default).
+    All,
+    /// Steps 1 to 3 (same place, line diff, exact quote); an anchor they do
+    /// not find is left [`AnchorState::Unsearched`].
+    Exact,
+    /// Steps 1, 2 and 4 to 6: for anchors an [`Pass::Exact`] pass of the
+    /// same re-anchorer did not find, without searching for the exact quote
+    /// again.
+    Rest,
 }
 
 /// A candidate place for an anchor: its range, its similarity to the quote,
@@ -217,7 +258,47 @@ enum Bracketed {
 
 impl<'a> Reanchorer<'a> {
     pub fn new(old_text: Option<&'a str>, new_text: &'a str) -> Self {
-        Reanchorer { old_text, new_text, map: OnceCell::new(), line_starts: OnceCell::new() }
+        Reanchorer::with_budget(old_text, new_text, SEARCH_BUDGET_BYTES)
+    }
+
+    /// A re-anchorer whose searches may scan `budget` bytes in all.
+    pub fn with_budget(old_text: Option<&'a str>, new_text: &'a str, budget: usize) -> Self {
+        Reanchorer {
+            old_text,
+            new_text,
+            map: OnceCell::new(),
+            line_starts: OnceCell::new(),
+            budget: Cell::new(budget),
+            pass: Cell::new(Pass::All),
+        }
+    }
+
+    /// Runs only the steps of `pass` from now on.
+    pub fn set_pass(&self, pass: Pass) {
+        self.pass.set(pass);
+    }
+
+    /// What is left of the search budget, to hand on to the next re-anchorer
+    /// of the same file.
+    pub fn budget_left(&self) -> usize {
+        self.budget.get()
+    }
+
+    /// Replaces what is left of the search budget: re-anchorers of one file
+    /// (one per old text) pass a shared budget between them.
+    pub fn set_budget(&self, budget: usize) {
+        self.budget.set(budget);
+    }
+
+    /// Takes `cost` from the budget; false, and nothing taken, when it is
+    /// not there.
+    fn charge(&self, cost: usize) -> bool {
+        let left = self.budget.get();
+        let paid = left >= cost;
+        if paid {
+            self.budget.set(left - cost);
+        }
+        paid
     }
 
     /// Finds `anchor`, which must refer to the `old_text` given to [`Reanchorer::new`]
@@ -247,11 +328,26 @@ impl<'a> Reanchorer<'a> {
             None => {}
         }
         let hint = floor_boundary(new, hint);
+        // Steps 3 and 4 each scan the text once or twice; the fuzzy steps
+        // look near the hint, then search the whole text approximately.
+        let scan = new.len();
         // 3. The exact quote elsewhere.
-        if let Some(at) = self.exact_elsewhere(anchor, hint) {
-            return Reanchored::moved(at..at + quote.len());
+        let pass = self.pass.get();
+        if pass != Pass::Rest {
+            if !self.charge(scan) {
+                return Reanchored::unsearched();
+            }
+            if let Some(at) = self.exact_elsewhere(anchor, hint) {
+                return Reanchored::moved(at..at + quote.len());
+            }
+        }
+        if pass == Pass::Exact {
+            return Reanchored::unsearched();
         }
         // 4. The context bracket: it can tell deleted from edited text.
+        if !self.charge(2 * scan) {
+            return Reanchored::unsearched();
+        }
         match self.bracket(anchor, hint) {
             Some(Bracketed::Found(found)) => return Reanchored::modified(found),
             Some(Bracketed::Gone) => return Reanchored::orphaned(),
@@ -260,7 +356,11 @@ impl<'a> Reanchorer<'a> {
         // 5 and 6. Fuzzy matches, near the hint first, then anywhere. Several
         // equally good places near the hint mean the text is not distinctive
         // enough to follow: searching further would find the same ones.
+        if !self.charge(APPROXIMATE_COST * scan.min(2 * LOCAL_WORK_BYTES)) {
+            return Reanchored::unsearched();
+        }
         let fuzzy = match self.near_fuzzy(anchor, hint) {
+            Fuzzy::Nothing if !self.charge(APPROXIMATE_COST * scan) => return Reanchored::unsearched(),
             Fuzzy::Nothing => self.global_fuzzy(anchor, hint),
             near => near,
         };
@@ -291,6 +391,9 @@ impl<'a> Reanchorer<'a> {
             && bytes[at..].starts_with(suffix)
         {
             return Reanchored::anchored(at..at);
+        }
+        if !self.charge(new.len()) {
+            return Reanchored::unsearched();
         }
         let context = [prefix, suffix].concat();
         let hits = nearest(occurrences(bytes, &context), at.saturating_sub(prefix.len()), 1);

@@ -74,6 +74,10 @@ pub enum ThreadState {
     Orphaned,
     /// The file is not UTF-8 text (binary, another encoding) or cannot be read.
     Unreadable,
+    /// The file changed and the text is not at its old place, but the file
+    /// is too large to search for it within Parley's bound on re-anchoring
+    /// work: the thread shows where its text was last seen.
+    Stale,
 }
 
 impl ThreadState {
@@ -84,12 +88,13 @@ impl ThreadState {
             ThreadState::Modified(_) => "modified",
             ThreadState::Orphaned => "orphaned",
             ThreadState::Unreadable => "unreadable",
+            ThreadState::Stale => "stale",
         }
     }
 
     /// True when the thread's text cannot be shown: seed 002's `orphaned`.
     pub fn is_orphaned(&self) -> bool {
-        matches!(self, ThreadState::Orphaned | ThreadState::Unreadable)
+        matches!(self, ThreadState::Orphaned | ThreadState::Unreadable | ThreadState::Stale)
     }
 
     /// The confidence to two decimals, as clients show it.
@@ -101,7 +106,7 @@ impl ThreadState {
         match self {
             ThreadState::Anchored | ThreadState::Moved => 1.0,
             ThreadState::Modified(similarity) => *similarity,
-            ThreadState::Orphaned | ThreadState::Unreadable => 0.0,
+            ThreadState::Orphaned | ThreadState::Unreadable | ThreadState::Stale => 0.0,
         }
     }
 }
@@ -170,6 +175,9 @@ pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineInd
     let before = (thread.state, thread.span);
     let found = reanchorer.reanchor(&thread.anchor);
     match (found.state, found.range) {
+        // The anchor is kept as it was: the next change of the file searches
+        // for it again from its last known place.
+        (AnchorState::Unsearched, _) => thread.state = ThreadState::Stale,
         (AnchorState::Orphaned, _) | (_, None) => thread.state = ThreadState::Orphaned,
         (state, Some(range)) => {
             thread.anchor = anchor::capture(new_text, range.clone());

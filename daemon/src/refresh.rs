@@ -1,25 +1,41 @@
 //! Keeping threads true to the files on disk: before threads are read, every
-//! file with threads in scope is checked (a `stat`, and a hash when the stat
-//! changed) and its threads re-anchored when its text changed. Also makes new
+//! file with threads in scope that may have changed is checked (a `stat`,
+//! and a hash when the stat changed) and its threads re-anchored when its
+//! text changed. Which files may have changed is the watcher's to say
+//! ([`Freshness`]); a read of one file always checks it. Also makes new
 //! threads from a file's text, and positions threads in unsaved buffer text.
+//!
+//! Re-anchoring one file is bounded: its searches share one budget
+//! ([`crate::anchor::SEARCH_BUDGET_BYTES`]), and files over
+//! [`SNAPSHOT_MAX_BYTES`] keep no snapshot to diff against, so a huge file
+//! that changed costs about a read of it and a few scans, and threads its
+//! budget could not find are marked stale rather than holding up the read.
 //!
 //! Reads files (on blocking threads); decisions are `feedback` and `anchor`'s.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::Range;
 
-use crate::anchor::Reanchorer;
+use crate::anchor::{Pass, Reanchorer};
 use crate::feedback::{self, Change, Comment, FeedbackError, Thread, ThreadState};
 use crate::position::LineIndex;
-use crate::state::{FileStamp, FileToCheck, StateHandle};
+use crate::state::{FileStamp, FileToCheck, StateHandle, Suspects};
 use crate::store::Store;
+
+mod freshness;
+pub use freshness::Freshness;
 
 /// Files larger than this are not anchored into (treated as unreadable).
 const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+/// Texts larger than this are not stored as snapshots, so their threads are
+/// re-anchored without a line diff (by their text and context, within the
+/// search budget): storing and loading a snapshot of tens of megabytes on
+/// every change would cost more than the diff saves.
+pub const SNAPSHOT_MAX_BYTES: usize = 4 * 1024 * 1024;
 
 const MISSING: &str = "missing";
 
@@ -83,8 +99,39 @@ fn read_if_changed(file: &Path, known: Option<&FileStamp>) -> Option<(FileStamp,
 }
 
 /// Re-anchors the threads of every changed file in `scope` (or just `file`).
-pub async fn refresh(state: &StateHandle, store: &Store, scope: &Path, file: Option<&Path>) -> Result<(), Failure> {
-    let files = state.files_to_check(scope.to_owned(), file.map(Path::to_owned)).await?;
+pub async fn refresh(
+    state: &StateHandle,
+    store: &Store,
+    freshness: &Freshness,
+    scope: &Path,
+    file: Option<&Path>,
+) -> Result<(), Failure> {
+    let suspects = match file {
+        Some(file) => {
+            freshness.take_file(file);
+            Suspects::All
+        }
+        None => freshness.take(scope),
+    };
+    let checked = check(state, store, scope, file, suspects).await;
+    if checked.is_err() {
+        // What was taken off the watcher's list was not looked at.
+        freshness.unchecked();
+    }
+    checked
+}
+
+async fn check(
+    state: &StateHandle,
+    store: &Store,
+    scope: &Path,
+    file: Option<&Path>,
+    suspects: Suspects,
+) -> Result<(), Failure> {
+    let files = state.files_to_check(scope.to_owned(), file.map(Path::to_owned), suspects).await?;
+    if files.is_empty() {
+        return Ok(());
+    }
     // One pass on a blocking thread stats every file (and reads the changed
     // ones), rather than a hand-off per file.
     let changed = tokio::task::spawn_blocking(move || {
@@ -138,23 +185,45 @@ fn recheck_all(
             return Ok(updates);
         }
     };
-    // Threads made against the same old text share one diff of it.
-    let mut by_snapshot: HashMap<String, Vec<Thread>> = HashMap::new();
+    // Threads made against the same old text share one diff of it; in a
+    // fixed order, so which threads a spent budget leaves stale does not
+    // change from run to run.
+    let mut by_snapshot: BTreeMap<String, Vec<Thread>> = BTreeMap::new();
     for thread in threads {
         by_snapshot.entry(thread.anchored_against.clone()).or_default().push(thread);
     }
-    let mut anchored_here = false;
+    let diffable = text.len() <= SNAPSHOT_MAX_BYTES;
     let index = LineIndex::new(text);
+    let mut snapshots = Vec::with_capacity(by_snapshot.len());
+    let mut groups = Vec::with_capacity(by_snapshot.len());
     for (snapshot, group) in by_snapshot {
-        let old = store.snapshot(&snapshot).map_err(store_failed)?;
-        let reanchorer = Reanchorer::new(old.as_deref(), text);
-        for mut thread in group {
-            let _: Change = feedback::recheck(&mut thread, &reanchorer, &index, new_hash);
-            anchored_here |= thread.anchored_against == new_hash;
-            updates.push(thread);
+        snapshots.push(if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None });
+        groups.push(group);
+    }
+    let reanchorers: Vec<Reanchorer<'_>> =
+        snapshots.iter().map(|old| Reanchorer::with_budget(old.as_deref(), text, 0)).collect();
+    // Exact searches for every thread first, of every group, then fuzzy ones
+    // for those left: a budget that runs out leaves stale the threads that
+    // cost most, never one whose text only moved.
+    let mut budget = crate::anchor::SEARCH_BUDGET_BYTES;
+    let mut anchored_here = false;
+    for pass in [Pass::Exact, Pass::Rest] {
+        for (reanchorer, group) in reanchorers.iter().zip(&mut groups) {
+            reanchorer.set_pass(pass);
+            reanchorer.set_budget(budget);
+            for mut thread in std::mem::take(group) {
+                let _: Change = feedback::recheck(&mut thread, reanchorer, &index, new_hash);
+                if pass == Pass::Exact && thread.state == ThreadState::Stale {
+                    group.push(thread);
+                } else {
+                    anchored_here |= thread.anchored_against == new_hash;
+                    updates.push(thread);
+                }
+            }
+            budget = reanchorer.budget_left();
         }
     }
-    if keep_snapshot && anchored_here {
+    if keep_snapshot && anchored_here && diffable {
         store.put_snapshot(new_hash, text).map_err(store_failed)?;
     }
     Ok(updates)
@@ -228,7 +297,9 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         .to_string_lossy()
         .replace('\\', "/");
     let file_hash = hash(text.as_bytes());
-    store.put_snapshot(&file_hash, &text).map_err(store_failed)?;
+    if text.len() <= SNAPSHOT_MAX_BYTES {
+        store.put_snapshot(&file_hash, &text).map_err(store_failed)?;
+    }
     let now = crate::clock::now_rfc3339();
     let anchor = crate::anchor::capture(&text, start..end);
     let thread = Thread {

@@ -19,7 +19,7 @@ use parley_protocol::methods::{self as wire, Selection};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-pub use threads::{FileStamp, FileToCheck, ThreadEdit};
+pub use threads::{FileStamp, FileToCheck, Suspects, ThreadEdit};
 
 use crate::feedback::{FeedbackError as ThreadError, Summary, Thread};
 use crate::reviews::Review;
@@ -156,6 +156,7 @@ enum Command {
     FilesToCheck {
         scope: PathBuf,
         file: Option<PathBuf>,
+        suspects: Suspects,
         reply: oneshot::Sender<Vec<FileToCheck>>,
     },
     ThreadsOfFile {
@@ -366,10 +367,16 @@ impl StateHandle {
         self.tell(Command::Subscribe { id, workspaces }).await;
     }
 
-    /// Files with open threads inside `scope` (or just `file`), with what was
-    /// last known of them, so the caller can see which changed on disk.
-    pub async fn files_to_check(&self, scope: PathBuf, file: Option<PathBuf>) -> Result<Vec<FileToCheck>, Stopped> {
-        self.ask(|reply| Command::FilesToCheck { scope, file, reply }).await
+    /// Files with open threads inside `scope` (or just `file`) that may have
+    /// changed (see [`Suspects`]), with what was last known of them, so the
+    /// caller can see which changed on disk.
+    pub async fn files_to_check(
+        &self,
+        scope: PathBuf,
+        file: Option<PathBuf>,
+        suspects: Suspects,
+    ) -> Result<Vec<FileToCheck>, Stopped> {
+        self.ask(|reply| Command::FilesToCheck { scope, file, suspects, reply }).await
     }
 
     /// Every thread (resolved ones too) on one file.
@@ -693,8 +700,8 @@ impl State {
                     client.facts.workspaces = workspaces;
                 }
             }
-            Command::FilesToCheck { scope, file, reply } => {
-                let _ = reply.send(self.files_to_check(&scope, file.as_deref()));
+            Command::FilesToCheck { scope, file, suspects, reply } => {
+                let _ = reply.send(self.files_to_check(&scope, file.as_deref(), &suspects));
             }
             Command::ThreadsOfFile { file, reply } => {
                 let _ = reply.send(self.threads_of_file(&file).cloned().collect());

@@ -197,7 +197,10 @@ fn open_trees(path: &Path) -> Result<Trees, StoreError> {
     let deadline = std::time::Instant::now() + LOCK_WAIT;
     let db = loop {
         // sled 0.34 panics on some kinds of corruption instead of failing.
-        match std::panic::catch_unwind(|| sled::Config::new().path(path).open()) {
+        // A 16 MiB page cache, not sled's default 1 GiB: the state owner
+        // keeps every thread in memory, so the store is read only at start
+        // and for snapshots, and a full cache held 100,000 threads twice.
+        match std::panic::catch_unwind(|| sled::Config::new().path(path).cache_capacity(16 << 20).open()) {
             Ok(Ok(db)) => break db,
             Ok(Err(source)) if is_locked(&source) && std::time::Instant::now() < deadline => {
                 std::thread::sleep(std::time::Duration::from_millis(20));

@@ -143,6 +143,39 @@ async fn resolving_from_one_agent_removes_the_thread_everywhere() {
 }
 
 #[tokio::test]
+async fn workspace_reads_see_edits_to_a_file_whose_thread_was_reopened_after_a_restart() {
+    // Workspace reads look only at files the watcher reports changed; a file
+    // whose threads were all resolved when the daemon started is not watched
+    // until one is reopened.
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let mut daemon = sandbox.start_daemon();
+    let id = add(&sandbox, &repo, "src/auth.ts:3-8", "Handle expired tokens");
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "resolve", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    daemon.terminate();
+    let _daemon = sandbox.start_daemon();
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "reopen", &id]);
+    assert_eq!(code, 0, "{out}{err}");
+    let agent = sandbox.agent(&repo).await;
+    let line = |listed: &Value| threads(listed)[0]["range"]["startLine"].clone();
+    assert_eq!(line(&agent.call_ok("get_feedback", json!({})).await), json!(3));
+
+    std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
+    // The watcher reports the edit within milliseconds; a read of the whole
+    // workspace must then show it. Wait for it with a deadline that fails.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed = agent.call_ok("get_feedback", json!({})).await;
+        if line(&listed) == json!(5) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the workspace read never saw the edit: {listed}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
 async fn threads_are_scoped_to_the_agents_workspace() {
     let sandbox = Sandbox::new();
     let alpha = sandbox.repo("alpha", &[("a.rs", "fn a() {}\n")]);
@@ -360,4 +393,99 @@ async fn threads_and_the_review_are_mcp_resources() {
     assert_eq!(read("parley://review").await, "# The review");
     let feedback: Value = serde_json::from_str(&read("parley://feedback").await).expect("JSON");
     assert_eq!(feedback[0]["comments"][0]["body"], json!("Look"));
+}
+
+/// `n` lines of 67 bytes that look nothing alike (a deterministic
+/// pseudo-random walk), so no line is a fuzzy match for another.
+fn noise_lines(n: usize, seed: u64) -> Vec<String> {
+    let mut state = seed;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..n).map(|_| format!("{:016x} {:016x} {:016x} {:016x}", next(), next(), next(), next())).collect()
+}
+
+#[tokio::test]
+async fn a_huge_shuffled_file_marks_its_threads_stale_and_holds_up_no_other_file() {
+    // 28 MiB of unlike lines: the size that took 12 to 27 seconds to
+    // re-anchor before re-anchoring work per file was bounded.
+    const LINES: usize = 420_000;
+    let mut lines = noise_lines(LINES, 0x9e37_79b9_7f4a_7c15);
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    std::fs::write(repo.join("big.txt"), lines.join("\n") + "\n").expect("write the big file");
+    let _daemon = sandbox.start_daemon();
+    // Three threads on single lines, which an exact search finds wherever
+    // they go, and six on three lines each, which a shuffle breaks up: more
+    // than the budget can search for in every way, so the order it is spent
+    // in shows.
+    let single = [1_000, 150_000, 300_000];
+    let multi = [50_000, 100_000, 200_000, 250_000, 350_000, 400_000];
+    for line in single {
+        add(&sandbox, &repo, &format!("big.txt:{}", line + 1), "one line");
+    }
+    for line in multi {
+        add(&sandbox, &repo, &format!("big.txt:{}-{}", line + 1, line + 3), "three lines");
+    }
+    add(&sandbox, &repo, "src/auth.ts:3-8", "Handle expired tokens");
+    let quotes: Vec<String> = single.iter().map(|&l| lines[l].clone()).collect();
+
+    // Shuffle the big file's lines (Fisher-Yates on the same walk) twice,
+    // reading in between: after the first, the threads were last anchored
+    // against two different texts, and still every one-line thread must be
+    // searched for before any other thread's fuzzy search. Edit the small
+    // file at the same time.
+    let mut order = noise_lines(2 * LINES, 0x2545_f491_4f6c_dd1d)
+        .into_iter()
+        .map(|l| u64::from_str_radix(&l[..16], 16).expect("hex"));
+    let agent = sandbox.agent(&repo).await;
+    for _ in 0..2 {
+        for i in (1..LINES).rev() {
+            let j = (order.next().expect("enough numbers") % (i as u64 + 1)) as usize;
+            lines.swap(i, j);
+        }
+        std::fs::write(repo.join("big.txt"), lines.join("\n") + "\n").expect("shuffle the big file");
+        agent.call_ok("get_feedback", json!({"filePath": "big.txt"})).await;
+    }
+    std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
+
+    // The summary answers (within the harness's deadline, which fails loudly)
+    // and counts the broken-up threads as not followed.
+    let summary = agent.call_ok("get_feedback_summary", json!({})).await;
+    assert_eq!((summary["totalThreads"].clone(), summary["orphanedCount"].clone()), (json!(10), json!(6)), "{summary}");
+
+    // The small file's thread followed its edit.
+    let small = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    assert_eq!(
+        (threads(&small)[0]["state"].clone(), threads(&small)[0]["range"]["startLine"].clone()),
+        (json!("anchored"), json!(5))
+    );
+
+    // In the big file, single lines were found where the shuffle put them;
+    // the others say they were not searched for, and keep what they showed.
+    let big = agent.call_ok("get_feedback", json!({"filePath": "big.txt"})).await;
+    let big = threads(&big);
+    assert_eq!(big.len(), 9);
+    for thread in &big {
+        let text = thread["selectedText"].as_str().expect("selectedText");
+        match thread["comments"][0]["body"].as_str() {
+            Some("one line") => {
+                assert_eq!(thread["state"], json!("moved"), "{thread}");
+                let line = thread["range"]["startLine"].as_u64().expect("a line") as usize;
+                assert_eq!(lines[line - 1], text, "the range holds the quote: {thread}");
+                assert!(quotes.iter().any(|q| q == text));
+            }
+            _ => {
+                assert_eq!(
+                    (thread["state"].clone(), thread["orphaned"].clone()),
+                    (json!("stale"), json!(true)),
+                    "{thread}"
+                );
+                assert_eq!(text.lines().count(), 3, "the text last seen: {thread}");
+            }
+        }
+    }
 }

@@ -15,6 +15,7 @@ enum Want {
     Moved,
     Modified,
     Orphaned,
+    Unsearched,
 }
 
 /// Anchors the marked range of `before`, re-anchors it against `after` with
@@ -53,7 +54,7 @@ fn assert_consistent(text: &str, got: &Reanchored) {
             assert!((BRACKET_MIN_SIMILARITY..=1.0).contains(&similarity), "similarity {similarity}");
             assert_eq!(got.confidence, similarity);
         }
-        (AnchorState::Orphaned, None) => assert_eq!(got.confidence, 0.0),
+        (AnchorState::Orphaned | AnchorState::Unsearched, None) => assert_eq!(got.confidence, 0.0),
         _ => panic!("state and range disagree: {got:?}"),
     }
     if let Some(range) = &got.range {
@@ -67,6 +68,7 @@ fn kind(state: AnchorState) -> Want {
         AnchorState::Moved => Want::Moved,
         AnchorState::Modified { .. } => Want::Modified,
         AnchorState::Orphaned => Want::Orphaned,
+        AnchorState::Unsearched => Want::Unsearched,
     }
 }
 
@@ -489,6 +491,66 @@ fn edit_anywhere(text: &mut String, (insert, at, to, with): (bool, Index, Index,
     } else {
         text.replace_range(a.min(b)..a.max(b), "");
     }
+}
+
+#[test]
+fn a_spent_budget_leaves_anchors_unsearched_but_finds_them_in_place() {
+    let old = "fn a() {}\nfn b() {}\nfn c() {}\n";
+    let (a, b) = (capture(old, 0..9), capture(old, 10..19));
+    let new = "fn b() {}\nfn a() {}\nfn c() {}\n";
+    let c = capture(old, 20..29);
+    // Enough for one exact search of the text: the first anchor that moved
+    // is found, the second is left unsearched, and one at its old place is
+    // found for free.
+    let reanchorer = Reanchorer::with_budget(None, new, new.len());
+    let found = reanchorer.reanchor(&b);
+    assert_eq!((found.state, found.range), (AnchorState::Moved, Some(0..9)));
+    assert_eq!(reanchorer.budget_left(), 0);
+    let left = reanchorer.reanchor(&a);
+    assert_eq!((kind(left.state), left.range, left.confidence), (Want::Unsearched, None, 0.0));
+    assert_eq!(reanchorer.reanchor(&c).state, AnchorState::Anchored);
+    // With the default budget both are found.
+    let reanchorer = Reanchorer::new(None, new);
+    assert_eq!(reanchorer.reanchor(&a).range, Some(10..19));
+    assert_eq!(reanchorer.reanchor(&b).range, Some(0..9));
+}
+
+#[test]
+fn an_exact_pass_then_the_rest_finds_what_one_pass_does() {
+    let old = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x + 1\n}\nfn c() {}\n";
+    let moved = capture(old, 0..9);
+    let edited = capture(old, 10..old.find("}\nfn c").expect("present") + 1);
+    let new = "fn c() {}\nfn buggy(x: usize) -> usize {\n    x.saturating_add(1)\n}\nfn a() {}\n";
+    let reanchorer = Reanchorer::new(Some(old), new);
+    reanchorer.set_pass(Pass::Exact);
+    assert_eq!(reanchorer.reanchor(&moved), reanchor(&moved, Some(old), new));
+    assert_eq!(reanchorer.reanchor(&edited).state, AnchorState::Unsearched);
+    let exact_spent = SEARCH_BUDGET_BYTES - reanchorer.budget_left();
+    reanchorer.set_pass(Pass::Rest);
+    assert_eq!(reanchorer.reanchor(&edited), reanchor(&edited, Some(old), new));
+    assert!(matches!(reanchor(&edited, Some(old), new).state, AnchorState::Modified { .. }));
+    // The rest pass did not search for the exact quote a second time.
+    let one_pass = Reanchorer::new(Some(old), new);
+    one_pass.reanchor(&moved);
+    one_pass.reanchor(&edited);
+    assert_eq!(reanchorer.budget_left(), one_pass.budget_left(), "spent {exact_spent} on exact searches");
+}
+
+#[test]
+fn the_default_budget_covers_many_searches_of_an_ordinary_file() {
+    // 500 anchors on a 20,000-line file, all moved by an edit the line diff
+    // cannot see (no snapshot): each costs one exact search, and all fit.
+    let old: String = (0..20_000).map(|n| format!("    let value_{n} = compute({n});\n")).collect();
+    let anchors: Vec<Anchor> = (0..500)
+        .map(|k| {
+            let start = old.match_indices('\n').nth(36 * k).map_or(0, |(i, _)| i + 1);
+            let end = start + old[start..].find('\n').expect("a line");
+            capture(&old, start..end)
+        })
+        .collect();
+    let new = format!("// one\n// two\n{old}");
+    let reanchorer = Reanchorer::new(None, &new);
+    assert!(anchors.iter().all(|a| reanchorer.reanchor(a).state == AnchorState::Moved));
 }
 
 proptest! {

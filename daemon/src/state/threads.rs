@@ -2,7 +2,8 @@
 //! index by file, what was last read of each file, and the edits agents and
 //! humans make.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -33,12 +34,42 @@ pub struct FileToCheck {
     pub stamp: Option<FileStamp>,
 }
 
+/// Which files a read must look at, as the file watcher knows them.
+#[derive(Debug, Clone)]
+pub enum Suspects {
+    /// Any file may have changed (no watcher, or events were lost).
+    All,
+    /// Only these may have changed since they were last read; every other
+    /// file that was read before is watched and had no event since.
+    Only(HashSet<PathBuf>),
+}
+
 /// A change to one thread.
 #[derive(Debug, Clone)]
 pub enum ThreadEdit {
     Reply(Comment),
     Resolve,
     Reopen,
+}
+
+/// The entries of `map` under `scope` (the folder itself included), in
+/// order. Paths order component by component, so everything under `/a/b`
+/// sorts before `/a/b` with a NUL appended to its last component: the range
+/// between them is exactly the folder's, found without comparing each path's
+/// components to the scope's.
+fn under<'a, V>(map: &'a BTreeMap<PathBuf, V>, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a V)> + 'a {
+    let end = scope.file_name().map(|name| {
+        let mut past = name.to_os_string();
+        past.push("\0");
+        scope.with_file_name(past)
+    });
+    let range = match &end {
+        Some(end) => map.range::<Path, _>((Bound::Included(scope), Bound::Excluded(end.as_path()))),
+        None => map.range::<Path, _>((Bound::Included(scope), Bound::Unbounded)),
+    };
+    // Without a last component (`/`, or a path ending in `..`) the range has
+    // no end of its own: stop at the first path outside.
+    range.take_while(move |(file, _)| end.is_some() || file.starts_with(scope))
 }
 
 impl State {
@@ -59,19 +90,28 @@ impl State {
 
     /// Files with threads under `scope`, in order.
     fn files_in<'a>(&'a self, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a BTreeSet<String>)> + 'a {
-        self.by_file.range(scope.to_path_buf()..).take_while(move |(file, _)| file.starts_with(scope))
+        under(&self.by_file, scope)
     }
 
-    /// Files under `scope` (or just `file`) with open threads, and what was
-    /// last seen of each; the per-file counts say which have open threads.
-    pub(super) fn files_to_check(&self, scope: &Path, file: Option<&Path>) -> Vec<FileToCheck> {
+    /// Files under `scope` (or just `file`) with open threads that may have
+    /// changed, and what was last seen of each: a file never read (or whose
+    /// thread was reopened, which forgets what was read) always may; one
+    /// read before only if `suspects` names it. A single `file` is always
+    /// returned, so a read of one file looks at it whatever the watcher says.
+    pub(super) fn files_to_check(&self, scope: &Path, file: Option<&Path>, suspects: &Suspects) -> Vec<FileToCheck> {
         let open = |f: &Path| self.counts.get(f).is_some_and(|c| c.threads > 0);
         let check = |f: &PathBuf| FileToCheck { file: f.clone(), stamp: self.stamps.get(f).cloned() };
-        match file {
-            Some(file) => {
+        match (file, suspects) {
+            (Some(file), _) => {
                 self.by_file.get_key_value(file).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).into_iter().collect()
             }
-            None => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
+            (None, Suspects::All) => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
+            // The counts are per file and the stamps a hash lookup: no thread
+            // is visited, nothing is copied for a file that needs no look.
+            (None, Suspects::Only(suspects)) => under(&self.counts, scope)
+                .filter(|(f, c)| c.threads > 0 && (suspects.contains(*f) || !self.stamps.contains_key(*f)))
+                .map(|(f, _)| check(f))
+                .collect(),
         }
     }
 
@@ -128,12 +168,11 @@ impl State {
     }
 
     pub(super) fn summary(&self, scope: &Path) -> Summary {
-        let files = self.counts.range(scope.to_path_buf()..).take_while(|(file, _)| file.starts_with(scope)).map(
-            |(file, counts)| {
-                let shown = file.strip_prefix(scope).unwrap_or(file).to_string_lossy().replace('\\', "/");
-                (shown, *counts)
-            },
-        );
+        let files = under(&self.counts, scope).map(|(file, counts)| {
+            let shown = file.strip_prefix(scope).unwrap_or(file).to_string_lossy();
+            let shown = if shown.contains('\\') { shown.replace('\\', "/") } else { shown.into_owned() };
+            (shown, *counts)
+        });
         feedback::summarize(files)
     }
 
@@ -212,4 +251,24 @@ fn take_positions(to: &mut Thread, from: &Thread) {
     to.checked_against = from.checked_against.clone();
     to.span = from.span;
     to.state = from.state;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folders_range_holds_exactly_the_paths_under_it() {
+        let paths =
+            ["/a", "/a/b", "/a/b/c.rs", "/a/b/d/e.rs", "/a/b.rs", "/a/b0/x.rs", "/a/ba/x.rs", "/a/c/x.rs", "/z"];
+        let map: BTreeMap<PathBuf, ()> = paths.iter().map(|p| (PathBuf::from(p), ())).collect();
+        let check = |scope: &str| {
+            let got: Vec<&str> = under(&map, Path::new(scope)).map(|(p, _)| p.to_str().expect("UTF-8")).collect();
+            let want: Vec<&str> = paths.iter().copied().filter(|p| Path::new(p).starts_with(scope)).collect();
+            assert_eq!(got, want, "under {scope}");
+        };
+        for scope in ["/a/b", "/a/b/", "/a", "/", "/a/b/d", "/a/b/..", "/q", "/a/b.rs"] {
+            check(scope);
+        }
+    }
 }

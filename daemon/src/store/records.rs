@@ -163,6 +163,7 @@ impl From<ThreadRecord> for Thread {
             ("moved", _) => ThreadState::Moved,
             ("modified", similarity) => ThreadState::Modified(similarity.unwrap_or(0.0)),
             ("unreadable", _) => ThreadState::Unreadable,
+            ("stale", _) => ThreadState::Stale,
             _ => ThreadState::Orphaned,
         };
         Thread {

@@ -19,13 +19,13 @@ pub async fn list(
     file: Option<PathBuf>,
     include_resolved: bool,
 ) -> Result<Vec<Thread>, FeedbackError> {
-    refresh::refresh(&cx.state, &cx.store, scope, file.as_deref()).await?;
+    refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, file.as_deref()).await?;
     Ok(cx.state.threads(scope.to_owned(), file, include_resolved).await?)
 }
 
 /// Counts for `scope`, re-anchored first.
 pub async fn summary(cx: &Context, scope: &Path) -> Result<Summary, FeedbackError> {
-    refresh::refresh(&cx.state, &cx.store, scope, None).await?;
+    refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, None).await?;
     Ok(cx.state.summary(scope.to_owned()).await?)
 }
 
@@ -64,7 +64,11 @@ pub async fn resolve(cx: &Context, thread_id: &str, within: Option<&Path>) -> Re
 
 /// Brings a resolved thread back.
 pub async fn reopen(cx: &Context, thread_id: &str, within: Option<&Path>) -> Result<Thread, FeedbackError> {
-    edit(cx, thread_id, ThreadEdit::Reopen, within).await
+    let thread = edit(cx, thread_id, ThreadEdit::Reopen, within).await?;
+    // A file whose threads were all resolved when the daemon started is not
+    // watched: reads would trust what they last saw of it.
+    cx.watch.follow(views::file_of(&thread));
+    Ok(thread)
 }
 
 /// The open threads of `file` positioned in an editor's unsaved `text`.

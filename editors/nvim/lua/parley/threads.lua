@@ -48,7 +48,7 @@ local function author()
 end
 
 local function orphaned(thread)
-  return thread.state == "orphaned" or thread.state == "unreadable"
+  return thread.state == "orphaned" or thread.state == "unreadable" or thread.state == "stale"
 end
 
 local function file_of(thread)
