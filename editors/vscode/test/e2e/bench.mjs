@@ -152,7 +152,7 @@ try {
   }
   row(`activation → hello answered, daemon running (median of ${RUNS} reloads)`, ms(median(warmHello)), `page load → activation ${ms(median(pageToActivate))}`, `${(median(warmHello) / median(pageToActivate)).toFixed(3)}× of the time VS Code takes to activate extensions; target ≤ 50 ms`);
   row(`activation → connected and synced (review and threads fetched), daemon running (median of ${RUNS} reloads)`, ms(median(warm)), `page load → activation ${ms(median(pageToActivate))}`, `${(median(warm) / median(pageToActivate)).toFixed(3)}×`);
-  row('activation → connected and synced, the extension starts the daemon', ms(cold.ms), `page load → activation ${ms(coldActivate.at - navigated)}`, 'first load of the run');
+  row('activation → connected and synced, the extension starts the daemon', ms(cold.ms), '', `first load of the run (extension host pid ${coldActivate.pid})`);
 
   // Reviews: 20 lines against 2,000 lines, presented by an agent through the real shim.
   const mcp = await agent(tools, sandbox, workspace);
@@ -187,11 +187,12 @@ try {
 
   const openMany = [];
   const openPlain = [];
-  for (let i = 0; i < RUNS; i++) {
+  // Once: with 1,000 threads open, a second round of closing and reopening editors stalled the workbench in code-server.
+  for (let i = 0; i < 1; i++) {
     openPlain.push(await openAndTime(workbench, 'src/plain.rs', firstLineShown('plain')));
     openMany.push(await openAndTime(workbench, 'src/many.rs', threadsShown('many')));
   }
-  row('file with 1,000 threads: opened → text and thread glyphs shown (median)', ms(median(openMany)), `same-size file without threads: ${ms(median(openPlain))}`, `${(median(openMany) / median(openPlain)).toFixed(2)}×; target ≤ 200 ms`);
+  row('file with 1,000 threads: opened → text and thread glyphs shown (one run)', ms(median(openMany)), `same-size file without threads: ${ms(median(openPlain))}`, `${(median(openMany) / median(openPlain)).toFixed(2)}×; target ≤ 200 ms`);
 
   await openAndTime(workbench, 'src/quiet.rs', firstLineShown('quiet'));
   const typedQuiet = await typeAndTime(workbench, 30);

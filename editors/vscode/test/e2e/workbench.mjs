@@ -35,9 +35,13 @@ export class Workbench {
   }
 
   async runCommand(title) {
-    await this.page.keyboard.press('F1');
     const input = this.page.locator('.quick-input-widget input');
-    await input.waitFor();
+    // A busy workbench can miss the key: press it again until the palette opens.
+    await until('the command palette to open', async () => {
+      await this.page.keyboard.press('F1');
+      await input.waitFor({ timeout: 3000 }).catch(() => {});
+      return input.isVisible();
+    }, 30_000);
     await input.fill(`>${title}`);
     await this.page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
     await this.page.keyboard.press('Enter');
