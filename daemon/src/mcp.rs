@@ -561,7 +561,7 @@ impl ParleyMcp {
             Ok(Some(picked)) => picked,
             Ok(None) => {
                 return SelectionResult {
-                    message: "No editor window is connected to Parley. Open the workspace in an editor with the Parley extension (VS Code or Neovim), or run `parley watch`.".into(),
+                    message: "No editor window is connected to Parley. Open the workspace in VS Code (or Cursor, VSCodium) with the Parley extension, or in Neovim with the Parley plugin (the README says how to install either), or run `parley watch`.".into(),
                     ..SelectionResult::default()
                 };
             }
