@@ -81,12 +81,14 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
     let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
     let doctor = |args: &[&str]| {
         let mut command = sandbox.command("parley");
-        command.current_dir(&repo).arg("doctor").args(args);
+        // A home of its own: the user's installed editors must not leak in.
+        command.current_dir(&repo).env("HOME", sandbox.dir.path().join("empty-home")).arg("doctor").args(args);
         run(command)
     };
     let (code, out, _) = doctor(&[]).await;
     assert_eq!(code, 0, "warnings alone do not fail: {out}");
     assert!(out.contains("not running"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("warn") && l.contains("no Parley editor client found")), "{out}");
     assert!(out.lines().any(|l| l.starts_with("warn") && l.contains("reviewer") && l.contains("[review]")), "{out}");
 
     std::fs::write(repo.join(".parley.toml"), "[review]\nreviewer = \"no-such-reviewer-9f2 -p\"\n").expect("config");
@@ -102,7 +104,14 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
     std::fs::write(repo.join(".parley.toml"), "[review]\nreviewer = [\"python3\", \"-c\", \"print(1)\"]\n")
         .expect("config");
     let daemon = sandbox.start_daemon();
-    let (code, out, _) = doctor(&["--json"]).await;
+    let _window = sandbox.editor("nvim", &[&repo]).await;
+    let home = sandbox.dir.path().join("home");
+    std::fs::create_dir_all(home.join(".cursor/extensions/parley.parley-0.1.0")).expect("mkdir");
+    let (code, out, _) = {
+        let mut command = sandbox.command("parley");
+        command.current_dir(&repo).env("HOME", &home).args(["doctor", "--json"]);
+        run(command).await
+    };
     assert_eq!(code, 0, "{out}");
     let report: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(report["ok"], serde_json::json!(true), "{report:#}");
@@ -112,6 +121,10 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
     assert!(check("daemon")["detail"].as_str().is_some_and(|d| d.contains(&format!("pid {}", daemon.pid()))));
     assert_eq!(check("reviewer")["outcome"], "ok", "{report:#}");
     assert_eq!(check("parley-mcp")["outcome"], "ok", "{report:#}");
+    let editors = check("editors");
+    assert_eq!(editors["outcome"], "ok", "{report:#}");
+    let detail = editors["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("Cursor extension 0.1.0") && detail.contains("nvim connected"), "{detail}");
 }
 
 /// A folder holding `systemctl`: the stand-in, recording into `log`.

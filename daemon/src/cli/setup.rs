@@ -62,6 +62,7 @@ pub async fn doctor(json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let mut checks = vec![shim_check(), socket_check()];
     checks.push(daemon_check().await);
+    checks.push(editors_check().await);
     checks.push(data_dir_check());
     checks.extend(data_privacy_check());
     checks.extend(config_checks(&cwd));
@@ -189,6 +190,50 @@ async fn daemon_check() -> Check {
         }
         Err(e) => Check::new("daemon", Outcome::Fail, format!("{e:#}")),
     }
+}
+
+/// Where VS Code and its forks keep extensions, under the home folder.
+const EXTENSION_DIRS: &[(&str, &str)] = &[
+    (".vscode/extensions", "VS Code"),
+    (".vscode-server/extensions", "VS Code (remote)"),
+    (".vscode-insiders/extensions", "VS Code Insiders"),
+    (".cursor/extensions", "Cursor"),
+    (".cursor-server/extensions", "Cursor (remote)"),
+    (".vscode-oss/extensions", "VSCodium"),
+    (".windsurf/extensions", "Windsurf"),
+    (".local/share/code-server/extensions", "code-server"),
+];
+
+/// The editor clients this user has: the VS Code extension installed in
+/// VS Code or a fork, and the editor windows connected right now.
+async fn editors_check() -> Check {
+    let mut found = Vec::new();
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        for (dir, editor) in EXTENSION_DIRS {
+            let Ok(entries) = std::fs::read_dir(home.join(dir)) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().to_lowercase();
+                if let Some(version) = name.strip_prefix("parley.parley-") {
+                    found.push(format!("{editor} extension {version}"));
+                }
+            }
+        }
+    }
+    if let Ok(Some(mut client)) = HubClient::open(&cli_opening(false)).await
+        && let Ok(status) = client.call::<parley_protocol::methods::Status>("status", json!({})).await
+    {
+        for editor in &status.editors {
+            found.push(format!("{} connected", editor.name));
+        }
+    }
+    if found.is_empty() {
+        return Check::new(
+            "editors",
+            Outcome::Warn,
+            "no Parley editor client found: install the VS Code extension (README, \"VS Code\") or the Neovim plugin (editors/nvim), or run `parley watch`, so reviews and threads show where you work",
+        );
+    }
+    Check::new("editors", Outcome::Ok, found.join("; "))
 }
 
 fn data_dir_check() -> Check {

@@ -162,7 +162,14 @@ await step('a thread follows typing above it, and lands there on disk after a sa
   await until('the thread glyph on line 4', async () => (await workbench.threadGlyphLines()).includes(4));
   await workbench.page.locator('.editor-group-container.active .view-lines').first().click();
   await workbench.page.keyboard.press('Control+Home');
-  await workbench.page.keyboard.type('// one\n// two\n');
+  // Two new lines typed above the thread. Plain statements, not comments:
+  // Enter after a `//` line may continue the comment on its own, once the
+  // language's rules have loaded, which would type other text than meant.
+  await workbench.page.keyboard.type('use one;');
+  await workbench.page.keyboard.press('Enter');
+  await workbench.page.keyboard.press('Home');
+  await workbench.page.keyboard.type('use two;');
+  await workbench.page.keyboard.press('Enter');
   await until('the thread glyph to move to line 6', async () => {
     const lines = await workbench.threadGlyphLines();
     return lines.includes(6) && !lines.includes(4);
