@@ -9,7 +9,7 @@
 //!   error carrying their own ids (a request is never run twice),
 //! - send again, on a new connection, the one request a dead daemon provably
 //!   never read: the last one written, when the connection was reset with
-//!   data unread (see [`Relay::reset`]),
+//!   data unread (see `Relay::reset`),
 //! - know which replies are still due when the host closes stdin.
 
 use std::collections::HashSet;
