@@ -461,6 +461,95 @@ mod tests {
         assert_eq!(cancelled.as_deref(), Some("4"));
     }
 
+    use parley_protocol::hello::HelloReply;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+    use tokio::net::UnixStream;
+
+    /// Hands out connections whose daemon ends the test holds.
+    struct Daemons(Vec<UnixStream>);
+
+    impl Connector for Daemons {
+        async fn connect(&mut self) -> Result<HubConnection, ConnectError> {
+            let stream = self.0.pop().ok_or_else(|| ConnectError::HelloBroken("no daemon left".into()))?;
+            let (read, writer) = stream.into_split();
+            let reply = HelloReply {
+                protocol: parley_protocol::PROTOCOL_VERSION,
+                version: "test".into(),
+                pid: 1,
+                connection_id: 1,
+                seq: 0,
+                instance: "test".into(),
+                executable: None,
+                build: None,
+            };
+            Ok(HubConnection { reader: LineReader::new(BufReader::new(read)), writer, reply })
+        }
+    }
+
+    /// Reads one line byte by byte, so nothing after it is taken from the socket.
+    async fn read_exactly_one_line(daemon: &mut UnixStream) -> String {
+        let mut line = Vec::new();
+        loop {
+            let byte = daemon.read_u8().await.expect("a line from the relay");
+            if byte == b'\n' {
+                return String::from_utf8(line).expect("UTF-8");
+            }
+            line.push(byte);
+        }
+    }
+
+    /// The relay on a host (stdin, stdout) and two daemon connections, the
+    /// first of which reads request 1, leaves `then` unread and dies. Returns
+    /// what the host is told and the lines the second daemon gets.
+    async fn first_daemon_dies_with(then: &str) -> (Vec<String>, Vec<String>) {
+        let (mut host_in, relay_in) = UnixStream::pair().expect("pair");
+        let (relay_out, host_out) = UnixStream::pair().expect("pair");
+        let (mut first, first_shim) = UnixStream::pair().expect("pair");
+        let (second, second_shim) = UnixStream::pair().expect("pair");
+        let relay = tokio::spawn(run(BufReader::new(relay_in), relay_out, Daemons(vec![second_shim, first_shim])));
+        let call = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\"}}\n");
+        host_in.write_all(call(1).as_bytes()).await.expect("write");
+        assert_eq!(read_exactly_one_line(&mut first).await + "\n", call(1));
+        host_in.write_all(then.as_bytes()).await.expect("write");
+        // Die with the next line queued, unread: the relay sees a reset.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while rustix::io::ioctl_fionread(&first).expect("FIONREAD") == 0 {
+            assert!(tokio::time::Instant::now() < deadline, "the relay never wrote the next line");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        drop(first);
+        let mut host = BufReader::new(host_out).lines();
+        let mut told = vec![host.next_line().await.expect("read").expect("the host is told about request 1")];
+        let mut second = BufReader::new(second).lines();
+        drop(host_in);
+        let mut resent = Vec::new();
+        while let Some(line) = second.next_line().await.expect("read") {
+            resent.push(line);
+        }
+        relay.await.expect("the relay ends at end of input");
+        while let Some(line) = host.next_line().await.expect("read") {
+            told.push(line);
+        }
+        (told, resent)
+    }
+
+    #[tokio::test]
+    async fn a_reset_sends_the_unread_last_request_again_and_fails_the_one_read() {
+        let (told, resent) = first_daemon_dies_with("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n").await;
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert!(told[0].contains("\"id\":1") && told[0].contains("not retried"), "{told:?}");
+        assert_eq!(resent, ["{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}"], "only request 2 runs again");
+    }
+
+    #[tokio::test]
+    async fn after_a_reset_nothing_is_sent_again_when_a_notification_came_last() {
+        // The notification was unread; request 1 may have been read, and runs only once.
+        let cancel = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n";
+        let (told, resent) = first_daemon_dies_with(cancel).await;
+        assert!(told.len() == 1 && told[0].contains("\"id\":1"), "{told:?}");
+        assert!(resent.is_empty(), "{resent:?}");
+    }
+
     #[test]
     fn error_lines_keep_the_raw_id() {
         let line = error_line("\"x\"", -32000, "gone \"now\"");

@@ -234,3 +234,26 @@ async fn piped_review_progress_prints_each_step_once_not_every_heartbeat() {
     assert_eq!(steps, unique, "each step once in a log:\n{err}");
     assert!(err.contains("asking the reviewer") && !err.contains("waiting for the reviewer"), "{err}");
 }
+
+#[test]
+fn the_readme_installs_the_tested_dependency_versions_in_one_shared_build() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+        .expect("read README.md");
+    let commands: Vec<&str> = readme
+        .lines()
+        .flat_map(|line| line.split('`'))
+        .map(str::trim)
+        .filter(|text| {
+            text.starts_with("cargo install") || text.starts_with("cargo build") || text.starts_with("cargo run")
+        })
+        // Whole commands, not the prose naming them.
+        .filter(|text| text.contains("--path") || text.contains("--release"))
+        .collect();
+    assert!(commands.iter().any(|c| c.starts_with("cargo install")), "the README says how to install");
+    for command in commands {
+        assert!(command.contains("--locked"), "without --locked, cargo resolves untested versions: {command}");
+        if command.starts_with("cargo install") {
+            assert!(command.contains("--target-dir target"), "installs share the repository's build: {command}");
+        }
+    }
+}

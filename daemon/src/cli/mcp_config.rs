@@ -174,8 +174,10 @@ impl Entry {
     fn document(&self, format: Format) -> String {
         match format {
             Format::Json { key, typed } => {
-                let document = serde_json::json!({ key: { "parley": self.json(typed) } });
-                format!("{}\n", serde_json::to_string_pretty(&document).expect("a JSON value always serializes"))
+                // Built as --write builds it, so the keys keep their order.
+                let root = CstRootNode::parse("{}\n", &ParseOptions::default()).expect("an empty object parses");
+                root.object_value_or_set().object_value_or_set(key).append("parley", self.cst(typed));
+                root.to_string()
             }
             Format::Toml => {
                 let mut servers = toml_edit::Table::new();

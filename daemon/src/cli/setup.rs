@@ -98,7 +98,7 @@ fn shim_check() -> Check {
         return Check::new(
             "parley-mcp",
             Outcome::Fail,
-            "not found beside parley nor on PATH: agent hosts cannot start Parley; install it with `cargo install --path shim`",
+            "not found beside parley nor on PATH: agent hosts cannot start Parley; install it with `cargo install --locked --path shim`",
         );
     }
     match std::process::Command::new(&path).arg("--version").output() {
