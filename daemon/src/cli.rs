@@ -179,6 +179,21 @@ enum ReviewCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Wait for a review round started elsewhere (by an agent's request_review,
+    /// or another terminal) and print it when it is done. Ctrl-C ends only the
+    /// wait. Exits as `review request` does.
+    Await {
+        /// The review session (its id, a unique prefix, or its number such as 003).
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the running round of a review session (the reviewer is killed;
+    /// nothing of the round is stored).
+    Cancel {
+        /// The review session (its id, a unique prefix, or its number such as 003).
+        id: String,
+    },
     /// Print the current review of a workspace.
     Show {
         /// The folder (default: the git root holding the current directory).
@@ -272,6 +287,8 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             });
             sessions::request(params, json).await
         }
+        Command::Review { command: ReviewCommand::Await { id, json } } => sessions::await_round(&id, json).await,
+        Command::Review { command: ReviewCommand::Cancel { id } } => sessions::cancel(&id).await,
         Command::Sessions { command: SessionsCommand::List { workspace, limit, json } } => {
             sessions::list(&workspace_or_cwd(workspace)?, limit, json).await
         }

@@ -4,6 +4,8 @@
 
 mod errors;
 mod feedback;
+mod hangup;
+mod rounds;
 mod schema;
 mod sessions;
 
@@ -30,15 +32,13 @@ use crate::context::Context;
 use crate::reviews::{Presentation, Review};
 use crate::routing::Reason;
 use crate::state::{ClientFacts, Outbound, PickedEditor};
-use crate::usecases::{feedback as threads, reviews, rounds};
+use crate::usecases::{feedback as threads, reviews};
 use crate::{position, workspace};
 use errors::error_text;
 use feedback::{
     FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs, ResolveResult, SummaryResult,
 };
-use sessions::{
-    CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, RequestReviewArgs, ReviewResult, StartedReview,
-};
+use sessions::RequestReviewArgs;
 
 /// How long an editor has to answer a selection request.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
@@ -58,7 +58,7 @@ Feedback threads are comments humans leave on ranges of your workspace's files (
 - Address a thread in the code, then reply_feedback to say what you did, and resolve_feedback once it is done. Ask with reply_feedback when a comment is unclear instead of guessing.
 - The current review and the threads can also be read as the resources parley://review and parley://feedback.
 
-Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: progress notifications report what is happening. If your host abandons tool calls after about a minute, use start_review instead: it returns the review_id at once, and get_review_history with that review_id shows the round when it is done.";
+Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want.";
 
 /// Arguments of `present_review`.
 // Field docs are the schema descriptions agents read, written in the review
@@ -153,6 +153,9 @@ struct Agent {
     /// The environment the host started the shim with: review rounds run
     /// their commands with it.
     env: Arc<std::collections::BTreeMap<String, String>>,
+    /// Cancelled when the client's input ends: calls cancelled after that
+    /// were not cancelled by the agent (see `hangup`).
+    hung_up: tokio_util::sync::CancellationToken,
 }
 
 /// The MCP server for one agent connection.
@@ -168,7 +171,7 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
     static ROUTER: std::sync::OnceLock<Arc<ToolRouter<ParleyMcp>>> = std::sync::OnceLock::new();
     ROUTER
         .get_or_init(|| {
-            let mut router = ParleyMcp::tool_router();
+            let mut router = ParleyMcp::tool_router() + ParleyMcp::round_tools();
             for route in router.map.values_mut() {
                 schema::make_portable(Arc::make_mut(&mut route.attr.input_schema));
                 if let Some(output) = route.attr.output_schema.as_mut() {
@@ -195,7 +198,9 @@ pub async fn serve(
         editor_id: hello.editor_id.clone(),
         workspace: RwLock::new(facts.workspaces.first().cloned()),
         env: facts.env.clone(),
+        hung_up: tokio_util::sync::CancellationToken::new(),
     };
+    let reader = hangup::HangupReader::new(reader, agent.hung_up.clone());
     let server = ParleyMcp { context: context.clone(), agent: Arc::new(agent), tool_router: shared_router() };
     let ct = context.shutdown.close.child_token();
     match rmcp::service::serve_server_with_ct(server, (reader, writer), ct).await {
@@ -230,120 +235,6 @@ impl ParleyMcp {
     async fn get_selection(&self, Parameters(_): Parameters<NoArgs>) -> Json<SelectionResult> {
         let _call = self.context.shutdown.call();
         Json(self.selection().await)
-    }
-
-    #[tool(
-        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p): returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict) and shows it in the editor. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
-        output_schema = rmcp::handler::server::tool::schema_for_output::<ReviewResult>()
-    )]
-    async fn request_review(
-        &self,
-        Parameters(args): Parameters<RequestReviewArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
-        let _call = self.context.shutdown.call();
-        let ask = self.review_ask(args)?;
-        let (progress_tx, mut progress_rx) = tokio::sync::mpsc::unbounded_channel::<(f64, String)>();
-        let forwarder = context.meta.get_progress_token().map(|token| {
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                while let Some((step, message)) = progress_rx.recv().await {
-                    let param = rmcp::model::ProgressNotificationParam::new(token.clone(), step)
-                        .with_total(rounds::STEPS)
-                        .with_message(message);
-                    let _ = peer.notify_progress(param).await;
-                }
-            })
-        });
-        let progress = move |step: f64, message: String| {
-            let _ = progress_tx.send((step, message));
-        };
-        let outcome = rounds::request(&self.context, ask, &progress, &context.ct).await;
-        drop(progress);
-        if let Some(forwarder) = forwarder {
-            let _ = forwarder.await;
-        }
-        let outcome = outcome.map_err(errors::round)?;
-        let result = ReviewResult {
-            review_id: outcome.session.id.clone(),
-            timestamp: outcome.round.at.clone(),
-            status: outcome.session.status().into(),
-            round: outcome.round.round,
-            verdict: outcome.round.verdict,
-            review: outcome.round.review.clone(),
-            changed_files: outcome.round.changed_files.clone(),
-            audit_path: outcome.audit.as_ref().map(|p| p.display().to_string()),
-            shown_in_editors: outcome.shown_in,
-            warnings: outcome.warnings.clone(),
-        };
-        let mut result_value = CallToolResult::structured(serde_json::to_value(&result).map_err(|e| e.to_string())?);
-        result_value.content = vec![rmcp::model::ContentBlock::text(outcome.markdown.clone())];
-        Ok(result_value)
-    }
-
-    #[tool(
-        description = "Start a code review like request_review, but return at once with its review_id instead of waiting for the reviewer. Use it when your host gives up on tool calls after about a minute (Claude Code does) — reviews often take longer. Then poll get_review_history with the review_id: the round appears in `rounds` when it is done, and `pending.state` is `failed` (with the error) if it failed."
-    )]
-    async fn start_review(
-        &self,
-        Parameters(args): Parameters<RequestReviewArgs>,
-    ) -> Result<Json<StartedReview>, String> {
-        let _call = self.context.shutdown.call();
-        let ask = self.review_ask(args)?;
-        let started = rounds::start(&self.context, ask).await.map_err(errors::round)?;
-        let (id, round) = (started.review_id, started.round);
-        Ok(Json(StartedReview {
-            review_id: id.clone(),
-            round,
-            status: "running".into(),
-            message: format!(
-                "The reviewer is running. Call get_review_history with review_id {id} until round {round} appears in rounds (or pending.state is failed)."
-            ),
-        }))
-    }
-
-    #[tool(
-        description = "Get historical review sessions for audit or reference: the newest `limit` (default 5) sessions of this repository, or one session by review_id, each with its rounds and reviews."
-    )]
-    async fn get_review_history(
-        &self,
-        Parameters(args): Parameters<HistoryArgs>,
-    ) -> Result<Json<HistoryResult>, String> {
-        let _call = self.context.shutdown.call();
-        let root = self.repo_root().await?;
-        let sessions = match args.review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
-            Some(id) => vec![rounds::get(&self.context, id, Some(&root)).await.map_err(errors::round)?],
-            None => {
-                let limit = args.limit.unwrap_or(5).max(1) as usize;
-                rounds::list(&self.context, Some(root), limit).await.map_err(errors::round)?
-            }
-        };
-        Ok(Json(HistoryResult { reviews: sessions.iter().map(sessions::view).collect() }))
-    }
-
-    #[tool(
-        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once."
-    )]
-    async fn mark_review_complete(
-        &self,
-        Parameters(args): Parameters<CompleteArgs>,
-    ) -> Result<Json<CompleteResult>, String> {
-        let _call = self.context.shutdown.call();
-        let final_status = crate::sessions::FinalStatus::parse(args.final_status.trim()).ok_or_else(|| {
-            format!("final_status must be approved, abandoned or merged, not {:?}", args.final_status)
-        })?;
-        let root = self.repo_root().await?;
-        let session = rounds::complete(&self.context, &args.review_id, final_status, args.notes, Some(&root))
-            .await
-            .map_err(errors::round)?;
-        let done = session.completion.clone().ok_or("internal error: the session was just completed")?;
-        Ok(Json(CompleteResult {
-            review_id: session.id.clone(),
-            final_status: done.final_status,
-            completed_at: done.at,
-            rounds: session.rounds.len(),
-            notes: done.notes,
-        }))
     }
 
     #[tool(
@@ -503,12 +394,12 @@ impl ParleyMcp {
     }
 
     /// What a review tool's arguments ask for, in this agent's workspace.
-    fn review_ask(&self, args: RequestReviewArgs) -> Result<rounds::ReviewAsk, String> {
+    fn review_ask(&self, args: RequestReviewArgs) -> Result<crate::usecases::rounds::ReviewAsk, String> {
         let folder = self
             .workspace()
             .or_else(|| self.agent.cwd.clone())
             .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
-        Ok(rounds::ReviewAsk {
+        Ok(crate::usecases::rounds::ReviewAsk {
             summary: args.summary,
             relevant_docs: args.relevant_docs.unwrap_or_default(),
             focus_areas: args.focus_areas.unwrap_or_default(),
@@ -523,7 +414,7 @@ impl ParleyMcp {
     async fn repo_root(&self) -> Result<PathBuf, String> {
         let folder =
             self.workspace().or_else(|| self.agent.cwd.clone()).ok_or("this agent's working directory is unknown")?;
-        rounds::repository(&folder).await.map_err(errors::round)
+        crate::usecases::rounds::repository(&folder).await.map_err(errors::round)
     }
 
     /// The folder feedback is scoped to: the agent's workspace.

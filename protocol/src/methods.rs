@@ -119,6 +119,14 @@ method!(
     ReviewRequest = REVIEW_REQUEST, ReviewRequestParams => ReviewRequestResult
 );
 method!(
+    /// Wait for a session's running round; answered when it is done.
+    ReviewAwait = REVIEW_AWAIT, ReviewAwaitParams => ReviewRequestResult, FOR_EDITORS = false
+);
+method!(
+    /// Stop a session's running round.
+    ReviewCancel = REVIEW_CANCEL, ReviewCancelParams => ReviewCancelResult, FOR_EDITORS = false
+);
+method!(
     /// Review sessions, newest first.
     SessionsList = SESSIONS_LIST, SessionsListParams => SessionsResult
 );
@@ -534,8 +542,15 @@ pub struct ImportResult {
 /// `request_review` MCP tool). Answered when the reviewer is done; meanwhile
 /// the daemon sends `review/progress` notifications on the same connection.
 pub const REVIEW_REQUEST: &str = "review/request";
-/// Daemon → client notification: how a `review/request` is getting on.
+/// Daemon → client notification: how a `review/request` (or a
+/// `review/await`) is getting on.
 pub const REVIEW_PROGRESS: &str = "review/progress";
+/// CLI → daemon request: wait for the running round of a session (started
+/// by an agent or another terminal); answered as `review/request` is, or at
+/// once when the round has already finished.
+pub const REVIEW_AWAIT: &str = "review/await";
+/// CLI → daemon request: stop the running round of a session.
+pub const REVIEW_CANCEL: &str = "review/cancel";
 /// Client → daemon request: review sessions, newest first.
 pub const SESSIONS_LIST: &str = "sessions/list";
 /// Client → daemon request: one review session.
@@ -561,8 +576,29 @@ pub struct ReviewRequestParams {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewAwaitParams {
+    /// The session, whole or abbreviated as `sessions/get` takes it.
+    pub review_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewCancelParams {
+    /// The session, whole or abbreviated as `sessions/get` takes it.
+    pub review_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewCancelResult {
+    pub review_id: String,
+    /// The round that was stopped.
+    pub round: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReviewProgress {
-    /// The id of the `review/request` this is about.
+    /// The id of the `review/request` (or `review/await`) this is about.
     pub request: crate::jsonrpc::Id,
     /// Steps done so far, of `total`.
     pub progress: f64,

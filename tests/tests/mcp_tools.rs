@@ -17,6 +17,8 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
     assert_eq!(
         names,
         [
+            "await_review",
+            "cancel_review",
             "get_feedback",
             "get_feedback_summary",
             "get_review_history",
@@ -25,8 +27,7 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
             "present_review",
             "reply_feedback",
             "request_review",
-            "resolve_feedback",
-            "start_review"
+            "resolve_feedback"
         ]
     );
     for tool in &tools {

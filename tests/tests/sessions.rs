@@ -428,42 +428,160 @@ async fn the_cli_runs_the_same_pipeline_and_gates_on_the_verdict() {
 }
 
 #[tokio::test]
-async fn start_review_returns_at_once_and_the_round_is_polled_for() {
+async fn a_round_longer_than_the_wait_is_pending_and_await_review_returns_it() {
     let sandbox = Sandbox::new();
-    let repo = project(&sandbox, "good", "");
+    let repo = project(&sandbox, "after:3", "");
     let _daemon = sandbox.start_daemon();
     let agent = sandbox.agent(&repo).await;
-    let started = agent.call_ok("start_review", json!({"summary": "In the background"})).await;
-    assert_eq!((started["status"].clone(), started["round"].clone()), (json!("running"), json!(1)));
-    let id = started["review_id"].as_str().expect("id").to_owned();
-    let history = poll_until(&agent, &id, |session| session["rounds"].as_array().is_some_and(|r| r.len() == 1)).await;
-    assert_eq!(history["rounds"][0]["review"]["comments"][0]["comment"], json!("Name the constant"));
-    assert!(history.get("pending").is_none(), "{history}");
+    let pending = agent.call_ok("request_review", json!({"summary": "Takes a while", "wait_seconds": 1})).await;
+    assert_eq!((pending["status"].clone(), pending["round"].clone()), (json!("pending"), json!(1)), "{pending}");
+    let id = pending["review_id"].as_str().expect("review_id").to_owned();
+    let message = pending["message"].as_str().expect("message");
+    assert!(message.contains("await_review") && message.contains(&id), "{message}");
+    assert!(pending["step"].as_str().is_some_and(|s| s.contains("reviewer")), "{pending}");
+    // The history shows the round running meanwhile.
+    let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+    assert_eq!(history["reviews"][0]["pending"]["state"], json!("running"), "{history}");
+    // A wait of 0 s answers at once, still pending.
+    let again = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 0})).await;
+    assert_eq!(again["status"], json!("pending"), "{again}");
+    // Then the finished round, in request_review's shape.
+    let done = agent.call("await_review", json!({"review_id": id})).await;
+    assert_ne!(done.is_error, Some(true), "{}", text_of(&done));
+    let round = done.structured_content.clone().expect("structured");
+    assert_eq!(round["round"], json!(1));
+    assert_eq!(round["comments"][0]["comment"], json!("Name the constant"), "{round}");
+    assert!(round["verdict"].is_string(), "{round}");
+    assert!(text_of(&done).contains("Name the constant"), "the text is the rendered review");
+    assert_eq!(prompts(&repo).len(), 1, "the reviewer ran once");
+    // Awaiting a finished round answers it again at once.
+    let later = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 0})).await;
+    assert_eq!(later["round"], json!(1));
+    assert_eq!(later["comments"][0]["comment"], json!("Name the constant"));
+    // Bad waits are explained.
+    let too_long = agent.call_err("request_review", json!({"summary": "x", "wait_seconds": 600})).await;
+    assert!(too_long.contains("at most 50"), "{too_long}");
+    let unknown = agent.call_err("await_review", json!({"review_id": "2020-01-01-001"})).await;
+    assert!(unknown.contains("2020-01-01-001"), "{unknown}");
+}
 
-    // A failing background round says so where the poller looks.
+/// The official TypeScript SDK with its default 60 s request timeout, and a
+/// reviewer taking 70 s: the round is answered pending in time and awaited to
+/// its end, and nothing is killed.
+#[tokio::test]
+async fn a_70_second_round_outlasts_the_typescript_sdks_timeout() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "after:70", "timeout_secs = 300\n");
+    let _daemon = sandbox.start_daemon();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_owned();
+    let modules = root.join(".test-deps/node/node_modules");
+    assert!(
+        modules.join("@modelcontextprotocol/sdk/package.json").exists(),
+        "the MCP TypeScript SDK is missing from {}: run scripts/test (it installs it)",
+        modules.display()
+    );
+    let output = tokio::process::Command::new("node")
+        .arg(root.join("tests/clients/ts_long_round.mjs"))
+        .arg(parley_tests::bin("parley-mcp"))
+        .arg(&repo)
+        .env("PARLEY_SOCKET", &sandbox.socket)
+        .env("PARLEY_DATA_DIR", &sandbox.data)
+        .env("PARLEY_DAEMON", parley_tests::bin("parley"))
+        .env("PARLEY_TEST_NODE_MODULES", &modules)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(300), output)
+        .await
+        .expect("the scenario ends within 300 s")
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains(" passed, 0 failed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_leaves_its_round_running() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "after:3", "");
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(1)).await;
+    shim.recv().await;
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_review","arguments":{"summary":"left behind"}}}"#).await;
+    let pid_file = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The host dies while the call waits.
+    drop(shim);
+    let other = sandbox.agent(&repo).await;
+    let history = other.call_ok("get_review_history", json!({})).await;
+    let id = history["reviews"][0]["review_id"].as_str().expect("the session is listed").to_owned();
+    let done = other.call_ok("await_review", json!({"review_id": id})).await;
+    assert_eq!(done["comments"][0]["comment"], json!("Name the constant"), "{done}");
+}
+
+#[tokio::test]
+async fn cancel_review_stops_a_pending_round_and_a_failed_round_says_why() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "slow", "timeout_secs = 120\n");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let pending = agent.call_ok("request_review", json!({"summary": "slow one", "wait_seconds": 0})).await;
+    assert_eq!(pending["status"], json!("pending"), "{pending}");
+    let id = pending["review_id"].as_str().expect("id").to_owned();
+    let pid_file = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    // A second round of the same session is refused while this one runs.
+    let busy = agent.call_err("request_review", json!({"summary": "more", "previous_review_id": id})).await;
+    assert!(busy.contains("still running") && busy.contains("await_review"), "{busy}");
+    let cancelled = agent.call_ok("cancel_review", json!({"review_id": id})).await;
+    assert_eq!((cancelled["cancelled"].clone(), cancelled["round"].clone()), (json!(true), json!(1)));
+    wait_until_gone(&pid).await;
+    let nothing = agent.call_err("cancel_review", json!({"review_id": id})).await;
+    assert!(nothing.contains("no round"), "{nothing}");
+
+    // A round that fails tells whoever awaits it why.
     configure(&sandbox, "garbage", "");
-    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 {\n    40 + 2\n}\n").expect("edit");
-    let again = agent.call_ok("start_review", json!({"summary": "Again", "previous_review_id": id})).await;
-    assert_eq!(again["round"], json!(2));
-    let failed = poll_until(&agent, &id, |session| session["pending"]["state"] == json!("failed")).await;
-    assert!(failed["pending"]["error"].as_str().is_some_and(|e| e.contains("not a review")), "{failed}");
+    let failing = agent.call_ok("request_review", json!({"summary": "Again", "wait_seconds": 0})).await;
+    let id = failing["review_id"].as_str().expect("id").to_owned();
+    let failed = agent.call_err("await_review", json!({"review_id": id})).await;
+    assert!(failed.contains("not a review"), "{failed}");
     // Checks still happen before anything starts.
-    let refused = agent.call_err("start_review", json!({"summary": "x", "scope": "staged"})).await;
+    let refused = agent.call_err("request_review", json!({"summary": "x", "scope": "staged", "wait_seconds": 0})).await;
     assert!(refused.contains("no changes in scope staged"), "{refused}");
 }
 
-/// Polls get_review_history for one session until `done` holds (deadline 15 s).
-async fn poll_until(agent: &Agent, id: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    loop {
-        let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
-        let session = history["reviews"][0].clone();
-        if done(&session) {
-            return session;
-        }
-        assert!(std::time::Instant::now() < deadline, "the background review never finished: {session}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+#[tokio::test]
+async fn the_cli_awaits_a_round_an_agent_started() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "after:2", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let pending = agent.call_ok("request_review", json!({"summary": "From the agent", "wait_seconds": 0})).await;
+    let id = pending["review_id"].as_str().expect("id").to_owned();
+    let number = id.rsplit('-').next().expect("number").to_owned();
+    let out = sandbox.command("parley").current_dir(&repo).args(["review", "await", &number]).output().expect("run");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("Name the constant"), "{stdout}");
+    assert!(stderr.contains(&format!("review {id} round 1")), "{stderr}");
+    let out = sandbox.command("parley").current_dir(&repo).args(["review", "cancel", &number]).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no round"), "{stderr}");
 }
 
 #[tokio::test]

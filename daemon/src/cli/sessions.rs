@@ -22,11 +22,30 @@ pub const NEEDS_CHANGES: i32 = 3;
 
 /// Runs a review round; the exit code tells a script the verdict.
 pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
+    follow(wire::REVIEW_REQUEST, params, json).await
+}
+
+/// Waits for a round started elsewhere; exits as [`request`] does.
+pub async fn await_round(id: &str, json: bool) -> anyhow::Result<i32> {
+    follow(wire::REVIEW_AWAIT, json!({ "review_id": id }), json).await
+}
+
+/// Stops a session's running round.
+pub async fn cancel(id: &str) -> anyhow::Result<i32> {
+    let result: wire::ReviewCancelResult =
+        client().await?.call(wire::REVIEW_CANCEL, json!({ "review_id": id })).await?;
+    println!("Stopped round {} of review {}; nothing of it was stored.", result.round, result.review_id);
+    Ok(0)
+}
+
+/// Runs `method` (a round, or a wait for one) showing its progress, then
+/// prints the review.
+async fn follow(method: &str, params: Value, json: bool) -> anyhow::Result<i32> {
     let mut client = client().await?;
     let interactive = std::io::stderr().is_terminal();
     let mut piped = PipedProgress::default();
     let result: anyhow::Result<wire::ReviewRequestResult> = client
-        .call_with_events(wire::REVIEW_REQUEST, params, |event| {
+        .call_with_events(method, params, |event| {
             if event.method != wire::REVIEW_PROGRESS {
                 return;
             }

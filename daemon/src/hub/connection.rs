@@ -92,7 +92,9 @@ pub async fn serve(
                     continue;
                 }
                 match Message::parse(&line) {
-                    Ok(Message::Request(request)) if request.method == wire::ReviewRequest::NAME => {
+                    Ok(Message::Request(request))
+                        if request.method == wire::ReviewRequest::NAME || request.method == wire::ReviewAwait::NAME =>
+                    {
                         spawn_review(request, &peer, answers_tx.clone(), connection_gone.child_token());
                     }
                     message => {
@@ -189,6 +191,7 @@ async fn dispatch(request: &Request, peer: &Peer<'_>) -> Result<Value, ErrorObje
         SessionsList::NAME => on::<SessionsList>(request, peer, sessions_list).await,
         SessionsGet::NAME => on::<SessionsGet>(request, peer, sessions_get).await,
         SessionsComplete::NAME => on::<SessionsComplete>(request, peer, sessions_complete).await,
+        ReviewCancel::NAME => on::<ReviewCancel>(request, peer, review_cancel).await,
         HELLO => Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection")),
         other => Err(ErrorObject::new(
             code::METHOD_NOT_FOUND,
@@ -398,8 +401,14 @@ async fn sessions_complete(
     Ok(wire::SessionsResult { sessions: vec![views::session(&session)] })
 }
 
-/// Runs `review/request` in the background: the connection goes on serving
-/// (and writing progress) while the reviewer works.
+async fn review_cancel(peer: &Peer<'_>, p: wire::ReviewCancelParams) -> Result<wire::ReviewCancelResult, ErrorObject> {
+    let id = rounds::unabbreviate(peer.cx, &p.review_id).await.map_err(errors::round)?;
+    let round = rounds::cancel(peer.cx, &id, None).await.map_err(errors::round)?;
+    Ok(wire::ReviewCancelResult { review_id: id, round })
+}
+
+/// Runs `review/request` or `review/await` in the background: the
+/// connection goes on serving (and writing progress) while the round runs.
 fn spawn_review(
     request: Request,
     peer: &Peer<'_>,
@@ -408,43 +417,60 @@ fn spawn_review(
 ) {
     let cx = peer.cx.clone();
     let env = peer.facts.env.clone();
-    let refused = allowed::<wire::ReviewRequest>(peer.role)
-        .and_then(|()| decode::<wire::ReviewRequestParams>(wire::ReviewRequest::NAME, &request.params));
+    let asked = if request.method == wire::ReviewAwait::NAME {
+        allowed::<wire::ReviewAwait>(peer.role)
+            .and_then(|()| decode::<wire::ReviewAwaitParams>(wire::ReviewAwait::NAME, &request.params))
+            .map(ReviewCall::Await)
+    } else {
+        allowed::<wire::ReviewRequest>(peer.role)
+            .and_then(|()| decode::<wire::ReviewRequestParams>(wire::ReviewRequest::NAME, &request.params))
+            .map(ReviewCall::Request)
+    };
     tokio::spawn(async move {
         let _call = cx.shutdown.call();
         let id = request.id.clone();
-        let answer = match refused {
+        let progress = progress_writer(&id, &answers);
+        let outcome = match asked {
+            Err(error) => Err(error),
+            Ok(ReviewCall::Request(p)) => review_request(&cx, p, env, &progress, &cancel).await,
+            Ok(ReviewCall::Await(p)) => review_await(&cx, p, &progress, &cancel).await,
+        };
+        let answer = match outcome.and_then(|outcome| {
+            serde_json::to_value(review_result(outcome))
+                .map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
+        }) {
+            Ok(value) => Response::ok(id, value),
             Err(error) => Response::err(Some(id), error),
-            Ok(p) => match review_request(&cx, &id, p, env, &answers, &cancel).await {
-                Ok(result) => match serde_json::to_value(result) {
-                    Ok(value) => Response::ok(id, value),
-                    Err(e) => Response::err(Some(id), ErrorObject::new(code::INTERNAL_ERROR, e.to_string())),
-                },
-                Err(error) => Response::err(Some(id), error),
-            },
         };
         let _ = answers.send(Arc::new(to_line(&answer))).await;
     });
 }
 
-async fn review_request(
-    cx: &Context,
-    id: &Id,
-    p: wire::ReviewRequestParams,
-    env: Arc<std::collections::BTreeMap<String, String>>,
-    answers: &mpsc::Sender<Arc<Vec<u8>>>,
-    cancel: &tokio_util::sync::CancellationToken,
-) -> Result<wire::ReviewRequestResult, ErrorObject> {
-    let folder = absolute(&p.workspace, "workspace")?;
-    let progress_out = answers.clone();
-    let request = id.clone();
-    let progress = move |step: f64, message: String| {
+enum ReviewCall {
+    Request(wire::ReviewRequestParams),
+    Await(wire::ReviewAwaitParams),
+}
+
+/// Writes `review/progress` notifications about request `id`.
+fn progress_writer(id: &Id, answers: &mpsc::Sender<Arc<Vec<u8>>>) -> impl Fn(f64, String) + Send + Sync + use<> {
+    let (request, out) = (id.clone(), answers.clone());
+    move |step: f64, message: String| {
         let params = wire::ReviewProgress { request: request.clone(), progress: step, total: rounds::STEPS, message };
         if let Ok(params) = serde_json::to_value(params) {
             let line = to_line(&Notification::new(wire::ReviewProgressNotification::NAME, params));
-            let _ = progress_out.try_send(Arc::new(line));
+            let _ = out.try_send(Arc::new(line));
         }
-    };
+    }
+}
+
+async fn review_request(
+    cx: &Context,
+    p: wire::ReviewRequestParams,
+    env: Arc<std::collections::BTreeMap<String, String>>,
+    progress: rounds::Progress<'_>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<rounds::Outcome, ErrorObject> {
+    let folder = absolute(&p.workspace, "workspace")?;
     let previous_review_id = match p.previous_review_id {
         Some(given) => Some(rounds::unabbreviate(cx, &given).await.map_err(errors::round)?),
         None => None,
@@ -458,9 +484,31 @@ async fn review_request(
         folder,
         env,
     };
-    let outcome = rounds::request(cx, ask, &progress, cancel).await.map_err(errors::round)?;
+    rounds::request(cx, ask, progress, cancel).await.map_err(errors::round)
+}
+
+/// Waits for a running round to the end. A waiter that goes away (Ctrl-C)
+/// leaves the round running: it belongs to whoever started it.
+async fn review_await(
+    cx: &Context,
+    p: wire::ReviewAwaitParams,
+    progress: rounds::Progress<'_>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<rounds::Outcome, ErrorObject> {
+    let id = rounds::unabbreviate(cx, &p.review_id).await.map_err(errors::round)?;
+    let report = |step: &rounds::Step| progress(step.progress, step.message.clone());
+    match rounds::wait(cx, &id, None, None, cancel, &report).await.map_err(errors::round)? {
+        rounds::Waited::Finished(outcome) => Ok(*outcome),
+        rounds::Waited::Pending(run) => Err(errors::round(rounds::RoundError::Cancelled(format!(
+            "stopped waiting for round {} of review {id}; it goes on",
+            run.round
+        )))),
+    }
+}
+
+fn review_result(outcome: rounds::Outcome) -> wire::ReviewRequestResult {
     let verdict = serde_json::to_value(outcome.round.verdict).ok().and_then(|v| v.as_str().map(str::to_owned));
-    Ok(wire::ReviewRequestResult {
+    wire::ReviewRequestResult {
         review_id: outcome.session.id.clone(),
         round: outcome.round.round,
         status: outcome.session.status().into(),
@@ -470,7 +518,7 @@ async fn review_request(
         audit_path: outcome.audit,
         shown_in_editors: outcome.shown_in,
         warnings: outcome.warnings,
-    })
+    }
 }
 
 async fn handle_notification(notification: Notification, peer: &Peer<'_>) {

@@ -1,5 +1,6 @@
-//! The review-session tools' arguments and results: seed 004's
-//! `request_review`, `get_review_history` and `mark_review_complete`.
+//! The review-round tools' arguments and results: seed 004's
+//! `request_review`, `get_review_history` and `mark_review_complete`, and
+//! `await_review` and `cancel_review` for rounds that outlast a call.
 
 use rmcp::schemars;
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,74 @@ pub struct RequestReviewArgs {
     pub previous_review_id: Option<String>,
     /// What to review: "all" (default: staged and unstaged changes, plus new files), "staged", "unstaged", or a base ref or commit range such as "main" or "main..HEAD".
     pub scope: Option<String>,
+    /// How long to wait for the round before answering "pending" (0 to 50 seconds, default 45); the round goes on either way.
+    #[schemars(range(max = 50))]
+    pub wait_seconds: Option<u32>,
+}
+
+/// Arguments of `await_review`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AwaitArgs {
+    /// The review_id request_review answered with.
+    pub review_id: String,
+    /// How long to wait before answering "pending" again (0 to 50 seconds, default 45).
+    #[schemars(range(max = 50))]
+    pub wait_seconds: Option<u32>,
+}
+
+/// Arguments of `cancel_review`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelArgs {
+    /// The review whose running round to stop.
+    pub review_id: String,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct CancelResult {
+    pub review_id: String,
+    /// The round that was stopped.
+    pub round: u32,
+    pub cancelled: bool,
+    pub message: String,
+}
+
+/// What `request_review` and `await_review` answer while the round runs on.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct PendingReview {
+    pub review_id: String,
+    /// Always `pending`.
+    pub status: String,
+    /// The round that is running.
+    pub round: u32,
+    /// What the round is doing now.
+    pub step: String,
+    /// Steps done, of `total`.
+    pub progress: f64,
+    pub total: f64,
+    pub elapsed_seconds: u64,
+    /// What to do next: call await_review.
+    pub message: String,
+}
+
+/// The output schema of `request_review` and `await_review`: a finished
+/// round (seed 004's result) or a pending one. MCP wants an object at the
+/// root, so it is the finished round's schema with only the fields both
+/// share required, and the pending round's fields added.
+pub fn round_output_schema() -> std::sync::Arc<rmcp::model::JsonObject> {
+    let finished = rmcp::handler::server::tool::schema_for_output::<ReviewResult>();
+    let pending = rmcp::handler::server::tool::schema_for_output::<PendingReview>();
+    let mut schema = (*finished).clone();
+    if let (Some(serde_json::Value::Object(properties)), Some(serde_json::Value::Object(extra))) =
+        (schema.get_mut("properties"), pending.get("properties"))
+    {
+        for (name, property) in extra {
+            properties.entry(name.clone()).or_insert_with(|| property.clone());
+        }
+    }
+    schema.insert("required".into(), serde_json::json!(["review_id", "status", "round"]));
+    std::sync::Arc::new(schema)
 }
 
 /// What `request_review` returns: the structured review (seed 004's format)
@@ -29,7 +98,7 @@ pub struct RequestReviewArgs {
 pub struct ReviewResult {
     pub review_id: String,
     pub timestamp: String,
-    /// in_progress, needs_changes or approved.
+    /// in_progress, needs_changes or approved; `pending` while the round runs (then see `message`).
     pub status: String,
     pub round: u32,
     /// The reviewer's assessment made stricter by the configured severity thresholds; act on this.
@@ -80,20 +149,9 @@ pub struct SessionView {
     pub notes: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,
-    /// A round started with start_review that has not finished (state `running`) or that failed (state `failed`, with the error).
+    /// A round that has not finished (state `running`: await_review waits for it) or that failed (state `failed`, with the error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<Pending>,
-}
-
-/// What `start_review` returns at once.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct StartedReview {
-    pub review_id: String,
-    /// The round that is running.
-    pub round: u32,
-    /// Always `running`.
-    pub status: String,
-    pub message: String,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]

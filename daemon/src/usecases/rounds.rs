@@ -1,14 +1,19 @@
-//! Review rounds as both front doors use them: run a round and wait for it,
-//! start one in the background, read sessions, and complete one. The steps
-//! of a round are in `pipeline`; a round reaches them only through here.
+//! Review rounds as both front doors use them: start a round (it runs in
+//! the background, owned by the daemon), wait for it, cancel it, read
+//! sessions, and complete one. The steps of a round are in `pipeline`, the
+//! rounds running now in `running`; a round reaches them only through here.
 
 mod pipeline;
+mod running;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 pub use pipeline::{Outcome, Progress, ReviewAsk, STEPS};
+pub use running::{Run, Runs, Step};
 
 use crate::context::Context;
 use crate::git::GitError;
@@ -72,53 +77,158 @@ impl From<GitError> for RoundError {
     }
 }
 
-/// Runs one round and waits for it. `cancel` stops it (and kills the
-/// reviewer's process group).
+/// Runs one round and waits for it to end. `cancel` firing while it waits
+/// stops the round (and kills the reviewer's process group): the person who
+/// asked has interrupted it.
 pub async fn request(
     cx: &Context,
     ask: ReviewAsk,
     progress: Progress<'_>,
     cancel: &CancellationToken,
 ) -> Result<Outcome, RoundError> {
-    let prepared = pipeline::prepare(cx, ask, progress, cancel).await?;
-    let opened = prepared.session.rounds.is_empty().then(|| prepared.session.id.clone());
-    let outcome = pipeline::review(cx, prepared, progress, cancel).await;
-    // A session whose first round failed holds nothing worth listing.
-    if let (Err(_), Some(id)) = (&outcome, opened) {
-        cx.state.discard_empty_session(id).await;
+    let run = start(cx, ask, progress).await?;
+    let report = |step: &Step| progress(step.progress, step.message.clone());
+    match run.wait(None, cancel, &report).await {
+        Some(result) => result,
+        None => stop(&run).await,
     }
-    outcome
-}
-
-/// What [`start`] answers at once.
-#[derive(Debug, Clone)]
-pub struct Started {
-    pub review_id: String,
-    /// The round that is running.
-    pub round: u32,
 }
 
 /// Checks and prepares a round (every refusal happens here, before this
-/// returns), then runs its slow part in the background; the session's
-/// `pending` says how it is getting on until the round is stored.
-pub async fn start(cx: &Context, ask: ReviewAsk) -> Result<Started, RoundError> {
+/// returns), then runs its slow part in the background, where it goes on
+/// whatever becomes of the caller: only [`cancel`] (or the daemon stopping)
+/// stops it. Wait for it with [`Run::wait`] or [`wait`].
+pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Result<Arc<Run>, RoundError> {
+    if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
+        && let Some(run) = cx.rounds.get(previous).filter(|run| run.result().is_none())
+    {
+        return Err(still_running(previous, run.round));
+    }
     let cancel = cx.shutdown.close.child_token();
-    let prepared = pipeline::prepare(cx, ask, &|_, _| {}, &cancel).await?;
+    let prepared = pipeline::prepare(cx, ask, progress, &cancel).await?;
     let id = prepared.session.id.clone();
     let round = prepared.session.rounds.len() as u32 + 1;
+    let opened = prepared.session.rounds.is_empty();
+    let first = Step { progress: 3.0, message: "starting the round".into() };
+    let run = cx
+        .rounds
+        .begin(&id, &prepared.session.workspace, round, cancel.clone(), first)
+        .map_err(|running| still_running(&id, running))?;
     let running = Pending { state: "running".into(), since: crate::clock::now_rfc3339(), error: None };
     cx.state.set_pending(id.clone(), Some(running)).await;
     let background = cx.clone();
-    let background_id = id.clone();
+    let background_run = run.clone();
     tokio::spawn(async move {
         let _call = background.shutdown.call();
-        if let Err(error) = pipeline::review(&background, prepared, &|_, _| {}, &cancel).await {
-            let failed =
-                Pending { state: "failed".into(), since: crate::clock::now_rfc3339(), error: Some(error.to_string()) };
-            background.state.set_pending(background_id, Some(failed)).await;
+        let report = |step: f64, message: String| background_run.report(step, message);
+        let result = pipeline::review(&background, prepared, &report, &cancel).await;
+        if let Err(error) = &result {
+            if opened {
+                // A session whose first round failed holds nothing worth listing.
+                background.state.set_pending(id.clone(), None).await;
+                background.state.discard_empty_session(id).await;
+            } else {
+                let failed = Pending {
+                    state: "failed".into(),
+                    since: crate::clock::now_rfc3339(),
+                    error: Some(error.to_string()),
+                };
+                background.state.set_pending(id, Some(failed)).await;
+            }
         }
+        background_run.finish(result);
     });
-    Ok(Started { review_id: id, round })
+    Ok(run)
+}
+
+fn still_running(id: &str, round: u32) -> RoundError {
+    RoundError::Conflict(format!(
+        "round {round} of review {id} is still running: wait for it with await_review (or `parley review await {id}`), \
+         or stop it with cancel_review, before asking for the next round"
+    ))
+}
+
+/// What waiting for a round gave.
+#[derive(Debug)]
+pub enum Waited {
+    Finished(Box<Outcome>),
+    /// Still running when the wait ended.
+    Pending(Arc<Run>),
+}
+
+/// Waits up to `limit` (forever when `None`) for the latest round of
+/// session `id`, or until `stop` fires, which ends only the wait. A round
+/// that finished earlier is answered at once: from memory for an hour, then
+/// from the store (without the editor and audit facts of the moment it ended).
+pub async fn wait(
+    cx: &Context,
+    id: &str,
+    repository: Option<&Path>,
+    limit: Option<Duration>,
+    stop: &CancellationToken,
+    on_step: &(dyn Fn(&Step) + Send + Sync),
+) -> Result<Waited, RoundError> {
+    if let Some(run) = known_run(cx, id, repository) {
+        return match run.wait(limit, stop, on_step).await {
+            Some(Ok(outcome)) => Ok(Waited::Finished(Box::new(outcome))),
+            Some(Err(error)) => Err(error),
+            None => Ok(Waited::Pending(run)),
+        };
+    }
+    let session = get(cx, id, repository).await?;
+    if let Some(Pending { error: Some(error), .. }) = &session.pending {
+        return Err(RoundError::Reviewer(error.clone()));
+    }
+    let Some(round) = session.rounds.last().cloned() else {
+        return Err(RoundError::NotFound(format!(
+            "review {} has no round, and none is running: start one with request_review",
+            session.id
+        )));
+    };
+    let markdown = crate::structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
+    Ok(Waited::Finished(Box::new(Outcome { session, round, markdown, shown_in: 0, audit: None, warnings: Vec::new() })))
+}
+
+/// Stops the running round of session `id` and waits for it to end.
+pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result<u32, RoundError> {
+    let run = match known_run(cx, id, repository) {
+        Some(run) if run.result().is_none() => run,
+        known => {
+            let what = match known.map(|run| run.result()) {
+                Some(Some(Err(RoundError::Cancelled(_)))) => "its last round was cancelled",
+                Some(Some(Err(_))) => "its last round failed",
+                _ => "its rounds have finished",
+            };
+            let id = get(cx, id, repository).await.map_or_else(|_| id.trim().to_owned(), |s| s.id);
+            return Err(RoundError::Conflict(format!(
+                "no round of review {id} is running ({what}); nothing was stopped"
+            )));
+        }
+    };
+    match stop(&run).await {
+        Err(RoundError::Cancelled(_)) => Ok(run.round),
+        Err(other) => Err(other),
+        Ok(_) => Err(RoundError::Conflict(format!(
+            "round {} of review {} finished before it could be stopped; its review is stored",
+            run.round, run.review_id
+        ))),
+    }
+}
+
+/// The latest round of session `id` this daemon ran, if it belongs to
+/// `repository` (any, when `None`). It outlives a session whose only round
+/// failed or was cancelled, so whoever waits for it learns what happened.
+fn known_run(cx: &Context, id: &str, repository: Option<&Path>) -> Option<Arc<Run>> {
+    cx.rounds.get(id.trim()).filter(|run| repository.is_none_or(|r| run.repository == r))
+}
+
+/// Cancels a round and gives what it ended with.
+async fn stop(run: &Run) -> Result<Outcome, RoundError> {
+    run.cancel_token().cancel();
+    match run.wait(None, &CancellationToken::new(), &|_| {}).await {
+        Some(result) => result,
+        None => Err(RoundError::Cancelled("the round was cancelled".into())),
+    }
 }
 
 /// The git repository holding `folder`.

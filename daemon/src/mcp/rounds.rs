@@ -1,0 +1,257 @@
+//! The review-round tools: `request_review`, `await_review`,
+//! `cancel_review`, `get_review_history` and `mark_review_complete`. A
+//! round runs in the daemon, not in the call: `request_review` and
+//! `await_review` each wait at most `wait_seconds` (under the 60 s after
+//! which common hosts give up on a call) and then answer `pending`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{tool, tool_router};
+use tokio::sync::mpsc;
+
+use super::ParleyMcp;
+use super::errors;
+use super::sessions::{
+    self, AwaitArgs, CancelArgs, CancelResult, CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, PendingReview,
+    RequestReviewArgs, ReviewResult,
+};
+use crate::usecases::rounds::{self, Run, Step, Waited};
+
+/// How long a call waits for a round when the agent does not say.
+const DEFAULT_WAIT: u32 = 45;
+/// The longest a call waits: under the 60 s the TypeScript SDK gives a call.
+const MAX_WAIT: u32 = 50;
+
+#[tool_router(router = round_tools, vis = "pub(super)")]
+impl ParleyMcp {
+    #[tool(
+        title = "Request a code review",
+        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p). Waits up to wait_seconds (default 45, at most 50) for the round: if it finishes, returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict), also shown in the editor. If not, returns status \"pending\" with the review_id: the round goes on in Parley whatever happens to this call, and await_review returns it when done. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
+        output_schema = sessions::round_output_schema(),
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
+    )]
+    async fn request_review(
+        &self,
+        Parameters(args): Parameters<RequestReviewArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let _call = self.context.shutdown.call();
+        let wait = wait_limit(args.wait_seconds)?;
+        let ask = self.review_ask(args)?;
+        let (progress, forwarder) = progress_sink(&context);
+        let started = rounds::start(&self.context, ask, &|step, message| progress(step, message)).await;
+        let run = match started {
+            Ok(run) => run,
+            Err(error) => {
+                drop(progress);
+                finish_forwarding(forwarder).await;
+                return Err(errors::round(error));
+            }
+        };
+        let report = |step: &Step| progress(step.progress, step.message.clone());
+        let waited = run.wait(Some(wait), &context.ct, &report).await;
+        drop(progress);
+        finish_forwarding(forwarder).await;
+        match waited {
+            Some(Ok(outcome)) => finished(outcome),
+            Some(Err(error)) => Err(errors::round(error)),
+            // The call was cancelled while it waited. A client that went
+            // away leaves the round running; a cancelled call (a person
+            // interrupted the agent) stops it.
+            None if context.ct.is_cancelled() && !self.agent.hung_up.is_cancelled() => {
+                run.cancel_token().cancel();
+                Err(errors::round(rounds::RoundError::Cancelled(format!(
+                    "round {} of review {} was stopped because the call was cancelled",
+                    run.round, run.review_id
+                ))))
+            }
+            None => pending(&run),
+        }
+    }
+
+    #[tool(
+        title = "Wait for a review round",
+        description = "Wait for the review round of review_id that request_review answered as pending. Waits up to wait_seconds (default 45, at most 50): returns the finished round exactly as request_review does, or status \"pending\" again (call await_review again). Cancelling this call ends only the wait, never the round.",
+        output_schema = sessions::round_output_schema(),
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn await_review(
+        &self,
+        Parameters(args): Parameters<AwaitArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let _call = self.context.shutdown.call();
+        let wait = wait_limit(args.wait_seconds)?;
+        let root = self.repo_root().await?;
+        let (progress, forwarder) = progress_sink(&context);
+        let report = |step: &Step| progress(step.progress, step.message.clone());
+        let waited =
+            rounds::wait(&self.context, args.review_id.trim(), Some(&root), Some(wait), &context.ct, &report).await;
+        drop(progress);
+        finish_forwarding(forwarder).await;
+        match waited.map_err(errors::round)? {
+            Waited::Finished(outcome) => finished(*outcome),
+            Waited::Pending(run) => pending(&run),
+        }
+    }
+
+    #[tool(
+        title = "Stop a review round",
+        description = "Stop the running review round of review_id (started by request_review): the reviewer is killed and the round is not stored. The session stays open for another round.",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn cancel_review(&self, Parameters(args): Parameters<CancelArgs>) -> Result<Json<CancelResult>, String> {
+        let _call = self.context.shutdown.call();
+        let root = self.repo_root().await?;
+        let id = args.review_id.trim();
+        let round = rounds::cancel(&self.context, id, Some(&root)).await.map_err(errors::round)?;
+        Ok(Json(CancelResult {
+            review_id: id.to_owned(),
+            round,
+            cancelled: true,
+            message: format!("Round {round} of review {id} was stopped; nothing of it was stored."),
+        }))
+    }
+
+    #[tool(
+        title = "Review history",
+        description = "Get historical review sessions for audit or reference: the newest `limit` (default 5) sessions of this repository, or one session by review_id, each with its rounds and reviews, and the round running now (`pending`).",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn get_review_history(
+        &self,
+        Parameters(args): Parameters<HistoryArgs>,
+    ) -> Result<Json<HistoryResult>, String> {
+        let _call = self.context.shutdown.call();
+        let root = self.repo_root().await?;
+        let sessions = match args.review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
+            Some(id) => vec![rounds::get(&self.context, id, Some(&root)).await.map_err(errors::round)?],
+            None => {
+                let limit = args.limit.unwrap_or(5).max(1) as usize;
+                rounds::list(&self.context, Some(root), limit).await.map_err(errors::round)?
+            }
+        };
+        Ok(Json(HistoryResult { reviews: sessions.iter().map(sessions::view).collect() }))
+    }
+
+    #[tool(
+        title = "Complete a review session",
+        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn mark_review_complete(
+        &self,
+        Parameters(args): Parameters<CompleteArgs>,
+    ) -> Result<Json<CompleteResult>, String> {
+        let _call = self.context.shutdown.call();
+        let final_status = crate::sessions::FinalStatus::parse(args.final_status.trim()).ok_or_else(|| {
+            format!("final_status must be approved, abandoned or merged, not {:?}", args.final_status)
+        })?;
+        let root = self.repo_root().await?;
+        let session = rounds::complete(&self.context, &args.review_id, final_status, args.notes, Some(&root))
+            .await
+            .map_err(errors::round)?;
+        let done = session.completion.clone().ok_or("internal error: the session was just completed")?;
+        Ok(Json(CompleteResult {
+            review_id: session.id.clone(),
+            final_status: done.final_status,
+            completed_at: done.at,
+            rounds: session.rounds.len(),
+            notes: done.notes,
+        }))
+    }
+}
+
+fn wait_limit(given: Option<u32>) -> Result<Duration, String> {
+    let seconds = given.unwrap_or(DEFAULT_WAIT);
+    if seconds > MAX_WAIT {
+        return Err(format!(
+            "wait_seconds is at most {MAX_WAIT} (hosts give up on calls after about a minute), not {seconds}: \
+             a longer round answers pending, and await_review waits for the rest"
+        ));
+    }
+    Ok(Duration::from_secs(seconds.into()))
+}
+
+type Forwarder = Option<tokio::task::JoinHandle<()>>;
+
+/// Sends progress as MCP progress notifications when the caller asked for
+/// them (a `progressToken`); the returned task ends once the sink is dropped.
+fn progress_sink(context: &RequestContext<RoleServer>) -> (impl Fn(f64, String) + Send + Sync + use<>, Forwarder) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<(f64, String)>();
+    let forwarder = context.meta.get_progress_token().map(|token| {
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            let mut last = None;
+            while let Some((step, message)) = rx.recv().await {
+                // The same report twice (a waiter joining) is said once.
+                if last.as_ref() == Some(&(step, message.clone())) {
+                    continue;
+                }
+                last = Some((step, message.clone()));
+                let param =
+                    ProgressNotificationParam::new(token.clone(), step).with_total(rounds::STEPS).with_message(message);
+                let _ = peer.notify_progress(param).await;
+            }
+        })
+    });
+    (move |step: f64, message: String| drop(tx.send((step, message))), forwarder)
+}
+
+async fn finish_forwarding(forwarder: Forwarder) {
+    if let Some(forwarder) = forwarder {
+        let _ = forwarder.await;
+    }
+}
+
+fn finished(outcome: rounds::Outcome) -> Result<CallToolResult, String> {
+    let result = ReviewResult {
+        review_id: outcome.session.id.clone(),
+        timestamp: outcome.round.at.clone(),
+        status: outcome.session.status().into(),
+        round: outcome.round.round,
+        verdict: outcome.round.verdict,
+        review: outcome.round.review.clone(),
+        changed_files: outcome.round.changed_files.clone(),
+        audit_path: outcome.audit.as_ref().map(|p| p.display().to_string()),
+        shown_in_editors: outcome.shown_in,
+        warnings: outcome.warnings.clone(),
+    };
+    let mut answer = CallToolResult::structured(serde_json::to_value(&result).map_err(|e| e.to_string())?);
+    answer.content = vec![ContentBlock::text(outcome.markdown)];
+    Ok(answer)
+}
+
+fn pending(run: &Arc<Run>) -> Result<CallToolResult, String> {
+    let step = run.step();
+    let elapsed = run.started.elapsed().as_secs();
+    let (id, round) = (&run.review_id, run.round);
+    let message = format!(
+        "Round {round} of review {id} is still running ({}, {elapsed} s so far). It goes on in Parley whatever happens to \
+         this conversation: call await_review with review_id \"{id}\" to wait for it (each call waits up to {MAX_WAIT} s), \
+         now or after other work. cancel_review stops it.",
+        step.message
+    );
+    let result = PendingReview {
+        review_id: id.clone(),
+        status: "pending".into(),
+        round,
+        step: step.message,
+        progress: step.progress,
+        total: rounds::STEPS,
+        elapsed_seconds: elapsed,
+        message: message.clone(),
+    };
+    let mut answer = CallToolResult::structured(serde_json::to_value(&result).map_err(|e| e.to_string())?);
+    answer.content = vec![ContentBlock::text(message)];
+    Ok(answer)
+}
