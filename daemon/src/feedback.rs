@@ -141,6 +141,22 @@ pub struct Thread {
     pub updated_at: String,
     /// Resolved threads are hidden from listings but kept, so they can be reopened.
     pub resolved: bool,
+    /// The reviewer's finding this thread was made from, for threads a
+    /// review round opened.
+    pub finding: Option<Box<Finding>>,
+}
+
+/// What a review round said at a thread's place: the thread is the finding,
+/// so people and agents answer and resolve it like any other.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The review session and round that raised it (first).
+    pub review_id: String,
+    pub round: u32,
+    /// `critical`, `major`, `minor` or `suggestion`.
+    pub severity: String,
+    pub category: String,
+    pub suggested_fix: Option<String>,
 }
 
 /// The span of `range` in the text `index` is of. The index is built once
@@ -304,6 +320,7 @@ mod tests {
             created_at: String::new(),
             updated_at: String::new(),
             resolved: false,
+            finding: None,
         }
     }
 

@@ -242,6 +242,8 @@ pub struct NewThread {
     pub expected_text: Option<String>,
     pub body: String,
     pub author: String,
+    /// The reviewer's finding, for a thread a review round opens.
+    pub finding: Option<Box<feedback::Finding>>,
 }
 
 /// Makes a thread on a range of a file on disk. Not yet durable: the
@@ -316,6 +318,7 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         created_at: now.clone(),
         updated_at: now,
         resolved: false,
+        finding: new.finding,
     };
     state.create_thread(thread).await
 }

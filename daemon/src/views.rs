@@ -61,6 +61,13 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
             .collect(),
         created_at: thread.created_at.clone(),
         updated_at: thread.updated_at.clone(),
+        finding: thread.finding.as_deref().map(|f| wire::ThreadFinding {
+            review_id: f.review_id.clone(),
+            round: f.round,
+            severity: f.severity.clone(),
+            category: f.category.clone(),
+            suggested_fix: f.suggested_fix.clone(),
+        }),
     }
 }
 

@@ -419,6 +419,22 @@ pub struct Thread {
     pub comments: Vec<Comment>,
     pub created_at: String,
     pub updated_at: String,
+    /// For a thread a review round opened: the reviewer's finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding: Option<ThreadFinding>,
+}
+
+/// What a reviewer said at a thread's place (the first round that said it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadFinding {
+    /// The review session, and the round that raised it.
+    pub review_id: String,
+    pub round: u32,
+    /// `critical`, `major`, `minor` or `suggestion`.
+    pub severity: String,
+    pub category: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_fix: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -323,6 +323,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         expected_text: p.text,
         body: p.body,
         author: p.author.unwrap_or_else(|| peer.facts.name.clone()),
+        finding: None,
     };
     let thread = feedback::create(peer.cx, new).await.map_err(errors::feedback)?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })

@@ -70,6 +70,22 @@ pub struct FeedbackItem {
     /// The text when the thread was made, when it is not simply anchored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_quote: Option<String>,
+    /// For a thread a review round opened: the reviewer's finding (reply to and resolve it like any thread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finding: Option<FindingView>,
+}
+
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FindingView {
+    /// The review session (request_review's review_id) and the round that raised it.
+    pub review_id: String,
+    pub round: u32,
+    /// critical, major, minor or suggestion.
+    pub severity: String,
+    pub category: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suggested_fix: Option<String>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -157,6 +173,13 @@ pub fn item(thread: Thread, scope: &Path) -> FeedbackItem {
         comments: thread.comments.into_iter().map(owned_comment).collect(),
         selected_text: thread.anchor.quote,
         id: thread.id,
+        finding: thread.finding.map(|f| FindingView {
+            review_id: f.review_id,
+            round: f.round,
+            severity: f.severity,
+            category: f.category,
+            suggested_fix: f.suggested_fix,
+        }),
     }
 }
 

@@ -279,6 +279,7 @@ mod tests {
             created_at: "t".into(),
             updated_at: "t".into(),
             resolved: false,
+            finding: None,
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::anchor::Anchor;
-use crate::feedback::{Columns, Comment, Span, Thread, ThreadState};
+use crate::feedback::{Columns, Comment, Finding, Span, Thread, ThreadState};
 use crate::reviews::{CheckedReference, FoundReference, Review};
 
 /// A review as stored.
@@ -64,6 +64,18 @@ pub struct ThreadV1 {
     created_at: String,
     updated_at: String,
     resolved: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    finding: Option<FindingV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct FindingV1 {
+    review_id: String,
+    round: u32,
+    severity: String,
+    category: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    suggested_fix: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -189,6 +201,15 @@ impl From<ThreadRecord> for Thread {
             created_at: t.created_at,
             updated_at: t.updated_at,
             resolved: t.resolved,
+            finding: t.finding.map(|f| {
+                Box::new(Finding {
+                    review_id: f.review_id,
+                    round: f.round,
+                    severity: f.severity,
+                    category: f.category,
+                    suggested_fix: f.suggested_fix,
+                })
+            }),
         }
     }
 }
@@ -237,6 +258,13 @@ impl From<&Thread> for ThreadRecord {
             created_at: t.created_at.clone(),
             updated_at: t.updated_at.clone(),
             resolved: t.resolved,
+            finding: t.finding.as_deref().map(|f| FindingV1 {
+                review_id: f.review_id.clone(),
+                round: f.round,
+                severity: f.severity.clone(),
+                category: f.category.clone(),
+                suggested_fix: f.suggested_fix.clone(),
+            }),
         })
     }
 }
