@@ -134,7 +134,7 @@ await step("tools/list", async () => {
   const { tools } = await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS });
   const names = tools.map((t) => t.name).sort();
   const expected = [
-    "get_feedback", "get_feedback_summary", "get_review_history", "get_selection", "mark_review_complete",
+    "add_feedback", "get_feedback", "get_feedback_summary", "get_review_history", "get_selection", "mark_review_complete",
     "present_review", "reply_feedback", "request_review", "resolve_feedback", "start_review",
   ];
   check("tools/list: every Parley tool", show(names) === show(expected), show(names));

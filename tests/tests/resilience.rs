@@ -647,6 +647,7 @@ async fn odd_tool_arguments_always_get_an_answer() {
         "start_review",
         "get_review_history",
         "mark_review_complete",
+        "add_feedback",
         "no_such_tool",
     ];
     let sandbox = Sandbox::new();

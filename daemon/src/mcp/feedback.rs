@@ -1,5 +1,6 @@
 //! The feedback tools' arguments and results, in exactly the shapes of the
-//! plan-feedback tools agents already know (seed 002), plus `reply_feedback`.
+//! plan-feedback tools agents already know (seed 002), plus `reply_feedback`
+//! and `add_feedback`.
 //! Lines are 1-based; characters are 0-based counts of Unicode characters.
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,33 @@ pub struct ReplyFeedbackArgs {
     pub thread_id: String,
     /// The reply, plain text: what you changed, or a question back.
     pub body: String,
+}
+
+/// Arguments of `add_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddFeedbackArgs {
+    /// The file, relative to your workspace root (or absolute, inside it).
+    #[serde(rename = "filePath")]
+    pub file_path: String,
+    /// First line of the range, 1-based.
+    #[serde(rename = "startLine")]
+    pub start_line: u32,
+    /// Last line of the range, 1-based and inclusive; defaults to startLine.
+    #[serde(rename = "endLine")]
+    pub end_line: Option<u32>,
+    /// The comment, plain text: your question for the human, or the note.
+    pub body: String,
+}
+
+/// What `add_feedback` returns.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddResult {
+    pub created: bool,
+    pub thread_id: String,
+    /// The new thread as get_feedback lists it.
+    pub thread: FeedbackItem,
 }
 
 /// What `get_feedback` returns as structured content; its text copy is the
@@ -158,6 +186,11 @@ pub fn item(thread: Thread, scope: &Path) -> FeedbackItem {
         selected_text: thread.anchor.quote,
         id: thread.id,
     }
+}
+
+/// `add_feedback`'s answer for a thread just made.
+pub fn added(thread: Thread, scope: &Path) -> AddResult {
+    AddResult { created: true, thread_id: thread.id.clone(), thread: item(thread, scope) }
 }
 
 fn owned_comment(c: crate::feedback::Comment) -> FeedbackComment {
