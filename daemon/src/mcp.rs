@@ -473,8 +473,8 @@ impl ParleyMcp {
         let file = feedback::file_in_scope(&scope, &args.file_path)?;
         let ask = threads::AgentThread {
             file,
-            start_line: args.start_line,
-            end_line: args.end_line.unwrap_or(args.start_line),
+            start_line: feedback::line("startLine", args.start_line)?,
+            end_line: feedback::line("endLine", args.end_line.unwrap_or(args.start_line))?,
             body: args.body,
             author: author_of(&context),
             scope: scope.clone(),

@@ -51,11 +51,15 @@ pub struct AddFeedbackArgs {
     #[serde(rename = "filePath")]
     pub file_path: String,
     /// First line of the range, 1-based.
+    // Signed, so a zero or negative line is answered by `line` below with
+    // what to give, rather than by serde's "expected u32".
     #[serde(rename = "startLine")]
-    pub start_line: u32,
+    #[schemars(range(min = 1))]
+    pub start_line: i64,
     /// Last line of the range, 1-based and inclusive; defaults to startLine.
     #[serde(rename = "endLine")]
-    pub end_line: Option<u32>,
+    #[schemars(range(min = 1))]
+    pub end_line: Option<i64>,
     /// The comment, plain text: your question for the human, or the note.
     pub body: String,
 }
@@ -186,6 +190,17 @@ pub fn item(thread: Thread, scope: &Path) -> FeedbackItem {
         selected_text: thread.anchor.quote,
         id: thread.id,
     }
+}
+
+/// A 1-based line number an agent gave as `name`; lines past any file's
+/// end stay past it.
+pub fn line(name: &str, given: i64) -> Result<u32, String> {
+    if given < 1 {
+        return Err(error_text(&format!(
+            "{name} is a 1-based line number: the first line of a file is 1, not {given}"
+        )));
+    }
+    Ok(u32::try_from(given).unwrap_or(u32::MAX))
 }
 
 /// `add_feedback`'s answer for a thread just made.
