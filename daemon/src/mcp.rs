@@ -620,6 +620,9 @@ impl ServerHandler for ParleyMcp {
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        // rmcp acknowledges the stream just before calling this, so a change
+        // published in between (microseconds) is not told; the agent reads
+        // the resources after the acknowledgement anyway.
         let changes = self.context.state.changes();
         let accepted: std::collections::BTreeSet<&'static str> = subscription
             .accepted()
