@@ -615,15 +615,15 @@ impl ServerHandler for ParleyMcp {
     }
 
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // rmcp acknowledges the stream between this and `listen`: listen
+        // here, so a change right after the acknowledgement is told too.
+        self.agent.subscriptions.keep_early(self.context.state.changes());
         // rmcp keeps what was both asked for and offered here.
         Some(SubscriptionFilter::builder().resource_subscriptions(RESOURCES).build())
     }
 
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
-        // rmcp acknowledges the stream just before calling this, so a change
-        // published in between (microseconds) is not told; the agent reads
-        // the resources after the acknowledgement anyway.
-        let changes = self.context.state.changes();
+        let changes = self.agent.subscriptions.take_early().unwrap_or_else(|| self.context.state.changes());
         let accepted: std::collections::BTreeSet<&'static str> = subscription
             .accepted()
             .resource_subscriptions

@@ -9,7 +9,7 @@
 //! The set of resources never changes (the review and the threads of the
 //! agent's workspace), so there is no `resources/list_changed` to send.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -50,12 +50,18 @@ pub fn touched(change: &Changed, workspace: &Path) -> Option<&'static str> {
     }
 }
 
+/// Listen streams whose receivers wait to be taken: at most this many (a
+/// stream refused after its filter was accepted leaves one behind).
+const EARLY_RECEIVERS: usize = 4;
+
 /// The resources one legacy connection subscribed to with
-/// `resources/subscribe`, and whether its notifier runs.
+/// `resources/subscribe`, and whether its notifier runs; and for the modern
+/// era, receivers made before a listen stream is acknowledged.
 #[derive(Debug, Default)]
 pub struct Subscriptions {
     uris: Mutex<BTreeSet<&'static str>>,
     notifying: AtomicBool,
+    early: Mutex<VecDeque<broadcast::Receiver<Changed>>>,
 }
 
 impl Subscriptions {
@@ -76,6 +82,24 @@ impl Subscriptions {
 
     pub fn current(&self) -> BTreeSet<&'static str> {
         self.uris.lock().map(|uris| uris.clone()).unwrap_or_default()
+    }
+
+    /// Keeps a receiver made while a listen stream's filter is accepted,
+    /// before rmcp acknowledges the stream, so no change after the
+    /// acknowledgement is missed.
+    pub fn keep_early(&self, changes: broadcast::Receiver<Changed>) {
+        if let Ok(mut early) = self.early.lock() {
+            if early.len() == EARLY_RECEIVERS {
+                early.pop_front();
+            }
+            early.push_back(changes);
+        }
+    }
+
+    /// The oldest receiver kept, which was made before this stream's
+    /// acknowledgement (streams are accepted, then listened to, in turn).
+    pub fn take_early(&self) -> Option<broadcast::Receiver<Changed>> {
+        self.early.lock().ok().and_then(|mut early| early.pop_front())
     }
 }
 
@@ -154,6 +178,21 @@ mod tests {
         for (change, expected) in cases {
             assert_eq!(touched(&change, ws), expected, "{change:?}");
         }
+    }
+
+    #[test]
+    fn early_receivers_are_taken_oldest_first_and_bounded() {
+        let (tx, _) = broadcast::channel(4);
+        let subscriptions = Subscriptions::default();
+        for n in 0..=EARLY_RECEIVERS {
+            subscriptions.keep_early(tx.subscribe());
+            tx.send(change(&format!("/w/app/{n}.rs"), ChangedWhat::Thread("created"))).expect("receivers exist");
+        }
+        // The first receiver was dropped to keep the bound; the second saw every change but the first.
+        let mut oldest = subscriptions.take_early().expect("a receiver was kept");
+        assert_eq!(oldest.try_recv().expect("a change").path, PathBuf::from("/w/app/1.rs"));
+        let kept = std::iter::from_fn(|| subscriptions.take_early()).count();
+        assert_eq!(kept, EARLY_RECEIVERS - 1);
     }
 
     #[test]
