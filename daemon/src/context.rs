@@ -22,8 +22,6 @@ pub struct Context {
     pub started: StartTime,
     /// Said loudly in `status` when the store had to be recovered at start.
     pub store_notice: Option<String>,
-    /// Review rounds running in the background, and those lately finished.
-    pub rounds: crate::usecases::rounds::Runs,
     /// This daemon's executable and its identity at start.
     pub executable: Option<(PathBuf, String)>,
 }

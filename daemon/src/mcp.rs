@@ -5,9 +5,11 @@
 mod errors;
 mod feedback;
 mod hangup;
+mod prompts;
 mod rounds;
 mod schema;
 mod sessions;
+mod subscriptions;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -18,15 +20,18 @@ use parley_protocol::methods::{SELECTION_GET, Selection};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, Implementation, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
 use serde::{Deserialize, Serialize};
 use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use crate::context::Context;
 use crate::reviews::{Presentation, Review};
@@ -36,9 +41,11 @@ use crate::usecases::{feedback as threads, reviews};
 use crate::{position, workspace};
 use errors::error_text;
 use feedback::{
-    FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs, ResolveResult, SummaryResult,
+    AddFeedbackArgs, AddResult, FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs,
+    ResolveResult, SummaryResult,
 };
 use sessions::RequestReviewArgs;
+use subscriptions::{FEEDBACK_RESOURCE, RESOURCES, REVIEW_RESOURCE, Subscriptions};
 
 /// How long an editor has to answer a selection request.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
@@ -53,10 +60,13 @@ present_review shows a markdown review in every editor window open on its folder
 
 get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace). Call it when the human says \"this\", \"here\" or \"the selected code\".
 
-Feedback threads are comments humans leave on ranges of your workspace's files (in their editor, or with `parley feedback add`). They stay attached to their text while files change.
-- Call get_feedback_summary to see whether there is feedback, then get_feedback (optionally for one file) to read it. Each thread has a state: anchored, moved, modified (the text changed since the comment; originalQuote shows what it was) or orphaned (the text is gone).
+Feedback threads are comments on ranges of your workspace's files, left by humans (in their editor, or with `parley feedback add`) or by agents. They stay attached to their text while files change.
+- Read them before you start a task on this workspace, after you are told they changed (a notification that parley://feedback was updated), and before you say your work is done: call get_feedback_summary to see whether there is feedback, then get_feedback (optionally for one file).
+- Each thread has a state: anchored, moved, modified (the text changed since the comment; originalQuote shows what it was), orphaned (the text is gone), stale (the file changed and the text was not found again within Parley's bound on that work: the range is where it was last seen) or unreadable (the file is not UTF-8 text or cannot be read). For the last three, judge from originalQuote and the comments whether the comment still applies.
 - Address a thread in the code, then reply_feedback to say what you did, and resolve_feedback once it is done. Ask with reply_feedback when a comment is unclear instead of guessing.
-- The current review and the threads can also be read as the resources parley://review and parley://feedback.
+- add_feedback opens a thread on lines of a file: ask the human about that code there, or leave a note where it matters. Their answer arrives in the thread.
+- The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again.
+- The prompts address-feedback and review-loop walk through the two usual loops.
 
 Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want.";
 
@@ -156,6 +166,10 @@ struct Agent {
     /// Cancelled when the client's input ends: calls cancelled after that
     /// were not cancelled by the agent (see `hangup`).
     hung_up: tokio_util::sync::CancellationToken,
+    /// What the agent subscribed to with `resources/subscribe`.
+    subscriptions: Subscriptions,
+    /// Cancelled when the connection ends: stops its resource notifier.
+    closed: CancellationToken,
 }
 
 /// The MCP server for one agent connection.
@@ -173,6 +187,11 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
         .get_or_init(|| {
             let mut router = ParleyMcp::tool_router() + ParleyMcp::round_tools();
             for route in router.map.values_mut() {
+                // Hosts from before 2025-06-18 read the title from the annotations.
+                let title = route.attr.title.clone();
+                if let Some(annotations) = route.attr.annotations.as_mut() {
+                    annotations.title = annotations.title.take().or(title);
+                }
                 schema::make_portable(Arc::make_mut(&mut route.attr.input_schema));
                 if let Some(output) = route.attr.output_schema.as_mut() {
                     schema::make_portable(Arc::make_mut(output));
@@ -199,8 +218,11 @@ pub async fn serve(
         workspace: RwLock::new(facts.workspaces.first().cloned()),
         env: facts.env.clone(),
         hung_up: tokio_util::sync::CancellationToken::new(),
+        subscriptions: Subscriptions::default(),
+        closed: CancellationToken::new(),
     };
     let reader = hangup::HangupReader::new(reader, agent.hung_up.clone());
+    let closed = agent.closed.clone();
     let server = ParleyMcp { context: context.clone(), agent: Arc::new(agent), tool_router: shared_router() };
     let ct = context.shutdown.close.child_token();
     match rmcp::service::serve_server_with_ct(server, (reader, writer), ct).await {
@@ -209,13 +231,16 @@ pub async fn serve(
         }
         Err(e) => tracing::debug!(connection = id, "MCP session ended before it began: {e}"),
     }
+    closed.cancel();
     Ok(())
 }
 
 #[tool_router]
 impl ParleyMcp {
     #[tool(
-        description = "Display a code review in the editor's review panel: every editor window open on the review's folder shows it, and windows that open later get it too. Reviews should be structured markdown with clear sections and actionable feedback. Use [`filename:line`][] format for file references (rustdoc-style); the result lists references that do not resolve so you can fix them."
+        description = "Display a code review in the editor's review panel: every editor window open on the review's folder shows it, and windows that open later get it too. Reviews should be structured markdown with clear sections and actionable feedback. Use [`filename:line`][] format for file references (rustdoc-style); the result lists references that do not resolve so you can fix them.",
+        title = "Present review",
+        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
     async fn present_review(
         &self,
@@ -230,7 +255,9 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Get the currently selected text from the editor window the human is most likely looking at (the window this agent runs in, else the most recently focused window on this workspace). Works with source files and any other text editor. Returns null fields with a message if no text is selected or no editor is connected."
+        description = "Get the currently selected text from the editor window the human is most likely looking at (the window this agent runs in, else the most recently focused window on this workspace). Works with source files and any other text editor. Returns null fields with a message if no text is selected or no editor is connected.",
+        title = "Get editor selection",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_selection(&self, Parameters(_): Parameters<NoArgs>) -> Json<SelectionResult> {
         let _call = self.context.shutdown.call();
@@ -238,8 +265,10 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence) or orphaned (text deleted; orphaned: true). Threads follow edits: they are re-anchored against the files on disk before answering.",
-        output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>()
+        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
+        title = "Get feedback threads",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_feedback(&self, Parameters(args): Parameters<GetFeedbackArgs>) -> Result<CallToolResult, String> {
         let _call = self.context.shutdown.call();
@@ -254,7 +283,9 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback. Returns {resolved, threadId}; an unknown or already resolved thread gives an error \"Thread not found\"."
+        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback. Returns {resolved, threadId}; an unknown or already resolved thread gives an error \"Thread not found\".",
+        title = "Resolve feedback thread",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn resolve_feedback(
         &self,
@@ -267,7 +298,9 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Get a workspace-wide overview of feedback: total threads and comments, files sorted by thread count, and how many threads are orphaned. All zeros when there is no feedback."
+        description = "Get a workspace-wide overview of feedback: total threads and comments, files sorted by thread count, and how many threads are orphaned. All zeros when there is no feedback.",
+        title = "Get feedback summary",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_feedback_summary(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<SummaryResult>, String> {
         let _call = self.context.shutdown.call();
@@ -277,7 +310,14 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread."
+        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread.",
+        title = "Reply to feedback thread",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     async fn reply_feedback(
         &self,
@@ -289,18 +329,62 @@ impl ParleyMcp {
             return Err(error_text("body is required: write the reply"));
         }
         let scope = self.scope()?;
-        let author = context.peer.peer_info().map_or_else(|| "agent".to_owned(), |info| info.client_info.name.clone());
-        let (thread, comment) = threads::reply(&self.context, &args.thread_id, args.body, author, Some(&scope))
-            .await
-            .map_err(errors::feedback)?;
+        let (thread, comment) =
+            threads::reply(&self.context, &args.thread_id, args.body, author_of(&context), Some(&scope))
+                .await
+                .map_err(errors::feedback)?;
         Ok(Json(ReplyResult { replied: true, thread_id: thread.id, comment: feedback::comment(&comment) }))
     }
+
+    #[tool(
+        description = "Open a feedback thread on lines of a file in your workspace, to ask the human something about that code or leave a note there. It shows in their editor on those lines like a thread a person made, under your name; they answer in it, and get_feedback shows their replies. Lines are 1-based and inclusive (endLine defaults to startLine); the thread quotes the lines as they are on disk and follows them as the file changes. Returns the new thread as get_feedback lists it.",
+        title = "Add feedback thread",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn add_feedback(
+        &self,
+        Parameters(args): Parameters<AddFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<AddResult>, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        let file = feedback::file_in_scope(&scope, &args.file_path)?;
+        let ask = threads::AgentThread {
+            file,
+            start_line: feedback::line("startLine", args.start_line)?,
+            end_line: feedback::line("endLine", args.end_line.unwrap_or(args.start_line))?,
+            body: args.body,
+            author: author_of(&context),
+            scope: scope.clone(),
+        };
+        let thread = threads::create_for_agent(&self.context, ask).await.map_err(errors::feedback)?;
+        Ok(Json(feedback::added(thread, &scope)))
+    }
+}
+
+/// The name an agent's comments go under: the client's own name, as its
+/// `initialize` or (2026-07-28) each request's `_meta` gives it.
+fn author_of(context: &RequestContext<RoleServer>) -> String {
+    context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty()).unwrap_or_else(|| "agent".into())
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for ParleyMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+        // No listChanged anywhere: the tools, the prompts and the two
+        // resources are the same for the whole connection.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("parley", parley_protocol::BUILD_VERSION))
             .with_instructions(INSTRUCTIONS)
     }
@@ -356,6 +440,95 @@ impl ServerHandler for ParleyMcp {
         Ok(ReadResourceResult::new(vec![text]).into())
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Ok(prompts::get(&request.name, request.arguments.as_ref())?.into())
+    }
+
+    #[allow(deprecated)] // resources/subscribe is the legacy era's; listen below is the modern one's.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = offered(&request.uri)?;
+        // Listen before answering, so no change after the answer is missed.
+        let changes = self.context.state.changes();
+        if !self.agent.subscriptions.subscribe(uri) {
+            return Ok(());
+        }
+        let agent = self.agent.clone();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            let wanted = {
+                let agent = agent.clone();
+                move || (agent.workspace.read().ok().and_then(|w| w.clone()), agent.subscriptions.current())
+            };
+            let send = |uri: &'static str| {
+                let peer = peer.clone();
+                async move { peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(uri)).await.is_ok() }
+            };
+            tokio::select! {
+                () = agent.closed.cancelled() => {}
+                () = subscriptions::forward(changes, wanted, send) => {}
+            }
+        });
+        Ok(())
+    }
+
+    #[allow(deprecated)] // See subscribe.
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.agent.subscriptions.unsubscribe(offered(&request.uri)?);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // rmcp acknowledges the stream between this and `listen`: listen
+        // here, so a change right after the acknowledgement is told too.
+        self.agent.subscriptions.keep_early(self.context.state.changes());
+        // rmcp keeps what was both asked for and offered here.
+        Some(SubscriptionFilter::builder().resource_subscriptions(RESOURCES).build())
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let changes = self.agent.subscriptions.take_early().unwrap_or_else(|| self.context.state.changes());
+        let accepted: std::collections::BTreeSet<&'static str> = subscription
+            .accepted()
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter_map(|uri| subscriptions::resource(uri))
+            .collect();
+        let agent = self.agent.clone();
+        let wanted = move || (agent.workspace.read().ok().and_then(|w| w.clone()), accepted.clone());
+        let sink = subscription.sink().clone();
+        let send = |uri: &'static str| {
+            let sink = sink.clone();
+            async move { sink.notify_resource_updated(uri).await.is_ok() }
+        };
+        tokio::select! {
+            () = subscription.cancelled() => {}
+            () = self.agent.closed.cancelled() => {}
+            () = subscriptions::forward(changes, wanted, send) => {}
+        }
+        Ok(())
+    }
+
     #[allow(deprecated)] // Roots are deprecated in 2026-07-28 but legacy hosts still offer them.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let offers_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
@@ -386,6 +559,16 @@ impl ServerHandler for ParleyMcp {
             }
         });
     }
+}
+
+/// The resource `uri` names, or an error listing those Parley offers.
+fn offered(uri: &str) -> Result<&'static str, ErrorData> {
+    subscriptions::resource(uri).ok_or_else(|| {
+        ErrorData::resource_not_found(
+            format!("no resource {uri}; Parley offers {REVIEW_RESOURCE} and {FEEDBACK_RESOURCE}"),
+            None,
+        )
+    })
 }
 
 impl ParleyMcp {
@@ -481,9 +664,6 @@ impl ParleyMcp {
         }
     }
 }
-
-const REVIEW_RESOURCE: &str = "parley://review";
-const FEEDBACK_RESOURCE: &str = "parley://feedback";
 
 /// Asks the editor for its selection; falls back to the last one it pushed
 /// when it does not answer in time.

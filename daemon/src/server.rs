@@ -103,7 +103,6 @@ async fn serve(
         data_dir: data_dir.clone(),
         started,
         store_notice,
-        rounds: Default::default(),
         executable: std::env::current_exe().ok().and_then(|exe| {
             let exe = exe.canonicalize().unwrap_or(exe);
             parley_protocol::hello::executable_identity(&exe).map(|build| (exe, build))

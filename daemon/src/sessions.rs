@@ -71,7 +71,7 @@ pub struct Completion {
     pub at: String,
 }
 
-/// A round started in the background (`start_review`) and not yet stored.
+/// A round running in the background, or failed, and not stored.
 /// Kept in memory only: a daemon restart ends the run it describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pending {

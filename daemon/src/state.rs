@@ -17,7 +17,7 @@ use parley_protocol::hello::{PositionEncoding, Role};
 use parley_protocol::jsonrpc::{ErrorObject, Notification, to_line};
 use parley_protocol::methods::{self as wire, Selection};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{broadcast, mpsc, oneshot};
 
 pub use threads::{FileStamp, FileToCheck, Suspects, ThreadEdit};
 
@@ -37,6 +37,9 @@ const EVENT_LOG_BYTES: usize = 16 * 1024 * 1024;
 const ABBREVIATION_MATCHES: usize = 6;
 /// Messages queued for one editor before it counts as too slow and is dropped.
 pub const OUTBOX_LEN: usize = 256;
+/// Changes queued for each agent connection that listens for them; one that
+/// falls further behind is told that everything may have changed.
+const CHANGES_LEN: usize = 256;
 
 /// What the daemon sends to an editor connection's task.
 #[derive(Debug)]
@@ -45,6 +48,24 @@ pub enum Outbound {
     Line(Arc<Vec<u8>>),
     /// A request to the editor; its answer comes back on `reply`.
     Request { method: &'static str, params: Value, reply: oneshot::Sender<Result<Value, ErrorObject>> },
+}
+
+/// A published change, as agents' MCP connections hear of it: they have no
+/// outbox (rmcp writes to them), so they listen on [`StateHandle::changes`]
+/// and tell agents that subscribed to the resource it touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Changed {
+    /// The review's base or the thread's file.
+    pub path: PathBuf,
+    pub what: ChangedWhat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangedWhat {
+    /// A review was presented or a round shown.
+    Review,
+    /// A thread changed: the `change` of its `feedback/changed` event.
+    Thread(&'static str),
 }
 
 /// What a client said of itself in hello.
@@ -270,6 +291,10 @@ pub struct StatusFacts {
 pub struct StateHandle {
     /// Sent by every connection; received by [`run`]; closed when the daemon stops.
     tx: mpsc::Sender<Command>,
+    /// Sent by the state owner for every published change; received by the
+    /// MCP connections that asked through [`StateHandle::changes`]. Handles
+    /// keep it open: a listener stops with its connection, not with this.
+    changes: broadcast::Sender<Changed>,
 }
 
 /// The state owner stopped; only happens while the daemon shuts down.
@@ -307,6 +332,12 @@ impl StateHandle {
         events: Option<mpsc::Sender<Outbound>>,
     ) -> Result<(u64, String), Stopped> {
         self.ask(|reply| Command::Connected { id, facts, events, reply }).await
+    }
+
+    /// Every change published from now on, for an agent connection to
+    /// notify its subscribers; a receiver that lags is told how many it missed.
+    pub fn changes(&self) -> broadcast::Receiver<Changed> {
+        self.changes.subscribe()
     }
 
     pub async fn disconnected(&self, id: u64) {
@@ -586,6 +617,8 @@ struct State {
     staged_sessions: BTreeMap<String, Option<Session>>,
     /// Sent by each batch's writing task with its outcome; received by [`run`].
     written: mpsc::Sender<Result<(), String>>,
+    /// The sending side of [`StateHandle::changes`].
+    changes: broadcast::Sender<Changed>,
 }
 
 /// Starts the state owner with the reviews and threads already in `store`.
@@ -598,6 +631,7 @@ pub fn spawn(
     let (tx, rx) = mpsc::channel(1024);
     // One batch is in flight at a time, so one outcome at most waits.
     let (written, written_rx) = mpsc::channel(1);
+    let (changes, _) = broadcast::channel(CHANGES_LEN);
     let mut state = State {
         clients: HashMap::new(),
         reviews: BTreeMap::new(),
@@ -619,10 +653,11 @@ pub fn spawn(
         staged_reviews: HashMap::new(),
         staged_sessions: BTreeMap::new(),
         written,
+        changes: changes.clone(),
     };
     state.load(reviews, threads);
     let task = tokio::spawn(run(state, rx, written_rx));
-    (StateHandle { tx }, task)
+    (StateHandle { tx, changes }, task)
 }
 
 async fn run(mut state: State, mut rx: mpsc::Receiver<Command>, mut written: mpsc::Receiver<Result<(), String>>) {
@@ -808,6 +843,12 @@ impl State {
     /// workspace holds its path. A client whose queue is full is too slow: it
     /// is dropped, and its connection closes when its task sees the queue end.
     fn publish(&mut self, path: PathBuf, payload: Payload) -> Vec<Delivery> {
+        let what = match &payload {
+            Payload::Review(_) => ChangedWhat::Review,
+            Payload::Thread { change, .. } => ChangedWhat::Thread(change),
+        };
+        // Fails only when no agent listens, which is nothing to report.
+        let _ = self.changes.send(Changed { path: path.clone(), what });
         self.seq += 1;
         let seq = self.seq;
         let mut lines: HashMap<PositionEncoding, Arc<Vec<u8>>> = HashMap::new();

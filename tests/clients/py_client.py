@@ -141,7 +141,7 @@ async def exercise(checks: Checks, client: Client, mode: str, workspace: str) ->
         listed = await client.list_tools()
         names = sorted(tool.name for tool in listed.tools)
         expected = [
-            "await_review", "cancel_review", "get_feedback", "get_feedback_summary", "get_review_history",
+            "add_feedback", "await_review", "cancel_review", "get_feedback", "get_feedback_summary", "get_review_history",
             "get_selection", "mark_review_complete", "present_review", "reply_feedback", "request_review",
             "resolve_feedback",
         ]

@@ -134,8 +134,8 @@ await step("tools/list", async () => {
   const { tools } = await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS });
   const names = tools.map((t) => t.name).sort();
   const expected = [
-    "await_review", "cancel_review", "get_feedback", "get_feedback_summary", "get_review_history", "get_selection",
-    "mark_review_complete", "present_review", "reply_feedback", "request_review", "resolve_feedback",
+    "add_feedback", "await_review", "cancel_review", "get_feedback", "get_feedback_summary", "get_review_history",
+    "get_selection", "mark_review_complete", "present_review", "reply_feedback", "request_review", "resolve_feedback",
   ];
   check("tools/list: every Parley tool", show(names) === show(expected), show(names));
   for (const tool of tools) {

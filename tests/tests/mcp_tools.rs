@@ -17,6 +17,7 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
     assert_eq!(
         names,
         [
+            "add_feedback",
             "await_review",
             "cancel_review",
             "get_feedback",

@@ -211,7 +211,7 @@ async fn the_shim_drops_a_line_over_the_cap_and_carries_on() {
     assert!(dropped["error"]["message"].as_str().is_some_and(|m| m.contains("16 MiB")));
     let listed = shim.recv().await;
     assert_eq!(listed["id"], json!(3));
-    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(10));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(12));
 }
 
 #[tokio::test]
@@ -648,6 +648,7 @@ async fn odd_tool_arguments_always_get_an_answer() {
         "cancel_review",
         "get_review_history",
         "mark_review_complete",
+        "add_feedback",
         "no_such_tool",
     ];
     let sandbox = Sandbox::new();

@@ -49,6 +49,8 @@ const FRONT_DOORS: &[&str] = &[
     "daemon/src/mcp/feedback.rs",
     "daemon/src/mcp/sessions.rs",
     "daemon/src/mcp/errors.rs",
+    "daemon/src/mcp/prompts.rs",
+    "daemon/src/mcp/subscriptions.rs",
 ];
 
 #[test]

@@ -1,5 +1,6 @@
 //! The feedback tools' arguments and results, in exactly the shapes of the
-//! plan-feedback tools agents already know (seed 002), plus `reply_feedback`.
+//! plan-feedback tools agents already know (seed 002), plus `reply_feedback`
+//! and `add_feedback`.
 //! Lines are 1-based; characters are 0-based counts of Unicode characters.
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,37 @@ pub struct ReplyFeedbackArgs {
     pub thread_id: String,
     /// The reply, plain text: what you changed, or a question back.
     pub body: String,
+}
+
+/// Arguments of `add_feedback`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddFeedbackArgs {
+    /// The file, relative to your workspace root (or absolute, inside it).
+    #[serde(rename = "filePath")]
+    pub file_path: String,
+    /// First line of the range, 1-based.
+    // Signed, so a zero or negative line is answered by `line` below with
+    // what to give, rather than by serde's "expected u32".
+    #[serde(rename = "startLine")]
+    #[schemars(range(min = 1))]
+    pub start_line: i64,
+    /// Last line of the range, 1-based and inclusive; defaults to startLine.
+    #[serde(rename = "endLine")]
+    #[schemars(range(min = 1))]
+    pub end_line: Option<i64>,
+    /// The comment, plain text: your question for the human, or the note.
+    pub body: String,
+}
+
+/// What `add_feedback` returns.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddResult {
+    pub created: bool,
+    pub thread_id: String,
+    /// The new thread as get_feedback lists it.
+    pub thread: FeedbackItem,
 }
 
 /// What `get_feedback` returns as structured content; its text copy is the
@@ -181,6 +213,22 @@ pub fn item(thread: Thread, scope: &Path) -> FeedbackItem {
             suggested_fix: f.suggested_fix,
         }),
     }
+}
+
+/// A 1-based line number an agent gave as `name`; lines past any file's
+/// end stay past it.
+pub fn line(name: &str, given: i64) -> Result<u32, String> {
+    if given < 1 {
+        return Err(error_text(&format!(
+            "{name} is a 1-based line number: the first line of a file is 1, not {given}"
+        )));
+    }
+    Ok(u32::try_from(given).unwrap_or(u32::MAX))
+}
+
+/// `add_feedback`'s answer for a thread just made.
+pub fn added(thread: Thread, scope: &Path) -> AddResult {
+    AddResult { created: true, thread_id: thread.id.clone(), thread: item(thread, scope) }
 }
 
 fn owned_comment(c: crate::feedback::Comment) -> FeedbackComment {

@@ -141,12 +141,7 @@ impl ParleyMcp {
     #[tool(
         title = "Complete a review session",
         description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn mark_review_complete(
         &self,

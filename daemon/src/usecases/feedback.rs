@@ -1,8 +1,13 @@
 //! Feedback threads as both front doors use them: list and summarise (after
-//! re-anchoring against the files on disk), create, reply, resolve, reopen,
-//! and position threads in an editor's unsaved buffer.
+//! re-anchoring against the files on disk), create (from an editor's range,
+//! or from an agent's whole lines), reply, resolve, reopen, and position
+//! threads in an editor's unsaved buffer.
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
+
+use parley_protocol::hello::PositionEncoding;
+use parley_protocol::methods::{Position, Range};
 
 use crate::context::Context;
 pub use crate::feedback::FeedbackError;
@@ -34,6 +39,134 @@ pub async fn create(cx: &Context, new: NewThread) -> Result<Thread, FeedbackErro
     // Watch first: once the thread is announced, an edit must move it.
     cx.watch.add(new.file.clone()).await;
     refresh::create(&cx.state, &cx.store, new).await
+}
+
+/// A thread an agent opens on whole lines of a file in its workspace.
+#[derive(Debug, Clone)]
+pub struct AgentThread {
+    /// The agent's workspace: the file must be inside it.
+    pub scope: PathBuf,
+    /// The absolute file, already checked to be inside `scope`.
+    pub file: PathBuf,
+    /// 1-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    pub body: String,
+    pub author: String,
+}
+
+/// Opens a thread on lines `start_line..=end_line` of a file, quoting them
+/// as they are on disk; every failure says what to give instead.
+pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, FeedbackError> {
+    let shown = ask.file.strip_prefix(&ask.scope).unwrap_or(&ask.file).display().to_string();
+    if ask.body.trim().is_empty() {
+        return Err(FeedbackError::Invalid("body is required: write the question or note for the human".into()));
+    }
+    if ask.start_line == 0 {
+        return Err(FeedbackError::Invalid("startLine is 1-based: the first line of a file is 1".into()));
+    }
+    if ask.end_line < ask.start_line {
+        return Err(FeedbackError::Invalid(format!(
+            "endLine {} is before startLine {}: give an endLine at or after startLine, or leave it out for one line",
+            ask.end_line, ask.start_line
+        )));
+    }
+    let (file, first, last) = (ask.file.clone(), ask.start_line, ask.end_line);
+    let lines = tokio::task::spawn_blocking(move || read_lines(&file, first, last))
+        .await
+        .map_err(|e| FeedbackError::Store(format!("reading the file failed: {e}")))?;
+    match lines {
+        Lines::Missing => {
+            return Err(FeedbackError::Invalid(format!(
+                "{shown} does not exist in your workspace {}; give the path of an existing file, relative to the workspace root",
+                ask.scope.display()
+            )));
+        }
+        Lines::NotAFile => {
+            return Err(FeedbackError::Invalid(format!("{shown} is not a regular file; give the path of a text file")));
+        }
+        Lines::Unreadable(e) => return Err(FeedbackError::Unreadable(format!("cannot read {shown}: {e}"))),
+        Lines::NotText => {
+            return Err(FeedbackError::Invalid(format!("cannot comment on {shown}: it is not UTF-8 text")));
+        }
+        Lines::Short(count) => {
+            let past = if ask.start_line as usize > count { ask.start_line } else { ask.end_line };
+            return Err(FeedbackError::Invalid(format!(
+                "line {past} is past the end of {shown}, which has {count} line(s); give lines between 1 and {count}"
+            )));
+        }
+        Lines::Blank => {
+            let which = match first == last {
+                true => format!("line {first} of {shown} is blank"),
+                false => format!("lines {first}-{last} of {shown} are blank"),
+            };
+            return Err(FeedbackError::Invalid(format!("{which}; put the thread on lines with text")));
+        }
+        Lines::Text => {}
+    }
+    let new = NewThread {
+        file: ask.file,
+        workspace: Some(ask.scope),
+        range: Range {
+            start: Position { line: ask.start_line - 1, character: 0 },
+            // Past the end of the line: creating clamps it to the line's end.
+            end: Position { line: ask.end_line - 1, character: u32::MAX },
+        },
+        encoding: PositionEncoding::Utf8,
+        expected_text: None,
+        body: ask.body,
+        author: ask.author,
+        finding: None,
+    };
+    create(cx, new).await
+}
+
+/// What reading an agent's lines found.
+#[derive(Debug, PartialEq, Eq)]
+enum Lines {
+    Missing,
+    NotAFile,
+    Unreadable(String),
+    NotText,
+    /// The file ends before the last line asked for; it has this many.
+    Short(usize),
+    /// Every line asked for is empty or whitespace.
+    Blank,
+    Text,
+}
+
+/// Reads a file only as far as line `last` (1-based), so a long file costs
+/// no more than the lines asked for; creating the thread reads it whole.
+fn read_lines(file: &Path, first: u32, last: u32) -> Lines {
+    match std::fs::metadata(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Lines::Missing,
+        Err(e) => return Lines::Unreadable(e.to_string()),
+        // A FIFO or a device would block or never end.
+        Ok(meta) if !meta.is_file() => return Lines::NotAFile,
+        Ok(_) => {}
+    }
+    let mut reader = match std::fs::File::open(file) {
+        Ok(f) => std::io::BufReader::new(f),
+        Err(e) => return Lines::Unreadable(e.to_string()),
+    };
+    let mut line = Vec::new();
+    let mut blank = true;
+    for number in 1..=last {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return Lines::Short(number as usize - 1),
+            Ok(_) => {}
+            Err(e) => return Lines::Unreadable(e.to_string()),
+        }
+        if number < first {
+            continue;
+        }
+        match std::str::from_utf8(&line) {
+            Ok(text) => blank &= text.trim().is_empty(),
+            Err(_) => return Lines::NotText,
+        }
+    }
+    if blank { Lines::Blank } else { Lines::Text }
 }
 
 /// Adds a comment by `author` to an open thread.
@@ -106,5 +239,45 @@ async fn unabbreviate(cx: &Context, prefix: &str) -> Result<String, FeedbackErro
             found.join(", "),
             if n >= 6 { ", …" } else { "" }
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads lines `first..=last` of a file holding `text`.
+    fn check(text: &[u8], first: u32, last: u32) -> Lines {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, text).expect("write");
+        read_lines(&file, first, last)
+    }
+
+    #[test]
+    fn lines_are_read_only_as_far_as_asked_and_judged() {
+        let text = b"one\n\n  \nfour\nfive";
+        let cases = [
+            (1, 1, Lines::Text),
+            (2, 3, Lines::Blank),
+            (2, 4, Lines::Text),
+            (5, 5, Lines::Text),
+            (5, 6, Lines::Short(5)),
+            (7, 9, Lines::Short(5)),
+        ];
+        for (first, last, expected) in cases {
+            assert_eq!(check(text, first, last), expected, "lines {first}-{last}");
+        }
+        assert_eq!(check(b"", 1, 1), Lines::Short(0));
+        assert_eq!(check(b"a\n\xff\xfe\n", 2, 2), Lines::NotText);
+        // Bytes that are not UTF-8 after the lines asked for are not read.
+        assert_eq!(check(b"a\n\xff\xfe\n", 1, 1), Lines::Text);
+    }
+
+    #[test]
+    fn missing_files_and_directories_are_told_apart() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        assert_eq!(read_lines(&dir.path().join("nope.rs"), 1, 1), Lines::Missing);
+        assert_eq!(read_lines(dir.path(), 1, 1), Lines::NotAFile);
     }
 }

@@ -100,7 +100,7 @@ pub async fn request(
 /// stops it. Wait for it with [`Run::wait`] or [`wait`].
 pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Result<Arc<Run>, RoundError> {
     if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
-        && let Some(run) = cx.rounds.get(previous).filter(|run| run.result().is_none())
+        && let Some(run) = runs().get(previous).filter(|run| run.result().is_none())
     {
         return Err(still_running(previous, run.round));
     }
@@ -110,8 +110,7 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     let round = prepared.session.rounds.len() as u32 + 1;
     let opened = prepared.session.rounds.is_empty();
     let first = Step { progress: 3.0, message: "starting the round".into() };
-    let run = cx
-        .rounds
+    let run = runs()
         .begin(&id, &prepared.session.workspace, round, cancel.clone(), first)
         .map_err(|running| still_running(&id, running))?;
     let running = Pending { state: "running".into(), since: crate::clock::now_rfc3339(), error: None };
@@ -141,6 +140,12 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     Ok(run)
 }
 
+/// The rounds this daemon is running (one registry per daemon process).
+fn runs() -> &'static Runs {
+    static RUNS: std::sync::OnceLock<Runs> = std::sync::OnceLock::new();
+    RUNS.get_or_init(Runs::default)
+}
+
 fn still_running(id: &str, round: u32) -> RoundError {
     RoundError::Conflict(format!(
         "round {round} of review {id} is still running: wait for it with await_review (or `parley review await {id}`), \
@@ -168,7 +173,7 @@ pub async fn wait(
     stop: &CancellationToken,
     on_step: &(dyn Fn(&Step) + Send + Sync),
 ) -> Result<Waited, RoundError> {
-    if let Some(run) = known_run(cx, id, repository) {
+    if let Some(run) = known_run(id, repository) {
         return match run.wait(limit, stop, on_step).await {
             Some(Ok(outcome)) => Ok(Waited::Finished(Box::new(outcome))),
             Some(Err(error)) => Err(error),
@@ -191,7 +196,7 @@ pub async fn wait(
 
 /// Stops the running round of session `id` and waits for it to end.
 pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result<u32, RoundError> {
-    let run = match known_run(cx, id, repository) {
+    let run = match known_run(id, repository) {
         Some(run) if run.result().is_none() => run,
         known => {
             let what = match known.map(|run| run.result()) {
@@ -218,8 +223,8 @@ pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result
 /// The latest round of session `id` this daemon ran, if it belongs to
 /// `repository` (any, when `None`). It outlives a session whose only round
 /// failed or was cancelled, so whoever waits for it learns what happened.
-fn known_run(cx: &Context, id: &str, repository: Option<&Path>) -> Option<Arc<Run>> {
-    cx.rounds.get(id.trim()).filter(|run| repository.is_none_or(|r| run.repository == r))
+fn known_run(id: &str, repository: Option<&Path>) -> Option<Arc<Run>> {
+    runs().get(id.trim()).filter(|run| repository.is_none_or(|r| run.repository == r))
 }
 
 /// Cancels a round and gives what it ended with.
