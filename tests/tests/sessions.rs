@@ -615,22 +615,44 @@ async fn people_read_a_round_as_the_editor_showed_it_and_complete_sessions_from_
     let (_, out, _) = parley(&sandbox, &repo, &["sessions", "list"]);
     assert!(out.contains(&id) && out.contains("merged"), "{out}");
 
-    // What goes wrong is told in the command line's words.
-    let missing = ["sessions", "complete", &id];
-    let (code, _, err) = parley(&sandbox, &repo, &missing);
-    assert_eq!(code, Some(2), "a final status is required: {err}");
+    // A session is completed once, and a final status is required.
+    let (code, _, err) = parley(&sandbox, &repo, &["sessions", "complete", &id, "--approved"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("already marked merged") && err.contains("shipped in 1.2"), "{err}");
+    let (code, _, err) = parley(&sandbox, &repo, &["sessions", "complete", &id]);
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--approved") && err.contains("--abandoned") && err.contains("--merged"), "{err}");
-    let cases: [(&[&str], &[&str]); 7] = [
-        (&["sessions", "complete", &id, "--approved"], &["already marked merged", "parley review request"]),
-        (&["sessions", "complete", "2020-01-01-001", "--abandoned"], &["no review session", "parley sessions list"]),
-        (&["sessions", "show", "999"], &["no review session matches", "parley sessions list"]),
-        (&["review", "request", "--summary", "More", "--previous", &id], &["already marked merged", "--previous"]),
-        (&["review", "request", "--summary", "x", "--previous", "nope"], &["no review session matches \"nope\""]),
-        (&["review", "request", "--summary", "x", "--doc", "docs/desing.md"], &["--doc docs/desing.md does not exist"]),
-        (&["feedback", "reply", "0000", "hello"], &["cannot reply to thread 0000", "parley feedback list"]),
+}
+
+#[tokio::test]
+async fn cli_errors_name_commands_and_flags_never_hub_methods_or_agent_tools() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let id = request(&agent, json!({"summary": "Done soon"})).await["review_id"].as_str().expect("an id").to_owned();
+    agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "merged"})).await;
+    let plain = sandbox.dir.path().join("plain");
+    std::fs::create_dir_all(&plain).expect("mkdir");
+    let cases: [(&Path, &[&str], &[&str]); 7] = [
+        (
+            &repo,
+            &["review", "request", "--summary", "More", "--previous", &id],
+            &["already marked merged", "--previous"],
+        ),
+        (
+            &repo,
+            &["review", "request", "--summary", "x", "--doc", "docs/desing.md"],
+            &["--doc docs/desing.md does not exist"],
+        ),
+        (&repo, &["review", "request", "--summary", "x", "--previous", "2020-01-01-001"], &["parley sessions list"]),
+        (&plain, &["review", "request", "--summary", "x"], &["not a git repository", "`parley review request`"]),
+        (&repo, &["sessions", "show", "2020-01-01-001"], &["no review session matches", "parley sessions list"]),
+        (&repo, &["feedback", "reply", "0000", "hello"], &["cannot reply to thread 0000", "parley feedback list"]),
+        (&repo, &["feedback", "resolve", "zzz"], &["Invalid thread ID format", "parley feedback list"]),
     ];
-    for (args, wanted) in cases {
-        let (code, out, err) = parley(&sandbox, &repo, args);
+    for (dir, args, wanted) in cases {
+        let (code, out, err) = parley(&sandbox, dir, args);
         assert_eq!(code, Some(1), "{args:?}: {out}{err}");
         for want in wanted {
             assert!(err.contains(want), "{args:?}: {err}");
@@ -638,13 +660,5 @@ async fn people_read_a_round_as_the_editor_showed_it_and_complete_sessions_from_
         for word in NOT_CLI_WORDS {
             assert!(!err.contains(word), "{args:?} speaks of {word:?}: {err}");
         }
-    }
-    let plain = sandbox.dir.path().join("plain");
-    std::fs::create_dir_all(&plain).expect("mkdir");
-    let (code, _, err) = parley(&sandbox, &plain, &["review", "request", "--summary", "x"]);
-    assert_eq!(code, Some(1));
-    assert!(err.contains("not a git repository") && err.contains("`parley review request`"), "{err}");
-    for word in NOT_CLI_WORDS {
-        assert!(!err.contains(word), "{err}");
     }
 }
