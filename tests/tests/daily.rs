@@ -305,4 +305,12 @@ async fn feedback_add_keeps_threads_in_this_workspace_unless_told_otherwise_and_
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("not inside the workspace") && err.contains("you named"), "{err}");
     assert_eq!(threads(&elsewhere).len(), 2);
+    // Listing that file from the repository says where to look, rather than "no feedback".
+    let (code, out, err) = sandbox.command_in(&repo, &["feedback", "list", "../outside.txt"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("outside the workspace") && err.contains("--workspace"), "{err}");
+    let (code, out, err) =
+        sandbox.command_in(&repo, &["feedback", "list", "../outside.txt", "--workspace", &folder, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&out).expect("JSON").as_array().map(Vec::len), Some(1));
 }

@@ -79,7 +79,7 @@ pub async fn add(
         }
         let suggestion = workspace::root_of(file.parent().unwrap_or(Path::new("/")));
         bail!(
-            "{shown} is outside this workspace ({}), so its thread would not show here; \
+            "{shown} is outside this workspace ({}), so its thread would not be listed with this workspace's; \
              to comment on it anyway, name the workspace it belongs to: \
              `parley feedback add --workspace {} {location} …`",
             folder.display(),
@@ -118,8 +118,23 @@ pub async fn add(
 pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let path = file.map(|f| workspace::absolute(&f, &cwd));
+    // The daemon lists a file's threads only within the folder asked about;
+    // a file elsewhere would read as one without feedback.
+    if let Some(path) = &path
+        && !workspace::holds(&workspace::real(folder, &cwd), &workspace::real(path, &cwd))
+    {
+        bail!(
+            "{} is outside the workspace {}; name the one holding it with --workspace",
+            path.display(),
+            folder.display()
+        );
+    }
     let params = json!({ "workspace": folder, "path": path, "include_resolved": all });
-    let result: wire::FeedbackListResult = client().await?.call(wire::FEEDBACK_LIST, params).await?;
+    let result: wire::FeedbackListResult = client()
+        .await?
+        .call(wire::FEEDBACK_LIST, params)
+        .await
+        .with_context(|| format!("cannot list the feedback of {}", folder.display()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result.threads)?);
         return Ok(0);
@@ -168,7 +183,7 @@ pub async fn set_resolved(id: &str, resolved: bool) -> anyhow::Result<i32> {
 }
 
 pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
-    let export: Value = client().await?.call(wire::STORE_EXPORT, json!({})).await?;
+    let export: Value = client().await?.call(wire::STORE_EXPORT, json!({})).await.context("cannot export")?;
     let text = serde_json::to_string_pretty(&export)?;
     match file {
         Some(file) => {
@@ -183,7 +198,11 @@ pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
 pub async fn import(file: &Path) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let export: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
-    let counts: Value = client().await?.call(wire::STORE_IMPORT, export).await?;
+    let counts: Value = client()
+        .await?
+        .call(wire::STORE_IMPORT, export)
+        .await
+        .with_context(|| format!("cannot import {}", file.display()))?;
     println!("Imported {} review(s) and {} thread(s) from {}.", counts["reviews"], counts["threads"], file.display());
     Ok(0)
 }

@@ -102,8 +102,11 @@ impl PipedProgress {
 }
 
 pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32> {
-    let result: wire::SessionsResult =
-        client().await?.call(wire::SESSIONS_LIST, json!({ "workspace": folder, "limit": limit })).await?;
+    let result: wire::SessionsResult = client()
+        .await?
+        .call(wire::SESSIONS_LIST, json!({ "workspace": folder, "limit": limit }))
+        .await
+        .with_context(|| format!("cannot list the review sessions of {}", folder.display()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result.sessions)?);
         return Ok(0);
