@@ -165,8 +165,9 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Mark a session done: approved, abandoned or merged. A session is
-    /// completed once, and takes no more rounds after.
+    /// Mark a session done: approved, abandoned or merged.
+    ///
+    /// A session is completed once, and takes no more rounds after.
     #[command(group(clap::ArgGroup::new("final_status").required(true).args(["approved", "abandoned", "merged"])))]
     Complete {
         /// The session: its id (2026-11-21-001), its number (001) or a unique beginning.
