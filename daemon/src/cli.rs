@@ -54,7 +54,7 @@ enum Command {
         #[command(subcommand)]
         command: FeedbackCommand,
     },
-    /// Review sessions: past reviewer rounds and their outcomes.
+    /// Review sessions: list them, read a round's review, mark one complete.
     Sessions {
         #[command(subcommand)]
         command: SessionsCommand,
@@ -96,13 +96,23 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum FeedbackCommand {
     /// Comment on lines of a file: `parley feedback add src/auth.rs:14-21 "Handle expired tokens"`.
+    ///
+    /// The thread goes to the workspace holding the current directory (its
+    /// git root), and the file must be inside it; to comment on a file
+    /// elsewhere, name its workspace with --workspace.
     Add {
         /// FILE:LINE or FILE:FIRST-LAST (1-based).
         location: String,
+        /// What you have to say.
         message: String,
         /// Who the comment is from (default: your login name).
         #[arg(long)]
         author: Option<String>,
+        /// The workspace the thread goes to, which must hold the file
+        /// (default: the git root holding the current directory).
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Print the new thread as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -144,9 +154,37 @@ enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Show one session with its rounds.
+    /// Show one session with its rounds, or one round's review.
     Show {
+        /// The session: its id (2026-11-21-001), its number (001) or a unique beginning.
         id: String,
+        /// Print this round's review as markdown, as an editor shows it.
+        #[arg(long, value_name = "N")]
+        round: Option<u32>,
+        /// Print JSON for scripts (the session, or the round with --round).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Mark a session done: approved, abandoned or merged.
+    ///
+    /// A session is completed once, and takes no more rounds after.
+    #[command(group(clap::ArgGroup::new("final_status").required(true).args(["approved", "abandoned", "merged"])))]
+    Complete {
+        /// The session: its id (2026-11-21-001), its number (001) or a unique beginning.
+        id: String,
+        /// The change was approved.
+        #[arg(long)]
+        approved: bool,
+        /// The change was given up.
+        #[arg(long)]
+        abandoned: bool,
+        /// The change was merged.
+        #[arg(long)]
+        merged: bool,
+        /// Why, or anything worth keeping with the session.
+        #[arg(long, value_name = "TEXT")]
+        notes: Option<String>,
+        /// Print the completed session as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -155,8 +193,8 @@ enum SessionsCommand {
 #[derive(Debug, Subcommand)]
 enum ReviewCommand {
     /// Ask the configured reviewer to review your changes: the same pipeline
-    /// agents run with request_review. Exits 0 when approved, 3 when changes
-    /// are needed, 1 on errors (2 on bad arguments).
+    /// agents run. Exits 0 when approved, 3 when changes are needed, 1 on
+    /// errors (2 on bad arguments).
     Request {
         /// What you set out to do and what you did.
         #[arg(long)]
@@ -167,8 +205,8 @@ enum ReviewCommand {
         /// An area to focus on (repeatable).
         #[arg(long = "focus")]
         focus: Vec<String>,
-        /// Continue this session with a new round.
-        #[arg(long)]
+        /// Continue this session with a new round (its id, its number or a unique beginning).
+        #[arg(long, value_name = "ID")]
         previous: Option<String>,
         /// all (default), staged, unstaged, or a base ref / range.
         #[arg(long)]
@@ -282,21 +320,34 @@ async fn run(command: Command) -> anyhow::Result<i32> {
                 "summary": summary,
                 "relevant_docs": docs,
                 "focus_areas": focus,
-                "previous_review_id": previous,
                 "scope": scope,
             });
-            sessions::request(params, json).await
+            sessions::request(params, previous, json).await
         }
         Command::Review { command: ReviewCommand::Await { id, json } } => sessions::await_round(&id, json).await,
         Command::Review { command: ReviewCommand::Cancel { id } } => sessions::cancel(&id).await,
         Command::Sessions { command: SessionsCommand::List { workspace, limit, json } } => {
             sessions::list(&workspace_or_cwd(workspace)?, limit, json).await
         }
-        Command::Sessions { command: SessionsCommand::Show { id, json } } => sessions::show(&id, json).await,
+        Command::Sessions { command: SessionsCommand::Show { id, round, json } } => {
+            sessions::show(&id, round, json).await
+        }
+        Command::Sessions {
+            command: SessionsCommand::Complete { id, approved, abandoned, merged: _, notes, json },
+        } => {
+            let final_status = match (approved, abandoned) {
+                (true, _) => "approved",
+                (_, true) => "abandoned",
+                // clap requires exactly one of the three.
+                _ => "merged",
+            };
+            sessions::complete(&id, final_status, notes, json).await
+        }
         Command::Watch { workspace } => watch::run(workspace_or_cwd(workspace)?).await,
         Command::Feedback { command } => match command {
-            FeedbackCommand::Add { location, message, author, json } => {
-                feedback::add(&location, &message, author, json).await
+            FeedbackCommand::Add { location, message, author, workspace, json } => {
+                let named = workspace.is_some();
+                feedback::add(&location, &message, author, &workspace_or_cwd(workspace)?, named, json).await
             }
             FeedbackCommand::List { file, workspace, all, json } => {
                 feedback::list(file, &workspace_or_cwd(workspace)?, all, json).await

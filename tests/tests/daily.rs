@@ -257,3 +257,60 @@ fn the_readme_installs_the_tested_dependency_versions_in_one_shared_build() {
         }
     }
 }
+
+#[tokio::test]
+async fn feedback_add_keeps_threads_in_this_workspace_unless_told_otherwise_and_says_where_each_went() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\nfn b() {}\n")]);
+    let outside = sandbox.dir.path().join("outside.txt");
+    std::fs::write(&outside, "far away\n").expect("write outside.txt");
+    std::os::unix::fs::symlink(&outside, repo.join("link.txt")).expect("symlink");
+    let elsewhere = std::fs::canonicalize(sandbox.dir.path()).expect("real sandbox path");
+    let here = std::fs::canonicalize(&repo).expect("real repository path").display().to_string();
+    let _daemon = sandbox.start_daemon();
+    let threads = |folder: &std::path::Path| -> Vec<serde_json::Value> {
+        let folder = folder.to_string_lossy();
+        let (code, out, err) = sandbox.command_in(&repo, &["feedback", "list", "--workspace", &folder, "--json"]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).expect("a JSON list")
+    };
+
+    // A file outside the repository, by a relative path, by an absolute one,
+    // or through a link that leads out: refused, saying how to go ahead.
+    let absolute = format!("{}:1", outside.display());
+    for location in ["../outside.txt:1", absolute.as_str(), "link.txt:1"] {
+        let (code, out, err) = sandbox.command_in(&repo, &["feedback", "add", location, "over there"]);
+        assert_eq!(code, 1, "{location}: {out}{err}");
+        assert!(err.contains("outside this workspace") && err.contains(&here), "{err}");
+        assert!(err.contains(&format!("--workspace {}", elsewhere.display())), "the way to go ahead: {err}");
+    }
+    assert!(threads(&elsewhere).is_empty(), "nothing was filed anywhere");
+
+    // Inside: the answer names the thread, its place and its workspace.
+    let (code, out, err) = sandbox.command_in(&repo, &["feedback", "add", "a.rs:2", "why?"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("on a.rs:2-2 in workspace") && out.trim_end().ends_with(&here), "{out}");
+
+    // Named, a workspace that holds the file takes the thread, and lists it.
+    let folder = elsewhere.to_string_lossy();
+    let (code, out, err) =
+        sandbox.command_in(&repo, &["feedback", "add", "--workspace", &folder, "../outside.txt:1", "over there"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("on outside.txt:1-1 in workspace {}", elsewhere.display())), "{out}");
+    let filed = threads(&elsewhere);
+    assert_eq!(filed.len(), 2, "the repository's thread and this one: {filed:?}");
+    assert!(filed.iter().any(|t| t["path"] == "outside.txt" && t["workspace"] == folder.as_ref()), "{filed:?}");
+    // A named workspace that does not hold the file is refused.
+    let (code, _, err) = sandbox.command_in(&repo, &["feedback", "add", "--workspace", ".", "../outside.txt:1", "no"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not inside the workspace") && err.contains("you named"), "{err}");
+    assert_eq!(threads(&elsewhere).len(), 2);
+    // Listing that file from the repository says where to look, rather than "no feedback".
+    let (code, out, err) = sandbox.command_in(&repo, &["feedback", "list", "../outside.txt"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("outside the workspace") && err.contains("--workspace"), "{err}");
+    let (code, out, err) =
+        sandbox.command_in(&repo, &["feedback", "list", "../outside.txt", "--workspace", &folder, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&out).expect("JSON").as_array().map(Vec::len), Some(1));
+}

@@ -665,3 +665,118 @@ async fn the_reviewer_runs_with_the_environment_of_whoever_asked() {
         .expect("run parley");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Runs `parley args` in `dir`: (exit code, stdout, stderr).
+fn parley(sandbox: &Sandbox, dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = sandbox.command("parley").current_dir(dir).args(args).output().expect("run parley");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// What a terminal user must never read: hub methods, agents' tools and their
+/// argument names.
+const NOT_CLI_WORDS: [&str; 11] = [
+    "request_review",
+    "start_review",
+    "get_review_history",
+    "mark_review_complete",
+    "previous_review_id",
+    "relevant_docs",
+    "final_status",
+    "sessions/",
+    "review/",
+    "feedback/",
+    " failed: ",
+];
+
+#[tokio::test]
+async fn people_read_a_round_as_the_editor_showed_it_and_complete_sessions_from_the_terminal() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "needs_changes", "max_rounds = 2\n");
+    let _daemon = sandbox.start_daemon();
+    let mut window = sandbox.editor("window", &[&repo]).await;
+    let (code, markdown, err) = parley(&sandbox, &repo, &["review", "request", "--summary", "First try", "--json"]);
+    assert_eq!(code, Some(3), "{err}");
+    let first: Value = serde_json::from_str(&markdown).expect("JSON");
+    let id = first["review_id"].as_str().expect("an id").to_owned();
+    let shown = window.next_notification().await;
+    let in_the_editor = shown.params["review"]["content"].as_str().expect("the review's markdown").to_owned();
+    assert!(in_the_editor.contains("Off by one") && in_the_editor.contains("The reviewer said"), "{in_the_editor}");
+
+    // The round, by the session's number, exactly as the editor showed it.
+    let number = id.rsplit('-').next().expect("a number").to_owned();
+    let (code, out, err) = parley(&sandbox, &repo, &["sessions", "show", &number, "--round", "1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out.trim_end(), in_the_editor.trim_end());
+    let (code, out, _) = parley(&sandbox, &repo, &["sessions", "show", &id, "--round", "1", "--json"]);
+    assert_eq!(code, Some(0));
+    let round: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!((round["round"].clone(), round["verdict"].clone()), (json!(1), json!("needs_changes")));
+    let (code, _, err) = parley(&sandbox, &repo, &["sessions", "show", &id, "--round", "2"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("one round") && err.contains("no round 2"), "{err}");
+
+    // A second round continues the session by its number; then it is marked merged.
+    configure(&sandbox, "good", "max_rounds = 2\n");
+    let (code, _, err) = parley(&sandbox, &repo, &["review", "request", "--summary", "Fixed", "--previous", &number]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) =
+        parley(&sandbox, &repo, &["sessions", "complete", &number, "--merged", "--notes", "shipped in 1.2"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(&id) && out.contains("merged") && out.contains("2 round(s)"), "{out}");
+    let (_, out, _) = parley(&sandbox, &repo, &["sessions", "show", &id]);
+    assert!(out.contains("as merged: shipped in 1.2"), "{out}");
+    assert!(repo.join(".reviews/sessions").join(&id).join("completion.json").exists(), "the audit tree records it");
+    let (_, out, _) = parley(&sandbox, &repo, &["sessions", "list"]);
+    assert!(out.contains(&id) && out.contains("merged"), "{out}");
+
+    // A session is completed once, and a final status is required.
+    let (code, _, err) = parley(&sandbox, &repo, &["sessions", "complete", &id, "--approved"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("already marked merged") && err.contains("shipped in 1.2"), "{err}");
+    let (code, _, err) = parley(&sandbox, &repo, &["sessions", "complete", &id]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--approved") && err.contains("--abandoned") && err.contains("--merged"), "{err}");
+}
+
+#[tokio::test]
+async fn cli_errors_name_commands_and_flags_never_hub_methods_or_agent_tools() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let id = request(&agent, json!({"summary": "Done soon"})).await["review_id"].as_str().expect("an id").to_owned();
+    agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "merged"})).await;
+    let plain = sandbox.dir.path().join("plain");
+    std::fs::create_dir_all(&plain).expect("mkdir");
+    let cases: [(&Path, &[&str], &[&str]); 7] = [
+        (
+            &repo,
+            &["review", "request", "--summary", "More", "--previous", &id],
+            &["already marked merged", "--previous"],
+        ),
+        (
+            &repo,
+            &["review", "request", "--summary", "x", "--doc", "docs/desing.md"],
+            &["--doc docs/desing.md does not exist"],
+        ),
+        (&repo, &["review", "request", "--summary", "x", "--previous", "2020-01-01-001"], &["parley sessions list"]),
+        (&plain, &["review", "request", "--summary", "x"], &["not a git repository", "`parley review request`"]),
+        (&repo, &["sessions", "show", "2020-01-01-001"], &["no review session matches", "parley sessions list"]),
+        (&repo, &["feedback", "reply", "0000", "hello"], &["cannot reply to thread 0000", "parley feedback list"]),
+        (&repo, &["feedback", "resolve", "zzz"], &["Invalid thread ID format", "parley feedback list"]),
+    ];
+    for (dir, args, wanted) in cases {
+        let (code, out, err) = parley(&sandbox, dir, args);
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        for want in wanted {
+            assert!(err.contains(want), "{args:?}: {err}");
+        }
+        for word in NOT_CLI_WORDS {
+            assert!(!err.contains(word), "{args:?} speaks of {word:?}: {err}");
+        }
+    }
+}

@@ -4,15 +4,33 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
+use parley_protocol::jsonrpc::code;
 use parley_protocol::methods::{self as wire, Position, Range};
 use serde_json::{Value, json};
 
 use super::cli_opening;
-use super::client::HubClient;
+use super::client::{HubClient, Opening, Refused};
+use crate::feedback::FeedbackError;
 use crate::workspace;
 
 async fn client() -> anyhow::Result<HubClient> {
     HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
+}
+
+/// What to add to the daemon's word on a thread id that did not work.
+const THREAD_ID_ADVICE: &str = "`parley feedback list --all` shows the threads with their ids \
+     (a unique beginning of one, as git takes, is enough)";
+
+/// A failed edit of thread `id`, with the advice the cause calls for.
+fn on_thread(id: &str, doing: &str, error: anyhow::Error) -> anyhow::Error {
+    let refused = error.downcast_ref::<Refused>();
+    let about_the_id =
+        refused.is_some_and(|r| r.code == code::NOT_FOUND || r.message == FeedbackError::InvalidId.to_string());
+    if about_the_id {
+        anyhow::anyhow!("cannot {doing} thread {id}: {error}; {THREAD_ID_ADVICE}")
+    } else {
+        error.context(format!("cannot {doing} thread {id}"))
+    }
 }
 
 /// Splits `FILE:LINE[-LINE]` into the file and 1-based lines.
@@ -30,12 +48,43 @@ fn parse_location(location: &str) -> anyhow::Result<(PathBuf, u32, u32)> {
     }
 }
 
-pub async fn add(location: &str, message: &str, author: Option<String>, json: bool) -> anyhow::Result<i32> {
+/// Comments on lines of a file of `folder`, the workspace the thread is
+/// filed under; `named` says whether the user chose it (`--workspace`) or it
+/// is the one holding the current directory.
+pub async fn add(
+    location: &str,
+    message: &str,
+    author: Option<String>,
+    folder: &Path,
+    named: bool,
+    json: bool,
+) -> anyhow::Result<i32> {
     let (file, first, last) = parse_location(location)?;
     let cwd = std::env::current_dir()?;
-    let file = workspace::absolute(&file, &cwd);
-    if !file.is_file() {
-        bail!("{} is not a file", file.display());
+    let given = workspace::absolute(&file, &cwd);
+    if !given.is_file() {
+        bail!("{} is not a file", given.display());
+    }
+    // The daemon files a thread by the real path, as every window and agent
+    // sees it; a link out of the folder leads elsewhere.
+    let (file, folder) = (workspace::real(&given, &cwd), workspace::real(folder, &cwd));
+    if !workspace::holds(&folder, &file) {
+        let shown = if file == given {
+            file.display().to_string()
+        } else {
+            format!("{} (really {})", given.display(), file.display())
+        };
+        if named {
+            bail!("{shown} is not inside the workspace {} you named; name a folder that holds it", folder.display());
+        }
+        let suggestion = workspace::root_of(file.parent().unwrap_or(Path::new("/")));
+        bail!(
+            "{shown} is outside this workspace ({}), so its thread would not be listed with this workspace's; \
+             to comment on it anyway, name the workspace it belongs to: \
+             `parley feedback add --workspace {} {location} …`",
+            folder.display(),
+            suggestion.display(),
+        );
     }
     let range = Range {
         start: Position { line: first - 1, character: 0 },
@@ -44,12 +93,24 @@ pub async fn add(location: &str, message: &str, author: Option<String>, json: bo
     };
     let author = author.unwrap_or_else(crate::config::user_name);
     let params = json!({ "path": file, "range": range, "body": message, "author": author });
-    let result: wire::ThreadResult = client().await?.call(wire::FEEDBACK_CREATE, params).await?;
+    // The daemon files a thread under the connection's workspace that holds
+    // the file; without one, under the git root holding it.
+    let opening = Opening { workspaces: vec![folder.clone()], ..cli_opening(true) };
+    let mut client = HubClient::open(&opening).await?.context("no daemon is running")?;
+    let result: wire::ThreadResult =
+        client.call(wire::FEEDBACK_CREATE, params).await.with_context(|| format!("cannot comment on {location}"))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result.thread)?);
     } else {
         let t = &result.thread;
-        println!("Thread {} on {}:{}-{}", t.id, t.path, t.range.start.line + 1, t.range.end.line + 1);
+        println!(
+            "Thread {} on {}:{}-{} in workspace {}",
+            t.id,
+            t.path,
+            t.range.start.line + 1,
+            t.range.end.line + 1,
+            t.workspace.display()
+        );
     }
     Ok(0)
 }
@@ -57,8 +118,23 @@ pub async fn add(location: &str, message: &str, author: Option<String>, json: bo
 pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let path = file.map(|f| workspace::absolute(&f, &cwd));
+    // The daemon lists a file's threads only within the folder asked about;
+    // a file elsewhere would read as one without feedback.
+    if let Some(path) = &path
+        && !workspace::holds(&workspace::real(folder, &cwd), &workspace::real(path, &cwd))
+    {
+        bail!(
+            "{} is outside the workspace {}; name the one holding it with --workspace",
+            path.display(),
+            folder.display()
+        );
+    }
     let params = json!({ "workspace": folder, "path": path, "include_resolved": all });
-    let result: wire::FeedbackListResult = client().await?.call(wire::FEEDBACK_LIST, params).await?;
+    let result: wire::FeedbackListResult = client()
+        .await?
+        .call(wire::FEEDBACK_LIST, params)
+        .await
+        .with_context(|| format!("cannot list the feedback of {}", folder.display()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result.threads)?);
         return Ok(0);
@@ -91,20 +167,23 @@ fn print_thread(t: &wire::Thread) {
 pub async fn reply(id: &str, message: &str, author: Option<String>) -> anyhow::Result<i32> {
     let author = author.unwrap_or_else(crate::config::user_name);
     let params = json!({ "thread_id": id, "body": message, "author": author });
-    let result: wire::ThreadResult = client().await?.call(wire::FEEDBACK_REPLY, params).await?;
+    let result: wire::ThreadResult =
+        client().await?.call(wire::FEEDBACK_REPLY, params).await.map_err(|e| on_thread(id, "reply to", e))?;
     println!("Replied to {} ({} comment(s)).", result.thread.id, result.thread.comments.len());
     Ok(0)
 }
 
 pub async fn set_resolved(id: &str, resolved: bool) -> anyhow::Result<i32> {
     let method = if resolved { wire::FEEDBACK_RESOLVE } else { wire::FEEDBACK_REOPEN };
-    let result: wire::ThreadResult = client().await?.call(method, json!({ "thread_id": id })).await?;
+    let doing = if resolved { "resolve" } else { "reopen" };
+    let result: wire::ThreadResult =
+        client().await?.call(method, json!({ "thread_id": id })).await.map_err(|e| on_thread(id, doing, e))?;
     println!("{} {}.", if resolved { "Resolved" } else { "Reopened" }, result.thread.id);
     Ok(0)
 }
 
 pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
-    let export: Value = client().await?.call(wire::STORE_EXPORT, json!({})).await?;
+    let export: Value = client().await?.call(wire::STORE_EXPORT, json!({})).await.context("cannot export")?;
     let text = serde_json::to_string_pretty(&export)?;
     match file {
         Some(file) => {
@@ -119,7 +198,11 @@ pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
 pub async fn import(file: &Path) -> anyhow::Result<i32> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let export: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
-    let counts: Value = client().await?.call(wire::STORE_IMPORT, export).await?;
+    let counts: Value = client()
+        .await?
+        .call(wire::STORE_IMPORT, export)
+        .await
+        .with_context(|| format!("cannot import {}", file.display()))?;
     println!("Imported {} review(s) and {} thread(s) from {}.", counts["reviews"], counts["threads"], file.display());
     Ok(0)
 }

@@ -1,16 +1,19 @@
 //! `parley review request` and `parley sessions …`: review rounds from the
-//! terminal, with the same pipeline agents use, and their history.
+//! terminal, with the same pipeline agents use, their history, a round as the
+//! markdown an editor shows, and completing a session.
 
 use std::io::IsTerminal;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
+use parley_protocol::jsonrpc::code;
 use parley_protocol::methods as wire;
 use serde_json::{Value, json};
 
 use super::cli_opening;
-use super::client::HubClient;
+use super::client::{HubClient, Refused};
+use crate::structured_review::{self, Assessment, StructuredReview};
 
 async fn client() -> anyhow::Result<HubClient> {
     HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
@@ -21,13 +24,23 @@ async fn client() -> anyhow::Result<HubClient> {
 pub const NEEDS_CHANGES: i32 = 3;
 
 /// Runs a review round; the exit code tells a script the verdict.
-pub async fn request(params: Value, json: bool) -> anyhow::Result<i32> {
-    follow(wire::REVIEW_REQUEST, params, json).await
+/// `previous`, the session to continue, may be abbreviated.
+pub async fn request(mut params: Value, previous: Option<String>, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    if let Some(previous) = previous {
+        let id = if crate::sessions::is_session_id(previous.trim()) {
+            previous.trim().to_owned()
+        } else {
+            session(&mut client, &previous).await?.id
+        };
+        params["previous_review_id"] = json!(id);
+    }
+    follow(client, wire::REVIEW_REQUEST, params, json).await
 }
 
 /// Waits for a round started elsewhere; exits as [`request`] does.
 pub async fn await_round(id: &str, json: bool) -> anyhow::Result<i32> {
-    follow(wire::REVIEW_AWAIT, json!({ "review_id": id }), json).await
+    follow(client().await?, wire::REVIEW_AWAIT, json!({ "review_id": id }), json).await
 }
 
 /// Stops a session's running round.
@@ -40,8 +53,7 @@ pub async fn cancel(id: &str) -> anyhow::Result<i32> {
 
 /// Runs `method` (a round, or a wait for one) showing its progress, then
 /// prints the review.
-async fn follow(method: &str, params: Value, json: bool) -> anyhow::Result<i32> {
-    let mut client = client().await?;
+async fn follow(mut client: HubClient, method: &str, params: Value, json: bool) -> anyhow::Result<i32> {
     let interactive = std::io::stderr().is_terminal();
     let mut piped = PipedProgress::default();
     let result: anyhow::Result<wire::ReviewRequestResult> = client
@@ -109,8 +121,11 @@ impl PipedProgress {
 }
 
 pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32> {
-    let result: wire::SessionsResult =
-        client().await?.call(wire::SESSIONS_LIST, json!({ "workspace": folder, "limit": limit })).await?;
+    let result: wire::SessionsResult = client()
+        .await?
+        .call(wire::SESSIONS_LIST, json!({ "workspace": folder, "limit": limit }))
+        .await
+        .with_context(|| format!("cannot list the review sessions of {}", folder.display()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result.sessions)?);
         return Ok(0);
@@ -126,11 +141,34 @@ pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32
     Ok(0)
 }
 
-pub async fn show(id: &str, json: bool) -> anyhow::Result<i32> {
-    let result: wire::SessionsResult = client().await?.call(wire::SESSIONS_GET, json!({ "review_id": id })).await?;
-    let session = result.sessions.first().context("the daemon returned no session")?;
+/// The session a person means by `given`: its id, a unique beginning of it,
+/// or its number (`003`).
+async fn session(client: &mut HubClient, given: &str) -> anyhow::Result<wire::Session> {
+    let result: wire::SessionsResult =
+        client.call(wire::SESSIONS_GET, json!({ "review_id": given })).await.map_err(|e| no_session(given, e))?;
+    result.sessions.into_iter().next().context("the daemon answered with no session")
+}
+
+/// A refusal about a session id, with what an id looks like when the daemon
+/// found none.
+fn no_session(given: &str, error: anyhow::Error) -> anyhow::Error {
+    if error.downcast_ref::<Refused>().is_some_and(|r| r.code == code::NOT_FOUND) {
+        anyhow::anyhow!(
+            "no review session matches {given:?}; ids look like 2026-11-21-001 (its number, 001, or a unique \
+             beginning is enough), and `parley sessions list` shows them"
+        )
+    } else {
+        error
+    }
+}
+
+pub async fn show(id: &str, round: Option<u32>, json: bool) -> anyhow::Result<i32> {
+    let session = session(&mut client().await?, id).await?;
+    if let Some(n) = round {
+        return show_round(&session, n, json);
+    }
     if json {
-        println!("{}", serde_json::to_string_pretty(session)?);
+        println!("{}", serde_json::to_string_pretty(&session)?);
         return Ok(0);
     }
     println!("Review session {} · {} · created {}", session.id, session.status, session.created_at);
@@ -148,6 +186,72 @@ pub async fn show(id: &str, json: bool) -> anyhow::Result<i32> {
     if let Some(done) = &session.completion {
         println!("  completed {} as {}: {}", done.at, done.final_status, done.notes.as_deref().unwrap_or(""));
     }
+    if let Some(last) = session.rounds.last() {
+        println!("`parley sessions show {} --round {}` prints a round's review.", session.id, last.round);
+    }
+    Ok(0)
+}
+
+/// Prints round `n` of a session: as the review markdown an editor shows, or
+/// as JSON.
+fn show_round(session: &wire::Session, n: u32, json: bool) -> anyhow::Result<i32> {
+    let Some(round) = session.rounds.iter().find(|r| r.round == n) else {
+        match session.rounds.len() {
+            0 => bail!("review session {} has no finished round yet", session.id),
+            1 => bail!("review session {} has one round, round 1: there is no round {n}", session.id),
+            k => bail!("review session {} has rounds 1 to {k}: there is no round {n}", session.id),
+        }
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(round)?);
+    } else {
+        println!("{}", round_markdown(&session.id, round)?.trim_end());
+    }
+    Ok(0)
+}
+
+/// A round rendered as the daemon rendered it for the editor when the round
+/// ended: the same function, from the stored review and verdict.
+fn round_markdown(session_id: &str, round: &wire::Round) -> anyhow::Result<String> {
+    let review: StructuredReview = serde_json::from_value(round.review.clone()).with_context(|| {
+        format!(
+            "round {} of review session {session_id} is stored in a form this parley cannot read; \
+             `--json` prints it as it is",
+            round.round
+        )
+    })?;
+    let verdict = Assessment::from_name(&round.verdict).unwrap_or(review.overall_assessment);
+    Ok(structured_review::render_markdown(session_id, round.round, &review, verdict))
+}
+
+/// Completes a session with its final status (`approved`, `abandoned` or
+/// `merged`).
+pub async fn complete(id: &str, final_status: &str, notes: Option<String>, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    // Read first: the id may be abbreviated, and a session already complete
+    // is explained with what it ended as.
+    let found = session(&mut client, id).await?;
+    if let Some(done) = &found.completion {
+        let notes = done.notes.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+        bail!(
+            "review session {} was already marked {} at {}{notes}, and a session is completed once; \
+             to review further changes, start a new one with `parley review request`",
+            found.id,
+            done.final_status,
+            done.at
+        );
+    }
+    let params = json!({ "review_id": found.id, "final_status": final_status, "notes": notes });
+    let result: wire::SessionsResult = client
+        .call(wire::SESSIONS_COMPLETE, params)
+        .await
+        .with_context(|| format!("cannot complete review session {}", found.id))?;
+    let done = result.sessions.into_iter().next().context("the daemon answered with no session")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&done)?);
+        return Ok(0);
+    }
+    println!("Review session {} marked {final_status} after {} round(s).", done.id, done.rounds.len());
     Ok(0)
 }
 

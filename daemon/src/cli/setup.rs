@@ -303,7 +303,7 @@ fn config_checks(cwd: &Path) -> Vec<Check> {
             "reviewer",
             Outcome::Warn,
             format!(
-                "none configured, so request_review cannot run: add `reviewer = \"claude -p --output-format json\"` under [review] in {}",
+                "none configured, so no review can run (from `parley review request` or an agent): add `reviewer = \"claude -p --output-format json\"` under [review] in {}",
                 config::user_config_file().unwrap_or_else(|| root.join(config::REPO_CONFIG)).display()
             ),
         ),
