@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { Review } from '../hub/types';
 import { Log } from '../log';
 import { FromWebview, RevisionEntry, ToWebview } from './messages';
-import { describeReference, renderReview } from './render';
+import { describeReference, renderReview, reviewHead } from './render';
 
 export const VIEW_TYPE = 'parley.review';
 /** How many revisions of each review the window keeps for the history menu. */
@@ -79,6 +79,8 @@ export class ReviewPanel implements vscode.Disposable {
   selection: { text: string; startLine: number; endLine: number } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private receivedAt = new Map<number, number>();
+  /** Counts renders, so that the second half of a render painted head first is dropped once a newer render has begun. */
+  private generation = 0;
   /** The editor a reference just opened, which keeps the focus for a moment. */
   private focusAfterOpen: { editor: vscode.TextEditor; until: number } | undefined;
 
@@ -215,17 +217,31 @@ export class ReviewPanel implements vscode.Disposable {
     }
     const sameReview = this.shown?.base_uri === review.base_uri;
     this.shown = review;
-    this.log.trace('review-render', { revision: review.revision, lines: review.content.split('\n').length });
-    this.post({
-      type: 'show',
+    const generation = ++this.generation;
+    const message = {
+      type: 'show' as const,
       baseUri: review.base_uri,
       revision: review.revision,
       updatedAt: review.updated_at,
-      html: renderReview(review.content, review.references),
       history: this.store.history(review.base_uri),
       latest: review.revision === latest.revision,
       keepScroll: keepScroll && sameReview,
-    });
+    };
+    // A long review is painted head first: rendering and laying out the whole takes hundreds of
+    // milliseconds, its first screens a few. (The panel skips the head when the reader has scrolled
+    // down, and keeps their place in the whole.)
+    const head = reviewHead(review.content);
+    this.log.trace('review-render', { revision: review.revision, lines: review.content.split('\n').length, head: head !== undefined });
+    if (head === undefined) {
+      this.post({ ...message, html: renderReview(review.content, review.references), partial: false });
+    } else {
+      this.post({ ...message, html: renderReview(head, review.references), partial: true });
+      setTimeout(() => {
+        // Another render has happened since: it shows something newer.
+        if (generation !== this.generation) return;
+        this.post({ ...message, html: renderReview(review.content, review.references), keepScroll: true, partial: false });
+      }, 0);
+    }
     if (this.panel.visible) this.onSeen();
   }
 
@@ -250,7 +266,9 @@ export class ReviewPanel implements vscode.Disposable {
         break;
       case 'painted': {
         const received = this.receivedAt.get(message.revision);
-        this.log.trace('review-painted', { revision: message.revision, sinceReceived: received === undefined ? null : performance.now() - received, webviewMs: message.ms });
+        const sinceReceived = received === undefined ? null : performance.now() - received;
+        if (message.first) this.log.trace('review-painted', { revision: message.revision, sinceReceived, webviewMs: message.ms, complete: message.complete });
+        if (message.complete) this.log.trace('review-complete', { revision: message.revision, sinceReceived, webviewMs: message.ms });
         break;
       }
     }

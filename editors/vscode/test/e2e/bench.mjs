@@ -157,22 +157,27 @@ try {
   // Reviews: 20 lines against 2,000 lines, presented by an agent through the real shim.
   const mcp = await agent(tools, sandbox, workspace);
   const review = (n) => '# Review\n\n' + lines(n - 2, (i) => (i % 10 === 0 ? `## Part ${i}\n` : `- item ${i}: see [\`src/many.rs:${(i % 3000) + 1}\`][] and \`code ${i}\``));
-  const paint = { small: [], large: [], smallTotal: [], largeTotal: [] };
+  const paint = { small: [], large: [], smallTotal: [], largeTotal: [], smallComplete: [], largeComplete: [] };
   await mcp.call('present_review', { content: review(20) });
   await workbench.review().locator('h1').waitFor({ timeout: 30_000 });
   for (let i = 0; i < RUNS; i++) {
     for (const [kind, n] of [['small', 20], ['large', 2000]]) {
-      const before = sandbox.marks('review-painted').length;
+      const before = sandbox.marks('review-complete').length;
       const started = Date.now();
-      await mcp.call('present_review', { content: review(n) + `\nrun ${i} ${kind}\n` });
-      await until('the review to be painted', () => sandbox.marks('review-painted').length > before, 60_000);
-      const mark = sandbox.marks('review-painted').at(-1);
-      paint[kind].push(mark.sinceReceived);
-      paint[`${kind}Total`].push(mark.at - started);
+      const { revision } = await mcp.call('present_review', { content: review(n) + `\nrun ${i} ${kind}\n` });
+      // A long review is painted head first: the first mark is its first screens, the complete one the whole.
+      await until('the review to be painted whole', () => sandbox.marks('review-complete').length > before, 60_000);
+      const first = sandbox.marks('review-painted').find((m) => m.revision === revision);
+      const complete = sandbox.marks('review-complete').find((m) => m.revision === revision);
+      if (!first || !complete) throw new Error(`no paint marks for revision ${revision}`);
+      paint[kind].push(first.sinceReceived);
+      paint[`${kind}Total`].push(first.at - started);
+      paint[`${kind}Complete`].push(complete.sinceReceived);
     }
   }
   row('2,000-line review: received → first painted (median)', ms(median(paint.large)), `20 lines: ${ms(median(paint.small))}`, `${(median(paint.large) / median(paint.small)).toFixed(1)}×; target ≤ 150 ms`);
-  row('2,000-line review: present_review called → painted (median)', ms(median(paint.largeTotal)), `20 lines: ${ms(median(paint.smallTotal))}`, `${(median(paint.largeTotal) / median(paint.smallTotal)).toFixed(1)}×`);
+  row('2,000-line review: present_review called → first painted (median)', ms(median(paint.largeTotal)), `20 lines: ${ms(median(paint.smallTotal))}`, `${(median(paint.largeTotal) / median(paint.smallTotal)).toFixed(1)}×`);
+  row('2,000-line review: received → all of it painted (median)', ms(median(paint.largeComplete)), `20 lines: ${ms(median(paint.smallComplete))}`, `${(median(paint.largeComplete) / median(paint.smallComplete)).toFixed(1)}×`);
   await mcp.close();
 
   // Threads: 1,000 in many.rs, 500 in edit.rs, made through the hub; then a reload lists them all.
@@ -183,16 +188,16 @@ try {
   await until('the threads to be listed', () => sandbox.marks('threads-listed').length > beforeList, 60_000);
   await workbench.waitForStatus(/Parley: 1500 threads/, 60_000);
   const listed = sandbox.marks('threads-listed').at(-1);
-  row('1,500 threads made into comment threads at connection', ms(listed.applyMs), '', 'extension host side, once per window');
+  row('1,500 threads taken in at connection', ms(listed.applyMs), '', `extension host side, once per window; ${listed.shown} of them given to VS Code (files not on screen with over 50 threads: none)`);
 
   const openMany = [];
   const openPlain = [];
-  // Once: with 1,000 threads open, a second round of closing and reopening editors stalled the workbench in code-server.
-  for (let i = 0; i < 1; i++) {
+  for (let i = 0; i < RUNS; i++) {
     openPlain.push(await openAndTime(workbench, 'src/plain.rs', firstLineShown('plain')));
     openMany.push(await openAndTime(workbench, 'src/many.rs', threadsShown('many')));
   }
-  row('file with 1,000 threads: opened → text and thread glyphs shown (one run)', ms(median(openMany)), `same-size file without threads: ${ms(median(openPlain))}`, `${(median(openMany) / median(openPlain)).toFixed(2)}×; target ≤ 200 ms`);
+  const shownMany = sandbox.marks('window').filter((m) => m.threads === 1000).at(-1)?.shown;
+  row(`file with 1,000 threads: opened → text and thread glyphs shown (median of ${RUNS})`, ms(median(openMany)), `same-size file without threads: ${ms(median(openPlain))}`, `${(median(openMany) / median(openPlain)).toFixed(2)}×, ${ms(median(openMany) - median(openPlain))} more; target ≤ 200 ms more; ${shownMany} threads around the screen given to VS Code`);
 
   await openAndTime(workbench, 'src/quiet.rs', firstLineShown('quiet'));
   const typedQuiet = await typeAndTime(workbench, 30);
