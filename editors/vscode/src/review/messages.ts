@@ -35,4 +35,4 @@ export type FromWebview =
   | { type: 'showRevision'; revision: number }
   | { type: 'selection'; text: string; startLine: number; endLine: number }
   /** `first`: the revision's first paint in this panel (perhaps only its head); `complete`: the whole review is on screen. */
-  | { type: 'painted'; revision: number; ms: number; first: boolean; complete: boolean };
+  | { type: 'painted'; revision: number; ms: number; first: boolean; complete: boolean; at: number };

@@ -8,6 +8,8 @@ import { FromWebview, RevisionEntry, ToWebview } from './messages';
 import { describeReference, renderReview, reviewHead } from './render';
 
 export const VIEW_TYPE = 'parley.review';
+/** How long the whole of a long review waits for the panel to say its head is painted. */
+const HEAD_WAIT_MS = 300;
 /** How many revisions of each review the window keeps for the history menu. */
 const HISTORY_LIMIT = 50;
 
@@ -81,6 +83,8 @@ export class ReviewPanel implements vscode.Disposable {
   private receivedAt = new Map<number, number>();
   /** Counts renders, so that the second half of a render painted head first is dropped once a newer render has begun. */
   private generation = 0;
+  /** Posts the whole of a review whose head is being painted. */
+  private afterHead: (() => void) | undefined;
   /** The editor a reference just opened, which keeps the focus for a moment. */
   private focusAfterOpen: { editor: vscode.TextEditor; until: number } | undefined;
 
@@ -92,7 +96,7 @@ export class ReviewPanel implements vscode.Disposable {
   ) {
     this.disposables.push(
       store.onDidChange(({ review, live }) => {
-        this.receivedAt.set(review.revision, performance.now());
+        this.receivedAt.set(review.revision, Date.now());
         if (this.panel) {
           this.render(true);
         } else if (live) {
@@ -236,11 +240,17 @@ export class ReviewPanel implements vscode.Disposable {
       this.post({ ...message, html: renderReview(review.content, review.references), partial: false });
     } else {
       this.post({ ...message, html: renderReview(head, review.references), partial: true });
-      setTimeout(() => {
-        // Another render has happened since: it shows something newer.
-        if (generation !== this.generation) return;
+      // The whole once the head is on screen (rendering it first would hold the head's message
+      // back in this busy process), or after a moment if the panel does not say.
+      let sent = false;
+      const rest = () => {
+        // Sent already, or another render has happened since: it shows something newer.
+        if (sent || generation !== this.generation) return;
+        sent = true;
         this.post({ ...message, html: renderReview(review.content, review.references), keepScroll: true, partial: false });
-      }, 0);
+      };
+      this.afterHead = rest;
+      setTimeout(rest, HEAD_WAIT_MS);
     }
     if (this.panel.visible) this.onSeen();
   }
@@ -265,8 +275,14 @@ export class ReviewPanel implements vscode.Disposable {
         this.selection = message.text === '' ? undefined : message;
         break;
       case 'painted': {
+        if (!message.complete) {
+          const rest = this.afterHead;
+          this.afterHead = undefined;
+          if (rest) setTimeout(rest, 0);
+        }
+        // The webview's wall clock: this process may have been busy when the message arrived.
         const received = this.receivedAt.get(message.revision);
-        const sinceReceived = received === undefined ? null : performance.now() - received;
+        const sinceReceived = received === undefined ? null : message.at - received;
         if (message.first) this.log.trace('review-painted', { revision: message.revision, sinceReceived, webviewMs: message.ms, complete: message.complete });
         if (message.complete) this.log.trace('review-complete', { revision: message.revision, sinceReceived, webviewMs: message.ms });
         break;

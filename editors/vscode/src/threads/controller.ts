@@ -7,7 +7,7 @@ import { FeedbackChanged, Thread } from '../hub/types';
 import { Log } from '../log';
 import { threadView } from './model';
 import { TextChange, applyChanges } from './tracking';
-import { ALL_SHOWN_UP_TO, LineSpan, SHOW_WITHIN_SCREENS, wanted } from './window';
+import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, SHOW_WITHIN_SCREENS, TOP_LINES, wanted } from './window';
 
 export const CONTROLLER_ID = 'parley';
 /** How long typing must pause before the buffer goes to the daemon. */
@@ -23,12 +23,15 @@ interface Entry {
   given?: Given;
   /** Made or opened by the user in this window: shown wherever it is. */
   pinned: boolean;
+  /** Shown without its reply box for now (see showAround). */
+  replyLater?: boolean;
 }
 
 interface Given {
   label: string;
   contextValue: string;
   resolved: boolean;
+  canReply: boolean;
   comments: string;
 }
 
@@ -57,8 +60,18 @@ function sameRange(a: vscode.Range | undefined, b: vscode.Range | undefined): bo
   return a === b || (a !== undefined && b !== undefined && a.isEqual(b));
 }
 
+/** Where a file's threads are shown (see ThreadsController.spansOf). */
+interface Spans {
+  spans: LineSpan[];
+  onScreen: boolean;
+  showWithin: number;
+  keepWithin: number;
+}
+
 /** How long scrolling must pause before the threads around the new screen are shown. */
 const WINDOW_DEBOUNCE_MS = 50;
+/** How long after a file with many threads appears the threads around its screen, and the reply boxes, follow the threads on it. */
+const AFTER_OPEN_MS = 250;
 
 export class ThreadsController implements vscode.Disposable {
   readonly controller: vscode.CommentController;
@@ -67,6 +80,8 @@ export class ThreadsController implements vscode.Disposable {
   private readonly byUri = new Map<string, Set<string>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly windowTimers = new Map<string, NodeJS.Timeout>();
+  /** The spans of each file editors showed last. */
+  private readonly lastSeen = new Map<string, LineSpan[]>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly countChanged = new vscode.EventEmitter<number>();
   readonly onDidChangeCount = this.countChanged.event;
@@ -79,6 +94,8 @@ export class ThreadsController implements vscode.Disposable {
     this.controller.options = { prompt: 'Comment for your agents…', placeHolder: 'Say what should change' };
     this.controller.commentingRangeProvider = {
       provideCommentingRanges: (document: vscode.TextDocument) => {
+        // VS Code asks before it shows a file's threads: the benchmark times the question.
+        this.log.trace('commenting-ranges', { lines: document.lineCount, threads: this.byUri.get(document.uri.toString())?.size ?? 0 });
         if (document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(document.uri)) return [];
         // File-level threads hold orphans: threads whose text is gone.
         return { enableFileComments: true, ranges: [new vscode.Range(0, 0, Math.max(document.lineCount - 1, 0), 0)] };
@@ -95,7 +112,7 @@ export class ThreadsController implements vscode.Disposable {
         for (const key of keys) {
           // The screen first, at once; the screens around it a moment later.
           this.showAround(key, false, 0);
-          this.scheduleWindow(key);
+          this.scheduleWindow(key, AFTER_OPEN_MS);
         }
       }),
       vscode.window.onDidChangeTextEditorVisibleRanges((event) => this.scheduleWindow(event.textEditor.document.uri.toString())),
@@ -184,46 +201,68 @@ export class ThreadsController implements vscode.Disposable {
       // The file just went over the limit: its threads off screen go.
       this.showAround(key, false);
     } else {
-      this.place(entry, count, this.visibleSpans(key), true);
+      this.place(entry, count, this.spansOf(key, SHOW_WITHIN_SCREENS), true);
     }
     if (notify) this.countChanged.fire(this.openCount());
   }
 
-  /** The spans of the document `key` that editors show. */
-  private visibleSpans(key: string): LineSpan[] {
+  /**
+   * Where the threads of the document `key` are shown: the spans editors show, and when none
+   * does, the spans last seen (the top of the file if never), where VS Code opens it again.
+   */
+  private spansOf(key: string, showWithin: number): Spans {
     const spans: LineSpan[] = [];
     for (const editor of vscode.window.visibleTextEditors) {
       if (editor.document.uri.toString() !== key) continue;
       for (const range of editor.visibleRanges) spans.push({ start: range.start.line, end: range.end.line });
     }
-    return spans;
+    if (spans.length > 0) {
+      this.lastSeen.set(key, spans);
+      return { spans, onScreen: true, showWithin, keepWithin: KEEP_WITHIN_SCREENS };
+    }
+    // Off screen, only those threads: all VS Code is given of a file, it shows when the file opens.
+    return { spans: this.lastSeen.get(key) ?? [{ start: 0, end: TOP_LINES - 1 }], onScreen: false, showWithin: 0, keepWithin: 0 };
   }
 
   /** Shows or hides `entry` as window.ts says; with `refresh`, brings a shown thread up to date with its data. */
-  private place(entry: Entry, threadsInFile: number, visible: readonly LineSpan[], refresh: boolean, showWithin = SHOW_WITHIN_SCREENS): void {
+  private place(entry: Entry, threadsInFile: number, where: Spans, refresh: boolean): void {
     const lines = entry.range ? { start: entry.range.start.line, end: entry.range.end.line } : { start: 0, end: 0 };
-    if (!wanted({ lines, shown: entry.vs !== undefined, pinned: entry.pinned }, threadsInFile, visible, showWithin)) {
+    if (!wanted({ lines, shown: entry.vs !== undefined, pinned: entry.pinned }, threadsInFile, where.spans, where.showWithin, where.keepWithin)) {
       this.hide(entry);
       return;
+    }
+    if (!entry.vs) {
+      // A reply box is a whole editor inside the thread, the most costly part of a thread for
+      // VS Code. Threads given off screen, or on the screen of a file just opened, are folded:
+      // their boxes come with the screens around, once the file is on screen.
+      entry.replyLater = threadsInFile > ALL_SHOWN_UP_TO && !entry.pinned && where.showWithin === 0;
+    } else if (entry.replyLater && where.onScreen && where.showWithin > 0) {
+      entry.replyLater = false;
+      refresh = true;
     }
     if (refresh || !entry.vs) this.show(entry);
   }
 
-  /** Shows the threads of `key` around the screen and hides those far from it; with `refresh`, brings the shown ones up to date. */
+  /**
+   * Shows the threads of `key` around the screen and hides those far from it; with `refresh`,
+   * brings the shown ones up to date. `showWithin` 0 fills the screen alone (a file just opened).
+   */
   private showAround(key: string, refresh = false, showWithin = SHOW_WITHIN_SCREENS): void {
     const ids = this.byUri.get(key);
     if (!ids) return;
-    const visible = this.visibleSpans(key);
+    const where = this.spansOf(key, showWithin);
     const started = performance.now();
     const before = this.shownCount();
     for (const id of ids) {
       const entry = this.entries.get(id);
-      if (entry) this.place(entry, ids.size, visible, refresh, showWithin);
+      if (entry) this.place(entry, ids.size, where, refresh);
     }
-    if (ids.size > ALL_SHOWN_UP_TO) this.log.trace('window', { threads: ids.size, showWithin, shownBefore: before, shown: this.shownCount(), ms: performance.now() - started });
+    if (ids.size > ALL_SHOWN_UP_TO) {
+      this.log.trace('window', { threads: ids.size, onScreen: where.onScreen, showWithin, shownBefore: before, shown: this.shownCount(), ms: performance.now() - started });
+    }
   }
 
-  private scheduleWindow(key: string): void {
+  private scheduleWindow(key: string, delay = WINDOW_DEBOUNCE_MS): void {
     if ((this.byUri.get(key)?.size ?? 0) <= ALL_SHOWN_UP_TO) return;
     clearTimeout(this.windowTimers.get(key));
     this.windowTimers.set(
@@ -231,7 +270,7 @@ export class ThreadsController implements vscode.Disposable {
       setTimeout(() => {
         this.windowTimers.delete(key);
         this.showAround(key);
-      }, WINDOW_DEBOUNCE_MS),
+      }, delay),
     );
   }
 
@@ -246,6 +285,7 @@ export class ThreadsController implements vscode.Disposable {
   private show(entry: Entry): void {
     const view = threadView(entry.data);
     const commentsKey = JSON.stringify(view.comments);
+    const canReply = !view.resolved && !entry.replyLater;
     const comments = () =>
       view.comments.map((c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'));
     let wasExpanded = false;
@@ -262,25 +302,25 @@ export class ThreadsController implements vscode.Disposable {
       vs.label = view.label;
       vs.contextValue = view.contextValue;
       vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
-      vs.canReply = !view.resolved;
+      vs.canReply = canReply;
       if (wasExpanded) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
       entry.vs = vs;
-      entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, comments: commentsKey };
+      entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, canReply, comments: commentsKey };
       return;
     }
     const vs = entry.vs;
-    const given = entry.given ?? { label: '', contextValue: '', resolved: !view.resolved, comments: '' };
+    const given = entry.given ?? { label: '', contextValue: '', resolved: !view.resolved, canReply: !canReply, comments: '' };
     if (!sameRange(vs.range, entry.range)) vs.range = entry.range;
     if (given.label !== view.label) vs.label = view.label;
     if (given.contextValue !== view.contextValue) vs.contextValue = view.contextValue;
+    if (given.canReply !== canReply) vs.canReply = canReply;
     if (given.resolved !== view.resolved) {
       vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
-      vs.canReply = !view.resolved;
       // Fold a thread away when it becomes resolved, but leave it as the user put it on later updates.
       if (view.resolved) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Collapsed;
     }
     if (given.comments !== commentsKey) vs.comments = comments();
-    entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, comments: commentsKey };
+    entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, canReply, comments: commentsKey };
   }
 
   private remove(id: string): void {

@@ -25,7 +25,10 @@ function post(message: FromWebview): void {
 
 function show(message: Extract<ToWebview, { type: 'show' }>): void {
   // The head of a review whose reader has scrolled down would move them: wait for the whole.
-  if (message.partial && message.keepScroll && window.scrollY > 0) return;
+  if (message.partial && message.keepScroll && window.scrollY > 0) {
+    post({ type: 'painted', revision: message.revision, ms: 0, first: false, complete: false, at: Date.now() });
+    return;
+  }
   const started = performance.now();
   const scroll = message.keepScroll ? window.scrollY : 0;
   revision = message.revision;
@@ -48,7 +51,7 @@ function show(message: Extract<ToWebview, { type: 'show' }>): void {
   vscode.setState({ revision: message.revision });
   const first = painted !== message.revision;
   painted = message.revision;
-  requestAnimationFrame(() => post({ type: 'painted', revision: message.revision, ms: performance.now() - started, first, complete: !message.partial }));
+  requestAnimationFrame(() => post({ type: 'painted', revision: message.revision, ms: performance.now() - started, first, complete: !message.partial, at: Date.now() }));
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {

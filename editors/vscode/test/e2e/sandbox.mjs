@@ -42,8 +42,9 @@ export function tools() {
   const require = createRequire(need(path.join(DEPS, 'tools/node_modules/playwright-core/package.json'), 'playwright-core'));
   const { chromium } = require('playwright-core');
   need('/usr/bin/chromium', "Debian's chromium");
-  const parley = need(process.env.PARLEY_BIN ?? path.join(ROOT, 'target/debug/parley'), 'the parley binary (cargo build)');
-  const shim = need(process.env.PARLEY_MCP_BIN ?? path.join(ROOT, 'target/debug/parley-mcp'), 'the parley-mcp binary (cargo build)');
+  // Absolute: the extension host, which starts the daemon from the settings, runs in another directory.
+  const parley = need(path.resolve(process.env.PARLEY_BIN ?? path.join(ROOT, 'target/debug/parley')), 'the parley binary (cargo build)');
+  const shim = need(path.resolve(process.env.PARLEY_MCP_BIN ?? path.join(ROOT, 'target/debug/parley-mcp')), 'the parley-mcp binary (cargo build)');
   const vsix = need(process.env.PARLEY_VSIX ?? path.join(EXTENSION, 'parley.vsix'), 'the extension package (npm run package in editors/vscode)');
   const sdk = need(path.join(process.env.PARLEY_TEST_NODE_MODULES ?? path.join(ROOT, '.test-deps/node/node_modules'), '@modelcontextprotocol/sdk'), 'the MCP TypeScript SDK');
   return { node24, codeServer, chromium, parley, shim, vsix, sdk };

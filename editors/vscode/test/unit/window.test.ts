@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, overlaps, wanted, widen } from '../../src/threads/window';
+import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, TOP_LINES, overlaps, wanted, widen } from '../../src/threads/window';
 
 const screen: LineSpan[] = [{ start: 100, end: 139 }];
 const at = (line: number, shown = false, pinned = false) => ({ lines: { start: line, end: line }, shown, pinned });
@@ -39,4 +39,12 @@ test('spans widen by their own height and stop at the first line; a range overla
   assert.deepEqual(widen([{ start: 10, end: 29 }], 1), [{ start: 0, end: 49 }]);
   assert.equal(overlaps({ start: 0, end: 10 }, [{ start: 10, end: 12 }]), true);
   assert.equal(overlaps({ start: 0, end: 9 }, [{ start: 10, end: 12 }]), false);
+});
+
+test('off screen, a file with many threads keeps only those on the lines last seen, where it opens again', () => {
+  const many = ALL_SHOWN_UP_TO + 1;
+  assert.equal(wanted(at(120, true), many, screen, 0, 0), true);
+  assert.equal(wanted(at(141, true), many, screen, 0, 0), false);
+  assert.equal(wanted(at(10), many, [{ start: 0, end: TOP_LINES - 1 }], 0, 0), true);
+  assert.equal(wanted(at(TOP_LINES), many, [{ start: 0, end: TOP_LINES - 1 }], 0, 0), false);
 });
