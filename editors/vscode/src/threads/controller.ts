@@ -71,7 +71,7 @@ interface Spans {
 /** How long scrolling must pause before the threads around the new screen are shown. */
 const WINDOW_DEBOUNCE_MS = 50;
 /** How long after a file with many threads appears the threads around its screen, and the reply boxes, follow the threads on it. */
-const AFTER_OPEN_MS = 250;
+const AFTER_OPEN_MS = 1000;
 
 export class ThreadsController implements vscode.Disposable {
   readonly controller: vscode.CommentController;
