@@ -3,9 +3,8 @@
 // Usage: node test/e2e/bench.mjs   (after scripts/test has installed code-server and packaged the extension; PARLEY_BIN and PARLEY_MCP_BIN choose the binaries, e.g. target/release)
 
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
-import { Sandbox, agent, makeWorkspace, tools as findTools, until } from './sandbox.mjs';
+import { Sandbox, agent, hubClient, makeWorkspace, tools as findTools, until } from './sandbox.mjs';
 import { Workbench } from './workbench.mjs';
 
 const RUNS = Number(process.env.PARLEY_BENCH_RUNS ?? 5);
@@ -35,34 +34,8 @@ const workspace = makeWorkspace(path.join(sandbox.dir, 'ws'), {
   'src/quiet.rs': lines(1500, fnLine('quiet')),
 });
 
-/** A raw hub client (role cli) for making threads quickly. */
-async function hub() {
-  const socket = net.createConnection(sandbox.socket);
-  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  let buffer = '';
-  const waiting = new Map();
-  socket.on('data', (chunk) => {
-    buffer += chunk.toString('utf8');
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const message = JSON.parse(buffer.slice(0, nl));
-      buffer = buffer.slice(nl + 1);
-      waiting.get(message.id)?.(message);
-    }
-  });
-  let id = 0;
-  const call = (method, params) =>
-    new Promise((resolve, reject) => {
-      const mine = ++id;
-      waiting.set(mine, (m) => (m.error ? reject(new Error(m.error.message)) : resolve(m.result)));
-      socket.write(JSON.stringify({ jsonrpc: '2.0', id: mine, method, params }) + '\n');
-    });
-  await call('hello', { protocol: 1, role: 'cli', client: { name: 'bench', version: '0' } });
-  return { call, close: () => socket.destroy() };
-}
-
 async function makeThreads(file, count, every) {
-  const client = await hub();
+  const client = await hubClient(sandbox.socket);
   for (let i = 0; i < count; i++) {
     const line = i * every;
     await client.call('feedback/create', { path: path.join(workspace, file), range: { start: { line, character: 0 }, end: { line, character: 10 } }, body: `thread ${i}`, author: 'bench' });

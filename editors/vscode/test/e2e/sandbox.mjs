@@ -232,3 +232,29 @@ export async function agent(tools, sandbox, workspace) {
     close: () => client.close(),
   };
 }
+
+/** A raw hub client (role cli) on `socket`, for making threads quickly: `call(method, params)` resolves with the result. */
+export async function hubClient(socket) {
+  const connection = net.createConnection(socket);
+  await new Promise((resolve, reject) => connection.once('connect', resolve).once('error', reject));
+  let buffer = '';
+  const waiting = new Map();
+  connection.on('data', (chunk) => {
+    buffer += chunk.toString('utf8');
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const message = JSON.parse(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+      waiting.get(message.id)?.(message);
+    }
+  });
+  let id = 0;
+  const call = (method, params) =>
+    new Promise((resolve, reject) => {
+      const mine = ++id;
+      waiting.set(mine, (m) => (m.error ? reject(new Error(`${method}: ${m.error.message}`)) : resolve(m.result)));
+      connection.write(JSON.stringify({ jsonrpc: '2.0', id: mine, method, params }) + '\n');
+    });
+  await call('hello', { protocol: 1, role: 'cli', client: { name: 'e2e', version: '0' } });
+  return { call, close: () => connection.destroy() };
+}
