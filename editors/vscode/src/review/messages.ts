@@ -22,6 +22,8 @@ export type ToWebview =
       latest: boolean;
       /** Keep the scroll position: the same review changed. */
       keepScroll: boolean;
+      /** Only the review's first screens (render.ts, reviewHead): the whole follows in another `show`. */
+      partial: boolean;
     }
   | { type: 'empty'; message: string };
 
@@ -32,4 +34,5 @@ export type FromWebview =
   | { type: 'openExternal'; href: string }
   | { type: 'showRevision'; revision: number }
   | { type: 'selection'; text: string; startLine: number; endLine: number }
-  | { type: 'painted'; revision: number; ms: number };
+  /** `first`: the revision's first paint in this panel (perhaps only its head); `complete`: the whole review is on screen. */
+  | { type: 'painted'; revision: number; ms: number; first: boolean; complete: boolean; at: number };

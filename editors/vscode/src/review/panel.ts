@@ -5,9 +5,11 @@ import * as vscode from 'vscode';
 import { Review } from '../hub/types';
 import { Log } from '../log';
 import { FromWebview, RevisionEntry, ToWebview } from './messages';
-import { describeReference, renderReview } from './render';
+import { describeReference, renderReview, reviewHead } from './render';
 
 export const VIEW_TYPE = 'parley.review';
+/** How long the whole of a long review waits for the panel to say its head is painted. */
+const HEAD_WAIT_MS = 300;
 /** How many revisions of each review the window keeps for the history menu. */
 const HISTORY_LIMIT = 50;
 
@@ -79,6 +81,10 @@ export class ReviewPanel implements vscode.Disposable {
   selection: { text: string; startLine: number; endLine: number } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private receivedAt = new Map<number, number>();
+  /** Counts renders, so that the second half of a render painted head first is dropped once a newer render has begun. */
+  private generation = 0;
+  /** Posts the whole of a review whose head is being painted. */
+  private afterHead: (() => void) | undefined;
   /** The editor a reference just opened, which keeps the focus for a moment. */
   private focusAfterOpen: { editor: vscode.TextEditor; until: number } | undefined;
 
@@ -90,7 +96,7 @@ export class ReviewPanel implements vscode.Disposable {
   ) {
     this.disposables.push(
       store.onDidChange(({ review, live }) => {
-        this.receivedAt.set(review.revision, performance.now());
+        this.receivedAt.set(review.revision, Date.now());
         if (this.panel) {
           this.render(true);
         } else if (live) {
@@ -215,17 +221,37 @@ export class ReviewPanel implements vscode.Disposable {
     }
     const sameReview = this.shown?.base_uri === review.base_uri;
     this.shown = review;
-    this.log.trace('review-render', { revision: review.revision, lines: review.content.split('\n').length });
-    this.post({
-      type: 'show',
+    const generation = ++this.generation;
+    const message = {
+      type: 'show' as const,
       baseUri: review.base_uri,
       revision: review.revision,
       updatedAt: review.updated_at,
-      html: renderReview(review.content, review.references),
       history: this.store.history(review.base_uri),
       latest: review.revision === latest.revision,
       keepScroll: keepScroll && sameReview,
-    });
+    };
+    // A long review is painted head first: rendering and laying out the whole takes hundreds of
+    // milliseconds, its first screens a few. (The panel skips the head when the reader has scrolled
+    // down, and keeps their place in the whole.)
+    const head = reviewHead(review.content);
+    this.log.trace('review-render', { revision: review.revision, lines: review.content.split('\n').length, head: head !== undefined });
+    if (head === undefined) {
+      this.post({ ...message, html: renderReview(review.content, review.references), partial: false });
+    } else {
+      this.post({ ...message, html: renderReview(head, review.references), partial: true });
+      // The whole once the head is on screen (rendering it first would hold the head's message
+      // back in this busy process), or after a moment if the panel does not say.
+      let sent = false;
+      const rest = () => {
+        // Sent already, or another render has happened since: it shows something newer.
+        if (sent || generation !== this.generation) return;
+        sent = true;
+        this.post({ ...message, html: renderReview(review.content, review.references), keepScroll: true, partial: false });
+      };
+      this.afterHead = rest;
+      setTimeout(rest, HEAD_WAIT_MS);
+    }
     if (this.panel.visible) this.onSeen();
   }
 
@@ -249,8 +275,16 @@ export class ReviewPanel implements vscode.Disposable {
         this.selection = message.text === '' ? undefined : message;
         break;
       case 'painted': {
+        if (!message.complete) {
+          const rest = this.afterHead;
+          this.afterHead = undefined;
+          if (rest) setTimeout(rest, 0);
+        }
+        // The webview's wall clock: this process may have been busy when the message arrived.
         const received = this.receivedAt.get(message.revision);
-        this.log.trace('review-painted', { revision: message.revision, sinceReceived: received === undefined ? null : performance.now() - received, webviewMs: message.ms });
+        const sinceReceived = received === undefined ? null : message.at - received;
+        if (message.first) this.log.trace('review-painted', { revision: message.revision, sinceReceived, webviewMs: message.ms, complete: message.complete });
+        if (message.complete) this.log.trace('review-complete', { revision: message.revision, sinceReceived, webviewMs: message.ms });
         break;
       }
     }

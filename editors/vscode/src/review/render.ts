@@ -115,3 +115,43 @@ export function renderReview(content: string, references: Reference[]): string {
   });
   return md.render(content, env);
 }
+
+const LIST_MARKER = /^ {0,3}([-*+]|\d{1,9}[.)])(\s|$)/;
+
+/** A review longer than this many lines is painted in two steps: its first screens, then the whole. */
+export const HEAD_LINES = 120;
+
+/**
+ * The first screens of a long review, cut where a block ends (at a blank line outside a fenced
+ * code block, before a line that is not indented, so that no list item or code block is cut),
+ * for painting at once while the whole review is rendered; undefined when the review is short
+ * enough to paint in one go or has no such place near the top.
+ */
+export function reviewHead(content: string, lines = HEAD_LINES): string | undefined {
+  let fence: string | undefined;
+  let offset = 0;
+  let line = 0;
+  let previousBlank = false;
+  /** The last line with text opened or continued a list item: a list marker after it would split the list. */
+  let inList = false;
+  while (offset < content.length) {
+    const nl = content.indexOf('\n', offset);
+    const end = nl < 0 ? content.length : nl;
+    const text = content.slice(offset, end);
+    const marker = /^ {0,3}(`{3,}|~{3,})/.exec(text);
+    if (fence !== undefined) {
+      if (marker && marker[1][0] === fence[0] && marker[1].length >= fence.length && text.trim() === marker[1]) fence = undefined;
+    } else if (marker) {
+      fence = marker[1];
+    } else if (line >= lines && previousBlank && text.trim() !== '' && !/^\s/.test(text) && !(inList && LIST_MARKER.test(text))) {
+      // Only worth it when the rest is at least as long again.
+      return content.length - offset >= offset ? content.slice(0, offset) : undefined;
+    }
+    previousBlank = fence === undefined && text.trim() === '';
+    if (text.trim() !== '') inList = LIST_MARKER.test(text) || (inList && /^\s/.test(text));
+    if (nl < 0) break;
+    offset = nl + 1;
+    line++;
+  }
+  return undefined;
+}

@@ -7,6 +7,7 @@ import { FeedbackChanged, Thread } from '../hub/types';
 import { Log } from '../log';
 import { threadView } from './model';
 import { TextChange, applyChanges } from './tracking';
+import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, SHOW_WITHIN_SCREENS, TOP_LINES, wanted } from './window';
 
 export const CONTROLLER_ID = 'parley';
 /** How long typing must pause before the buffer goes to the daemon. */
@@ -14,7 +15,24 @@ const BUFFER_DEBOUNCE_MS = 300;
 
 interface Entry {
   data: Thread;
-  vs: vscode.CommentThread;
+  /** Where the thread is in the window's text (tracked while the user types); undefined: on the whole file. */
+  range: vscode.Range | undefined;
+  /** The thread as VS Code shows it, when it is shown (window.ts decides which are). */
+  vs?: vscode.CommentThread;
+  /** What was last given to `vs`, so that unchanged properties are not set again (each set re-renders the thread). */
+  given?: Given;
+  /** Made or opened by the user in this window: shown wherever it is. */
+  pinned: boolean;
+  /** Shown without its reply box for now (see showAround). */
+  replyLater?: boolean;
+}
+
+interface Given {
+  label: string;
+  contextValue: string;
+  resolved: boolean;
+  canReply: boolean;
+  comments: string;
 }
 
 class ParleyComment implements vscode.Comment {
@@ -38,12 +56,32 @@ function fromRange(range: vscode.Range): Thread['range'] {
   };
 }
 
+function sameRange(a: vscode.Range | undefined, b: vscode.Range | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.isEqual(b));
+}
+
+/** Where a file's threads are shown (see ThreadsController.spansOf). */
+interface Spans {
+  spans: LineSpan[];
+  onScreen: boolean;
+  showWithin: number;
+  keepWithin: number;
+}
+
+/** How long scrolling must pause before the threads around the new screen are shown. */
+const WINDOW_DEBOUNCE_MS = 50;
+/** How long after a file with many threads appears the threads around its screen, and the reply boxes, follow the threads on it. */
+const AFTER_OPEN_MS = 1000;
+
 export class ThreadsController implements vscode.Disposable {
   readonly controller: vscode.CommentController;
   private readonly entries = new Map<string, Entry>();
   /** Thread ids by document URI, for tracking edits. */
   private readonly byUri = new Map<string, Set<string>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly windowTimers = new Map<string, NodeJS.Timeout>();
+  /** The spans of each file editors showed last. */
+  private readonly lastSeen = new Map<string, LineSpan[]>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly countChanged = new vscode.EventEmitter<number>();
   readonly onDidChangeCount = this.countChanged.event;
@@ -56,6 +94,8 @@ export class ThreadsController implements vscode.Disposable {
     this.controller.options = { prompt: 'Comment for your agents…', placeHolder: 'Say what should change' };
     this.controller.commentingRangeProvider = {
       provideCommentingRanges: (document: vscode.TextDocument) => {
+        // VS Code asks before it shows a file's threads: the benchmark times the question.
+        this.log.trace('commenting-ranges', { lines: document.lineCount, threads: this.byUri.get(document.uri.toString())?.size ?? 0 });
         if (document.uri.scheme !== 'file' || !vscode.workspace.getWorkspaceFolder(document.uri)) return [];
         // File-level threads hold orphans: threads whose text is gone.
         return { enableFileComments: true, ranges: [new vscode.Range(0, 0, Math.max(document.lineCount - 1, 0), 0)] };
@@ -65,6 +105,17 @@ export class ThreadsController implements vscode.Disposable {
       this.controller,
       vscode.workspace.onDidChangeTextDocument((event) => this.track(event)),
       vscode.workspace.onDidSaveTextDocument((document) => void this.refreshFile(document.uri)),
+      vscode.window.onDidChangeVisibleTextEditors((editors) => {
+        const keys = new Set([...this.byUri.keys()].filter((key) => (this.byUri.get(key)?.size ?? 0) > ALL_SHOWN_UP_TO));
+        // Files that appeared get their threads at once; files that went away drop theirs.
+        for (const editor of editors) keys.add(editor.document.uri.toString());
+        for (const key of keys) {
+          // The screen first, at once; the screens around it a moment later.
+          this.showAround(key, false, 0);
+          this.scheduleWindow(key, AFTER_OPEN_MS);
+        }
+      }),
+      vscode.window.onDidChangeTextEditorVisibleRanges((event) => this.scheduleWindow(event.textEditor.document.uri.toString())),
     );
   }
 
@@ -99,91 +150,210 @@ export class ThreadsController implements vscode.Disposable {
     const keep = new Set(threads.map((t) => t.id));
     for (const id of [...this.entries.keys()]) if (!keep.has(id)) this.remove(id);
     const started = performance.now();
-    for (const thread of threads) this.apply(thread);
-    this.log.trace('threads-listed', { count: threads.length, applyMs: performance.now() - started });
+    const files = new Set<string>();
+    for (const thread of threads) {
+      this.apply(thread, false, false, false);
+      files.add(vscode.Uri.file(thread.file).toString());
+    }
+    for (const key of files) this.showAround(key, true);
+    this.countChanged.fire(this.openCount());
+    this.log.trace('threads-listed', { count: threads.length, applyMs: performance.now() - started, shown: this.shownCount() });
     this.log.info(`${threads.length} thread(s) in this window's folders, ${this.openCount()} open`);
     // Threads in files with unsaved edits are positioned in the buffer, not on disk.
     for (const document of vscode.workspace.textDocuments) if (document.isDirty) this.scheduleBuffer(document);
+  }
+
+  private shownCount(): number {
+    let shown = 0;
+    for (const entry of this.entries.values()) if (entry.vs) shown++;
+    return shown;
   }
 
   onChanged(params: FeedbackChanged): void {
     this.apply(params.thread);
   }
 
-  /** Shows `thread` as the daemon sent it. Positions on disk are used only when the document has no unsaved edits. */
-  apply(thread: Thread, inBuffer = false): void {
+  /** Takes `thread` as the daemon sent it. Positions on disk are used only when the document has no unsaved edits. */
+  apply(thread: Thread, inBuffer = false, notify = true, placeNow = true): void {
     const uri = vscode.Uri.file(thread.file);
-    const view = threadView(thread);
+    const key = uri.toString();
+    const fileLevel = threadView(thread).fileLevel;
+    const range = fileLevel ? undefined : toRange(thread.range);
     let entry = this.entries.get(thread.id);
-    const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
-    const dirty = document?.isDirty ?? false;
-    const range = toRange(thread.range);
-    let wasExpanded = false;
-    if (entry && (entry.vs.range === undefined) !== view.fileLevel) {
-      wasExpanded = entry.vs.collapsibleState === vscode.CommentThreadCollapsibleState.Expanded;
-      // VS Code does not move an open thread between a range and the whole file: make it anew.
-      entry.vs.dispose();
-      this.entries.delete(thread.id);
-      entry = undefined;
-    }
     const isNew = !entry;
-    const comments = view.comments.map(
-      (c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'),
-    );
     if (!entry) {
-      // Created with its comments: a thread created empty counts as a draft, which the Comments panel leaves out.
-      // A file-level thread is created without a range (VS Code takes `undefined` there although its types do not say so).
-      const where = view.fileLevel ? (undefined as unknown as vscode.Range) : range;
-      entry = { data: thread, vs: this.controller.createCommentThread(uri, where, comments) };
-      if (wasExpanded) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+      entry = { data: thread, range, pinned: false };
       this.entries.set(thread.id, entry);
-      const key = uri.toString();
       if (!this.byUri.has(key)) this.byUri.set(key, new Set());
       this.byUri.get(key)?.add(thread.id);
+    } else {
+      const document = vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+      const dirty = document?.isDirty ?? false;
+      // In a buffer with unsaved edits, positions on disk are wrong: keep the tracked range until buffer/changed answers.
+      if (fileLevel || !dirty || inBuffer || !entry.range) entry.range = range;
+      if (document && dirty && !inBuffer) this.scheduleBuffer(document);
+    }
+    entry.data = thread;
+    const count = this.byUri.get(key)?.size ?? 0;
+    if (!placeNow) {
+      // The caller places the file's threads once they are all in.
+    } else if (isNew && count === ALL_SHOWN_UP_TO + 1) {
+      // The file just went over the limit: its threads off screen go.
+      this.showAround(key, false);
+    } else {
+      this.place(entry, count, this.spansOf(key, SHOW_WITHIN_SCREENS), true);
+    }
+    if (notify) this.countChanged.fire(this.openCount());
+  }
+
+  /**
+   * Where the threads of the document `key` are shown: the spans editors show, and when none
+   * does, the spans last seen (the top of the file if never), where VS Code opens it again.
+   */
+  private spansOf(key: string, showWithin: number): Spans {
+    const spans: LineSpan[] = [];
+    for (const editor of vscode.window.visibleTextEditors) {
+      if (editor.document.uri.toString() !== key) continue;
+      for (const range of editor.visibleRanges) spans.push({ start: range.start.line, end: range.end.line });
+    }
+    if (spans.length > 0) {
+      this.lastSeen.set(key, spans);
+      return { spans, onScreen: true, showWithin, keepWithin: KEEP_WITHIN_SCREENS };
+    }
+    // Off screen, only those threads: all VS Code is given of a file, it shows when the file opens.
+    return { spans: this.lastSeen.get(key) ?? [{ start: 0, end: TOP_LINES - 1 }], onScreen: false, showWithin: 0, keepWithin: 0 };
+  }
+
+  /** Shows or hides `entry` as window.ts says; with `refresh`, brings a shown thread up to date with its data. */
+  private place(entry: Entry, threadsInFile: number, where: Spans, refresh: boolean): void {
+    const lines = entry.range ? { start: entry.range.start.line, end: entry.range.end.line } : { start: 0, end: 0 };
+    if (!wanted({ lines, shown: entry.vs !== undefined, pinned: entry.pinned }, threadsInFile, where.spans, where.showWithin, where.keepWithin)) {
+      this.hide(entry);
+      return;
+    }
+    if (!entry.vs) {
+      // A reply box is a whole editor inside the thread, the most costly part of a thread for
+      // VS Code. Threads given off screen, or on the screen of a file just opened, are folded:
+      // their boxes come with the screens around, once the file is on screen.
+      entry.replyLater = threadsInFile > ALL_SHOWN_UP_TO && !entry.pinned && where.showWithin === 0;
+    } else if (entry.replyLater && where.onScreen && where.showWithin > 0) {
+      entry.replyLater = false;
+      refresh = true;
+    }
+    if (refresh || !entry.vs) this.show(entry);
+  }
+
+  /**
+   * Shows the threads of `key` around the screen and hides those far from it; with `refresh`,
+   * brings the shown ones up to date. `showWithin` 0 fills the screen alone (a file just opened).
+   */
+  private showAround(key: string, refresh = false, showWithin = SHOW_WITHIN_SCREENS): void {
+    const ids = this.byUri.get(key);
+    if (!ids) return;
+    const where = this.spansOf(key, showWithin);
+    const started = performance.now();
+    const before = this.shownCount();
+    for (const id of ids) {
+      const entry = this.entries.get(id);
+      if (entry) this.place(entry, ids.size, where, refresh);
+    }
+    if (ids.size > ALL_SHOWN_UP_TO) {
+      this.log.trace('window', { threads: ids.size, onScreen: where.onScreen, showWithin, shownBefore: before, shown: this.shownCount(), ms: performance.now() - started });
+    }
+  }
+
+  private scheduleWindow(key: string, delay = WINDOW_DEBOUNCE_MS): void {
+    if ((this.byUri.get(key)?.size ?? 0) <= ALL_SHOWN_UP_TO) return;
+    clearTimeout(this.windowTimers.get(key));
+    this.windowTimers.set(
+      key,
+      setTimeout(() => {
+        this.windowTimers.delete(key);
+        this.showAround(key);
+      }, delay),
+    );
+  }
+
+  private hide(entry: Entry): void {
+    if (!entry.vs) return;
+    entry.vs.dispose();
+    entry.vs = undefined;
+    entry.given = undefined;
+  }
+
+  /** Creates or updates `entry`'s VS Code thread, setting only what changed: each set makes VS Code render the thread again. */
+  private show(entry: Entry): void {
+    const view = threadView(entry.data);
+    const commentsKey = JSON.stringify(view.comments);
+    const canReply = !view.resolved && !entry.replyLater;
+    const comments = () =>
+      view.comments.map((c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'));
+    let wasExpanded = false;
+    if (entry.vs && (entry.vs.range === undefined) !== (entry.range === undefined)) {
+      // VS Code does not move a thread between a range and the whole file: make it anew.
+      wasExpanded = entry.vs.collapsibleState === vscode.CommentThreadCollapsibleState.Expanded;
+      this.hide(entry);
+    }
+    const uri = vscode.Uri.file(entry.data.file);
+    if (!entry.vs) {
+      // Created with its comments: a thread created empty counts as a draft, which the Comments panel leaves out.
+      // A file-level thread is created without a range (VS Code takes `undefined` there although its types do not say so).
+      const vs = this.controller.createCommentThread(uri, entry.range ?? (undefined as unknown as vscode.Range), comments());
+      vs.label = view.label;
+      vs.contextValue = view.contextValue;
+      vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
+      vs.canReply = canReply;
+      if (wasExpanded) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+      entry.vs = vs;
+      entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, canReply, comments: commentsKey };
+      return;
     }
     const vs = entry.vs;
-    if (view.fileLevel) {
-      vs.range = undefined;
-    } else if (isNew || !dirty || inBuffer || !vs.range) {
-      // In a buffer with unsaved edits, positions on disk are wrong: keep the tracked range until buffer/changed answers.
-      if (!vs.range || !vs.range.isEqual(range)) vs.range = range;
+    const given = entry.given ?? { label: '', contextValue: '', resolved: !view.resolved, canReply: !canReply, comments: '' };
+    if (!sameRange(vs.range, entry.range)) vs.range = entry.range;
+    if (given.label !== view.label) vs.label = view.label;
+    if (given.contextValue !== view.contextValue) vs.contextValue = view.contextValue;
+    if (given.canReply !== canReply) vs.canReply = canReply;
+    if (given.resolved !== view.resolved) {
+      vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
+      // Fold a thread away when it becomes resolved, but leave it as the user put it on later updates.
+      if (view.resolved) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Collapsed;
     }
-    const wasResolved = !isNew && entry.data.resolved;
-    entry.data = thread;
-    vs.label = view.label;
-    vs.contextValue = view.contextValue;
-    vs.state = view.resolved ? vscode.CommentThreadState.Resolved : vscode.CommentThreadState.Unresolved;
-    vs.canReply = !view.resolved;
-    vs.comments = comments;
-    // Fold a thread away when it becomes resolved, but leave it as the user put it on later updates.
-    if (view.resolved && !wasResolved) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Collapsed;
-    if (document && dirty && !inBuffer) this.scheduleBuffer(document);
-    this.countChanged.fire(this.openCount());
+    if (given.comments !== commentsKey) vs.comments = comments();
+    entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, canReply, comments: commentsKey };
   }
 
   private remove(id: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
-    entry.vs.dispose();
+    this.hide(entry);
     this.entries.delete(id);
-    this.byUri.get(entry.vs.uri.toString())?.delete(id);
+    const key = vscode.Uri.file(entry.data.file).toString();
+    const ids = this.byUri.get(key);
+    ids?.delete(id);
+    // Back under the limit: the file's threads off screen come back.
+    if (ids?.size === ALL_SHOWN_UP_TO) this.showAround(key);
     this.countChanged.fire(this.openCount());
   }
 
   /** Moves the threads of an edited document with the edit, then asks the daemon to place them in the new text. */
   private track(event: vscode.TextDocumentChangeEvent): void {
-    const ids = this.byUri.get(event.document.uri.toString());
+    const key = event.document.uri.toString();
+    const ids = this.byUri.get(key);
     if (!ids || ids.size === 0 || event.contentChanges.length === 0) return;
     const started = performance.now();
     const changes: TextChange[] = event.contentChanges.map((c) => ({ range: fromRange(c.range), text: c.text }));
     for (const id of ids) {
       const entry = this.entries.get(id);
-      const current = entry?.vs.range;
+      const current = entry?.range;
       if (!entry || !current) continue;
       const moved = toRange(applyChanges(fromRange(current), changes));
-      if (!moved.isEqual(current)) entry.vs.range = moved;
+      if (moved.isEqual(current)) continue;
+      entry.range = moved;
+      if (entry.vs) entry.vs.range = moved;
     }
     this.log.trace('tracked', { threads: ids.size, trackMs: performance.now() - started });
+    this.scheduleWindow(key);
     if (event.document.isDirty) this.scheduleBuffer(event.document);
     else void this.refreshFile(event.document.uri);
   }
@@ -209,7 +379,8 @@ export class ThreadsController implements vscode.Disposable {
       const { threads } = await this.hub.request<{ threads: Thread[] }>('buffer/changed', { path: document.uri.fsPath, text: document.getText() });
       // Typing went on meanwhile: the answer is for older text, and another request follows.
       if (document.version !== version) return;
-      for (const thread of threads) this.apply(thread, true);
+      for (const thread of threads) this.apply(thread, true, false);
+      this.countChanged.fire(this.openCount());
     } catch (error) {
       this.log.info(`buffer/changed for ${document.uri.fsPath} failed: ${(error as Error).message}`);
     }
@@ -240,7 +411,7 @@ export class ThreadsController implements vscode.Disposable {
     const line = editor.selection.active.line;
     for (const id of ids) {
       const entry = this.entries.get(id);
-      const range = entry?.vs.range;
+      const range = entry?.range;
       if (entry && range && range.start.line <= line && line <= range.end.line) return entry;
     }
     return undefined;
@@ -309,9 +480,12 @@ export class ThreadsController implements vscode.Disposable {
       this.apply(thread);
       const entry = this.entries.get(thread.id);
       if (entry) {
-        // The user is looking at it: keep it open, where they put it (in a dirty buffer the daemon's range is on disk).
-        entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
-        if (document.isDirty) entry.vs.range = range;
+        // The user is looking at it: shown wherever they scroll, and open, where they put it
+        // (in a dirty buffer the daemon's range is on disk).
+        entry.pinned = true;
+        if (document.isDirty) entry.range = range;
+        this.show(entry);
+        if (entry.vs) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
       }
       this.log.info(`created thread ${thread.id} on ${thread.path}:${thread.range.start.line + 1}`);
       return thread;
@@ -323,8 +497,11 @@ export class ThreadsController implements vscode.Disposable {
 
   async reply(reply: vscode.CommentReply): Promise<void> {
     const entry = this.entryFor(reply.thread);
-    if (!entry) return;
-    const body = reply.text.trim();
+    if (entry) await this.send(entry, reply.text);
+  }
+
+  private async send(entry: Entry, text: string): Promise<void> {
+    const body = text.trim();
     if (body === '') return;
     try {
       const { thread } = await this.hub.request<{ thread: Thread }>('feedback/reply', { thread_id: entry.data.id, body, author: this.author() });
@@ -341,7 +518,7 @@ export class ThreadsController implements vscode.Disposable {
     if (!entry) return;
     const body = await vscode.window.showInputBox({ title: 'Parley: reply', prompt: entry.data.comments[0]?.body });
     if (body === undefined || body.trim() === '') return;
-    return this.reply({ thread: entry.vs, text: body });
+    return this.send(entry, body);
   }
 
   async resolve(args: unknown): Promise<void> {
@@ -384,15 +561,19 @@ export class ThreadsController implements vscode.Disposable {
     );
     if (!picked) return;
     const entry = this.entries.get(picked.thread.id);
-    const range = entry?.vs.range ?? toRange(picked.thread.range);
+    const range = entry?.range ?? toRange(picked.thread.range);
     const editor = await vscode.window.showTextDocument(vscode.Uri.file(picked.thread.file), { selection: new vscode.Range(range.start, range.start) });
     editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-    if (entry) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+    if (!entry) return;
+    // Opened on purpose: shown, and kept open, wherever the user scrolls.
+    entry.pinned = true;
+    this.apply(entry.data);
+    if (entry.vs) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
   }
 
   dispose(): void {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    for (const entry of this.entries.values()) entry.vs.dispose();
+    for (const timer of [...this.timers.values(), ...this.windowTimers.values()]) clearTimeout(timer);
+    for (const entry of this.entries.values()) this.hide(entry);
     for (const d of this.disposables) d.dispose();
   }
 }

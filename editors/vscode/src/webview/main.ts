@@ -16,12 +16,19 @@ const history = document.getElementById('history') as HTMLSelectElement;
 const banner = document.getElementById('banner') as HTMLElement;
 const content = document.getElementById('content') as HTMLElement;
 let revision = 0;
+/** The revision last painted, so that the whole of a review painted head first is not counted as its first paint. */
+let painted = -1;
 
 function post(message: FromWebview): void {
   vscode.postMessage(message);
 }
 
 function show(message: Extract<ToWebview, { type: 'show' }>): void {
+  // The head of a review whose reader has scrolled down would move them: wait for the whole.
+  if (message.partial && message.keepScroll && window.scrollY > 0) {
+    post({ type: 'painted', revision: message.revision, ms: 0, first: false, complete: false, at: Date.now() });
+    return;
+  }
   const started = performance.now();
   const scroll = message.keepScroll ? window.scrollY : 0;
   revision = message.revision;
@@ -42,7 +49,9 @@ function show(message: Extract<ToWebview, { type: 'show' }>): void {
   content.innerHTML = message.html;
   window.scrollTo(0, scroll);
   vscode.setState({ revision: message.revision });
-  requestAnimationFrame(() => post({ type: 'painted', revision: message.revision, ms: performance.now() - started }));
+  const first = painted !== message.revision;
+  painted = message.revision;
+  requestAnimationFrame(() => post({ type: 'painted', revision: message.revision, ms: performance.now() - started, first, complete: !message.partial, at: Date.now() }));
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {

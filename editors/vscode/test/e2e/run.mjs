@@ -5,7 +5,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Sandbox, agent, makeWorkspace, tools as findTools, until } from './sandbox.mjs';
+import { Sandbox, agent, hubClient, makeWorkspace, tools as findTools, until } from './sandbox.mjs';
 import { Workbench } from './workbench.mjs';
 
 const RUN_TIMEOUT_MS = 300_000;
@@ -242,6 +242,42 @@ await step('a daemon killed and restarted is reconnected to without a reload', a
   // The orphaned thread is still open, fetched again from the new daemon.
   await workbench.waitForStatus(/Parley: 1 thread\b/);
   expect(await workbench.stillTheSameLoad(), 'the page was reloaded');
+});
+
+await step('a file with many threads shows the threads on screen, and those further down once scrolled to', async () => {
+  // Over 50 threads: the extension gives VS Code only the threads around the screen (src/threads/window.ts).
+  const file = path.join(workspace, 'src/big.rs');
+  fs.writeFileSync(file, Array.from({ length: 600 }, (_, i) => `pub fn big_${i}() {}`).join('\n') + '\n');
+  const hub = await hubClient(sandbox.socket);
+  for (let i = 0; i < 120; i++) {
+    await hub.call('feedback/create', { path: file, range: { start: { line: i * 5, character: 0 }, end: { line: i * 5, character: 6 } }, body: `note ${i}`, author: 'ana' });
+  }
+  hub.close();
+  await workbench.waitForStatus(/Parley: 121 threads/);
+  await workbench.openFile('src/big.rs');
+  await until('thread glyphs on the first screen, every fifth line', async () => {
+    const lines = await workbench.threadGlyphLines();
+    return lines.includes(1) && lines.includes(6) && lines.includes(11);
+  }, 10_000);
+  await workbench.goToLine(500);
+  let lines = [];
+  await until('thread glyphs around line 500', async () => {
+    lines = await workbench.threadGlyphLines();
+    return lines.includes(496) && lines.includes(501);
+  }, 10_000).catch((error) => {
+    throw new Error(`${error.message}; glyphs on lines ${lines}`);
+  });
+  expect(lines.every((line) => line % 5 === 1), `glyphs on lines without threads: ${lines}`);
+  // Opened, a thread shown this way has its comment and a reply box, like any other.
+  const widget = workbench.threadWidgets().filter({ hasText: 'note 100' }).first();
+  // The gutter is redrawn as the threads around the screen arrive: click again until the thread opens.
+  await until('the thread on line 501 to open', async () => {
+    if (await widget.isVisible()) return true;
+    await workbench.toggleThreadAt(501).catch(() => {});
+    await widget.waitFor({ timeout: 2000 }).catch(() => {});
+    return widget.isVisible();
+  }, 20_000);
+  await widget.locator('.comment-form').first().waitFor({ state: 'visible', timeout: 10_000 });
 });
 
 await mcp?.close().catch(() => {});

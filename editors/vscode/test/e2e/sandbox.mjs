@@ -42,8 +42,9 @@ export function tools() {
   const require = createRequire(need(path.join(DEPS, 'tools/node_modules/playwright-core/package.json'), 'playwright-core'));
   const { chromium } = require('playwright-core');
   need('/usr/bin/chromium', "Debian's chromium");
-  const parley = need(process.env.PARLEY_BIN ?? path.join(ROOT, 'target/debug/parley'), 'the parley binary (cargo build)');
-  const shim = need(process.env.PARLEY_MCP_BIN ?? path.join(ROOT, 'target/debug/parley-mcp'), 'the parley-mcp binary (cargo build)');
+  // Absolute: the extension host, which starts the daemon from the settings, runs in another directory.
+  const parley = need(path.resolve(process.env.PARLEY_BIN ?? path.join(ROOT, 'target/debug/parley')), 'the parley binary (cargo build)');
+  const shim = need(path.resolve(process.env.PARLEY_MCP_BIN ?? path.join(ROOT, 'target/debug/parley-mcp')), 'the parley-mcp binary (cargo build)');
   const vsix = need(process.env.PARLEY_VSIX ?? path.join(EXTENSION, 'parley.vsix'), 'the extension package (npm run package in editors/vscode)');
   const sdk = need(path.join(process.env.PARLEY_TEST_NODE_MODULES ?? path.join(ROOT, '.test-deps/node/node_modules'), '@modelcontextprotocol/sdk'), 'the MCP TypeScript SDK');
   return { node24, codeServer, chromium, parley, shim, vsix, sdk };
@@ -230,4 +231,30 @@ export async function agent(tools, sandbox, workspace) {
     },
     close: () => client.close(),
   };
+}
+
+/** A raw hub client (role cli) on `socket`, for making threads quickly: `call(method, params)` resolves with the result. */
+export async function hubClient(socket) {
+  const connection = net.createConnection(socket);
+  await new Promise((resolve, reject) => connection.once('connect', resolve).once('error', reject));
+  let buffer = '';
+  const waiting = new Map();
+  connection.on('data', (chunk) => {
+    buffer += chunk.toString('utf8');
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const message = JSON.parse(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+      waiting.get(message.id)?.(message);
+    }
+  });
+  let id = 0;
+  const call = (method, params) =>
+    new Promise((resolve, reject) => {
+      const mine = ++id;
+      waiting.set(mine, (m) => (m.error ? reject(new Error(`${method}: ${m.error.message}`)) : resolve(m.result)));
+      connection.write(JSON.stringify({ jsonrpc: '2.0', id: mine, method, params }) + '\n');
+    });
+  await call('hello', { protocol: 1, role: 'cli', client: { name: 'e2e', version: '0' } });
+  return { call, close: () => connection.destroy() };
 }

@@ -47,6 +47,32 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
+  /** Opens `file` (a path in the workspace) with Quick Open. */
+  async openFile(file) {
+    const input = this.page.locator('.quick-input-widget input');
+    await until('Quick Open to open', async () => {
+      await this.page.keyboard.press('Control+p');
+      await input.waitFor({ timeout: 3000 }).catch(() => {});
+      return input.isVisible();
+    }, 30_000);
+    await input.fill(file);
+    // The focused row, which Enter opens: until the list is filtered, it can be a recently opened file.
+    const name = file.split('/').at(-1);
+    await this.page.locator('.quick-input-list .monaco-list-row.focused', { hasText: name }).first().waitFor();
+    await this.page.keyboard.press('Enter');
+    await until(`${name} to be the active tab`, async () => (await this.activeTab()).includes(name));
+  }
+
+  /** Moves the cursor of the active editor to `line` (1-based), scrolling it into view. */
+  async goToLine(line) {
+    await this.page.keyboard.press('Control+p');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 5000 });
+    await input.fill(`:${line}`);
+    await this.page.keyboard.press('Enter');
+    await until(`the cursor on line ${line}`, async () => new RegExp(`Ln ${line},`).test(await this.cursorStatus()));
+  }
+
   /** The review panel's document, inside the webview's nested frames. */
   review() {
     return this.page.frameLocator('iframe.webview').frameLocator('#active-frame');

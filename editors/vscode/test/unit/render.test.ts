@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Reference } from '../../src/hub/types';
-import { collapsedLabel, inlineTarget, renderReview } from '../../src/review/render';
+import { collapsedLabel, inlineTarget, renderReview, reviewHead } from '../../src/review/render';
 
 const refs: Reference[] = [
   { line: 5, path: 'src/auth.rs', resolved_path: '/w/src/auth.rs', text: '[`src/auth.rs:5`][]' },
@@ -73,4 +73,29 @@ test('reference texts are taken apart as the daemon wrote them', () => {
   assert.equal(collapsedLabel('[text](a.rs)'), undefined);
   assert.equal(inlineTarget('[text](a.rs#L1)'), 'a.rs#L1');
   assert.equal(inlineTarget('[`a.rs`][]'), undefined);
+});
+
+test('a long review is painted first from a head that ends where a block ends', () => {
+  const items = Array.from({ length: 300 }, (_, i) => (i % 10 === 0 ? `## Part ${i}\n` : `- item ${i}`)).join('\n');
+  const review = `# Review\n\n${items}\n`;
+  const head = reviewHead(review, 50);
+  assert.ok(head !== undefined);
+  assert.ok(review.startsWith(head));
+  assert.ok(head.split('\n').length >= 50);
+  // It ends after a blank line, before a block that does not continue a list: the head renders as the same blocks as the top of the whole.
+  assert.match(head, /\n\n$/);
+  assert.match(review.slice(head.length), /^(## Part \d+\n|- item \d+\n)/);
+  assert.match(head, /## Part \d+\n\n$/);
+  const whole = renderReview(review, refs);
+  assert.ok(whole.startsWith(renderReview(head, refs).replace(/\n$/, '')));
+});
+
+test('a short review, or one whose top is a single fenced block, is painted in one go', () => {
+  assert.equal(reviewHead('# Short\n\nOne line.\n', 50), undefined);
+  const fenced = '# Code\n\n```\n' + Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n\n') + '\n```\n\nAfter.\n';
+  assert.equal(reviewHead(fenced, 50), undefined);
+  const list = '# List\n\n' + Array.from({ length: 200 }, (_, i) => `- item ${i}`).join('\n\n') + '\n';
+  assert.equal(reviewHead(list, 50), undefined);
+  const indented = '# List\n\n- item\n\n' + Array.from({ length: 200 }, (_, i) => `  continued ${i}`).join('\n\n') + '\n';
+  assert.equal(reviewHead(indented, 50), undefined);
 });
