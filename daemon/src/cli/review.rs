@@ -18,7 +18,10 @@ pub async fn show(folder: &Path, json: bool) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if result.reviews.is_empty() {
-        println!("No review for {} yet. Agents present one with the present_review tool.", folder.display());
+        println!(
+            "No review for {} yet. An agent working there shows one when it presents a review; `parley review request` runs a reviewer round.",
+            folder.display()
+        );
         return Ok(0);
     }
     for review in &result.reviews {
