@@ -49,6 +49,17 @@ pub enum CommandLine {
     Argv(Vec<String>),
 }
 
+impl CommandLine {
+    /// The program's name: `claude` for `claude -p --output-format json`.
+    pub fn program_name(&self) -> String {
+        let first = match self {
+            CommandLine::Shell(line) => line.split_whitespace().next().unwrap_or("reviewer"),
+            CommandLine::Argv(argv) => argv.first().map_or("reviewer", String::as_str),
+        };
+        Path::new(first).file_name().map_or_else(|| first.to_owned(), |n| n.to_string_lossy().into_owned())
+    }
+}
+
 impl std::fmt::Display for CommandLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -65,6 +76,9 @@ pub const REPO_CONFIG: &str = ".parley.toml";
 pub struct ReviewSettings {
     /// `None` until the user configures one.
     pub reviewer: Option<CommandLine>,
+    /// Who the reviewer's findings are from, as their threads show it
+    /// (`reviewer_name`; by default the reviewer program's name).
+    pub reviewer_name: Option<String>,
     pub timeout: std::time::Duration,
     /// Write the `.reviews/` audit tree.
     pub audit: bool,
@@ -106,6 +120,7 @@ struct ConfigFile {
 #[serde(deny_unknown_fields)]
 struct ReviewSection {
     reviewer: Option<CommandValue>,
+    reviewer_name: Option<String>,
     timeout_secs: Option<u64>,
     audit: Option<bool>,
     audit_dir: Option<PathBuf>,
@@ -142,6 +157,7 @@ pub fn user_config_file() -> Option<PathBuf> {
 pub fn review_settings(root: &Path) -> Result<ReviewSettings, ConfigError> {
     let mut settings = ReviewSettings {
         reviewer: None,
+        reviewer_name: None,
         timeout: std::time::Duration::from_secs(600),
         audit: true,
         audit_dir: root.join(".reviews"),
@@ -202,6 +218,12 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
     let review = file.review;
     if let Some(value) = review.reviewer {
         settings.reviewer = Some(command("review.reviewer", value)?);
+    }
+    if let Some(name) = review.reviewer_name {
+        if name.trim().is_empty() {
+            return Err(bad("review.reviewer_name", "must not be empty".into()));
+        }
+        settings.reviewer_name = Some(name.trim().to_owned());
     }
     if let Some(secs) = review.timeout_secs {
         if secs == 0 {

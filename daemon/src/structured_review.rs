@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use markdown::render_markdown;
 pub use parse::{ParseError, parse_reviewer_output};
-pub use prompt::{PromptInput, build_prompt};
+pub use prompt::{PromptInput, PromptThread, build_prompt};
 pub use verdict::{Thresholds, verdict};
 
 /// A review in seed 004's format. Deserialization is lenient: every field but

@@ -66,6 +66,17 @@ fn prompts(repo: &Path) -> Vec<String> {
     found
 }
 
+/// The next review an editor window is shown (the threads a round's
+/// findings open arrive as well).
+async fn next_review(window: &mut parley_tests::Editor) -> parley_protocol::jsonrpc::Notification {
+    loop {
+        let event = window.next_notification().await;
+        if event.method == "review/updated" {
+            return event;
+        }
+    }
+}
+
 async fn request(agent: &Agent, args: Value) -> Value {
     agent.call_ok("request_review", args).await
 }
@@ -102,7 +113,7 @@ async fn a_review_round_runs_the_reviewer_and_leaves_an_audit_trail() {
         assert!(prompt.contains(wanted), "the prompt lacks {wanted:?}");
     }
     // The editor shows it.
-    let shown = window.next_notification().await;
+    let shown = next_review(&mut window).await;
     assert!(shown.params["review"]["content"].as_str().is_some_and(|c| c.contains(&id)));
 
     // The audit trail, as seed 004 lays it out.
@@ -702,7 +713,7 @@ async fn people_read_a_round_as_the_editor_showed_it_and_complete_sessions_from_
     assert_eq!(code, Some(3), "{err}");
     let first: Value = serde_json::from_str(&markdown).expect("JSON");
     let id = first["review_id"].as_str().expect("an id").to_owned();
-    let shown = window.next_notification().await;
+    let shown = next_review(&mut window).await;
     let in_the_editor = shown.params["review"]["content"].as_str().expect("the review's markdown").to_owned();
     assert!(in_the_editor.contains("Off by one") && in_the_editor.contains("The reviewer said"), "{in_the_editor}");
 
@@ -779,4 +790,81 @@ async fn cli_errors_name_commands_and_flags_never_hub_methods_or_agent_tools() {
             assert!(!err.contains(word), "{args:?} speaks of {word:?}: {err}");
         }
     }
+}
+
+/// Findings become threads every client sees; the next round reads what was
+/// said in them, and people's open threads; a repeated finding keeps its thread.
+#[tokio::test]
+async fn findings_become_threads_and_the_next_round_hears_what_was_said_in_them() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "reviewer_name = \"claude\"\n");
+    let _daemon = sandbox.start_daemon();
+    let added = sandbox
+        .command("parley")
+        .current_dir(&repo)
+        .args(["feedback", "add", "src/lib.rs:1", "Document this"])
+        .output();
+    assert!(added.expect("run parley").status.success());
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    let agent = sandbox.agent(&repo).await;
+    let first = request(&agent, json!({"summary": "Round one"})).await;
+    let id = first["review_id"].as_str().expect("id").to_owned();
+    assert!(!first.to_string().contains("did not become a thread"), "{first}");
+    // The person's open thread on a changed file reached the reviewer.
+    let prompt = &prompts(&repo)[0];
+    assert!(prompt.contains("## Open Comments on the Changed Files") && prompt.contains("Document this"), "{prompt}");
+
+    // The finding is a thread at its line, from the reviewer, for every client.
+    let created = loop {
+        let event = window.next_notification().await;
+        if event.method == "feedback/changed" && event.params["thread"]["finding"].is_object() {
+            break event.params["thread"].clone();
+        }
+    };
+    assert_eq!(created["range"]["start"]["line"], json!(1), "{created}");
+    assert_eq!(created["comments"][0]["author"], json!("claude"), "{created}");
+    assert_eq!(created["finding"]["review_id"], json!(id));
+    let other = sandbox.agent(&repo).await;
+    let listed = other.call_ok("get_feedback", json!({})).await;
+    let finding = listed["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["finding"].is_object())
+        .expect("the finding is listed")
+        .clone();
+    assert_eq!(finding["range"]["startLine"], json!(2), "{finding}");
+    assert_eq!(
+        (
+            finding["finding"]["severity"].clone(),
+            finding["finding"]["category"].clone(),
+            finding["finding"]["round"].clone()
+        ),
+        (json!("minor"), json!("style"), json!(1)),
+        "{finding}"
+    );
+    let body = finding["comments"][0]["body"].as_str().expect("body");
+    assert!(body.starts_with("Name the constant") && body.contains("const ANSWER: u32 = 42;"), "{body}");
+
+    // The agent answers and resolves it; the next round reads that.
+    let thread_id = finding["id"].as_str().expect("id").to_owned();
+    other.call_ok("reply_feedback", json!({"threadId": thread_id, "body": "Kept inline on purpose"})).await;
+    other.call_ok("resolve_feedback", json!({"threadId": thread_id})).await;
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 {\n    40 + 2\n}\n").expect("edit");
+    let second = request(&agent, json!({"summary": "Round two", "previous_review_id": id})).await;
+    assert_eq!(second["round"], json!(2));
+    let prompt = &prompts(&repo)[1];
+    let section = prompt.split("## What Became of Earlier Findings").nth(1).expect("the findings section");
+    assert!(section.contains("src/lib.rs:2") && section.contains("resolved"), "{section}");
+    assert!(section.contains("Kept inline on purpose"), "{section}");
+
+    // The reviewer said it again at the same place: the same thread, reopened.
+    let listed = other.call_ok("get_feedback", json!({})).await;
+    let findings: Vec<&Value> =
+        listed["threads"].as_array().expect("threads").iter().filter(|t| t["finding"].is_object()).collect();
+    assert_eq!(findings.len(), 1, "{listed}");
+    assert_eq!(findings[0]["id"], json!(thread_id));
+    let last = findings[0]["comments"].as_array().and_then(|c| c.last()).expect("comments");
+    assert!(last["body"].as_str().is_some_and(|b| b.starts_with("Round 2: Name the constant")), "{last}");
+    assert_eq!(last["author"], json!("claude"));
 }

@@ -4,6 +4,18 @@ use std::fmt::Write as _;
 
 use super::{StructuredReview, fence_for};
 
+/// A comment thread the reviewer is shown, with what was said in it.
+#[derive(Debug, Clone, Default)]
+pub struct PromptThread {
+    /// `path:line`, relative to the repository root.
+    pub place: String,
+    /// For a finding: `round 1, minor, style`.
+    pub label: Option<String>,
+    pub resolved: bool,
+    /// (author, body), oldest first.
+    pub comments: Vec<(String, String)>,
+}
+
 /// What goes into the reviewer prompt.
 #[derive(Debug, Clone, Default)]
 pub struct PromptInput {
@@ -14,6 +26,11 @@ pub struct PromptInput {
     pub focus_areas: Vec<String>,
     /// Earlier rounds of the same session, oldest first.
     pub previous_rounds: Vec<(u32, StructuredReview)>,
+    /// The threads earlier rounds' findings became, with what was said in
+    /// them since and whether each is still open.
+    pub finding_threads: Vec<PromptThread>,
+    /// Open threads people (or agents) left on the changed files.
+    pub open_threads: Vec<PromptThread>,
     pub diff: String,
     /// The output of the configured test command, when one ran.
     pub test_output: Option<String>,
@@ -147,6 +164,21 @@ pub fn build_prompt(input: &PromptInput) -> String {
 
     let _ = write!(out, "\n{PRIORITIES}\n## Previous Review Rounds\n");
     previous_rounds(&mut out, &input.previous_rounds);
+    if !input.finding_threads.is_empty() {
+        out.push_str(
+            "\n## What Became of Earlier Findings\nEach finding of an earlier round is a comment thread on the code, \
+             which the author and people answer and resolve. Read the replies: a finding resolved with a good reason is \
+             settled; repeat one only if the change still shows the problem, at the same file and line.\n",
+        );
+        threads(&mut out, &input.finding_threads);
+    }
+    if !input.open_threads.is_empty() {
+        out.push_str(
+            "\n## Open Comments on the Changed Files\nPeople left these comments on the code under review and they are \
+             not resolved. Check whether the change addresses each; say so in your review when it does not.\n",
+        );
+        threads(&mut out, &input.open_threads);
+    }
 
     if let Some(output) = &input.test_output {
         let fence = fence_for(output);
@@ -206,6 +238,18 @@ fn language(name: &str) -> &str {
         "toml" => "toml",
         "yaml" | "yml" => "yaml",
         _ => "",
+    }
+}
+
+fn threads(out: &mut String, threads: &[PromptThread]) {
+    for thread in threads {
+        let state = if thread.resolved { "resolved" } else { "open" };
+        let label = thread.label.as_deref().map(|l| format!(" ({l})")).unwrap_or_default();
+        let _ = writeln!(out, "\n- `{}`{label}: {state}", thread.place);
+        for (author, body) in &thread.comments {
+            let body = body.trim().replace('\n', "\n    ");
+            let _ = writeln!(out, "  - {author}: {body}");
+        }
     }
 }
 
@@ -290,6 +334,7 @@ mod tests {
             previous_rounds: vec![(1, earlier)],
             diff: "--- a/README.md\n+++ b/README.md\n@@ -1 +1,3 @@\n+```rust\n+fn x() {}\n+```\n".into(),
             test_output: Some("test pools ... ok\ntest result: ok. 1 passed".into()),
+            ..PromptInput::default()
         };
         let empty = PromptInput::default();
         let cases: Vec<(&str, PromptInput, Vec<&str>, Vec<&str>)> = vec![

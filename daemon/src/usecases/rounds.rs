@@ -3,6 +3,7 @@
 //! sessions, and complete one. The steps of a round are in `pipeline`, the
 //! rounds running now in `running`; a round reaches them only through here.
 
+mod findings;
 mod pipeline;
 mod running;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use super::RoundError;
+use super::{RoundError, findings};
 use crate::config::{self, CommandLine, ReviewSettings};
 use crate::context::Context;
 use crate::git::{self, Changes, Scope};
@@ -166,12 +166,24 @@ pub(super) async fn review(
             return Err(RoundError::Secrets(secrets::describe(&findings)));
         }
     }
+    let discussion = findings::discussion(cx, &root, &session.id, &changes.files).await;
+    for thread in discussion.findings.iter().chain(&discussion.open) {
+        for (author, body) in &thread.comments {
+            let name = format!("(comment by {author} at {})", thread.place);
+            let found = secrets::scan_text(&name, body, &settings.secret_allow_paths);
+            if !found.is_empty() {
+                return Err(RoundError::Secrets(secrets::describe(&found)));
+            }
+        }
+    }
     let prompt = structured_review::build_prompt(&PromptInput {
         summary: ask.summary.clone(),
         docs,
         changed_files: changes.files.clone(),
         focus_areas: ask.focus_areas.clone(),
         previous_rounds: session.rounds.iter().map(|r| (r.round, r.review.clone())).collect(),
+        finding_threads: discussion.findings,
+        open_threads: discussion.open,
         diff: changes.diff.clone(),
         test_output: tests.as_ref().map(|(_, output)| output.clone()),
     });
@@ -218,13 +230,21 @@ pub(super) async fn review(
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
-    Ok(finish(cx, &settings, session, round, &changes).await)
+    let name = settings.reviewer_name.clone().unwrap_or_else(|| reviewer.program_name());
+    let warnings = findings::open_threads(cx, &root, &session.id, &round, &name).await;
+    Ok(finish(cx, &settings, session, round, &changes, warnings).await)
 }
 
 /// After the round is stored: the audit trail and the editor. Failures here
 /// are warnings; the review itself is safe.
-async fn finish(cx: &Context, settings: &ReviewSettings, session: Session, round: Round, changes: &Changes) -> Outcome {
-    let mut warnings = Vec::new();
+async fn finish(
+    cx: &Context,
+    settings: &ReviewSettings,
+    session: Session,
+    round: Round,
+    changes: &Changes,
+    mut warnings: Vec<String>,
+) -> Outcome {
     let first_audit = settings.audit && !settings.audit_dir.join("sessions").exists();
     let audit = if settings.audit {
         let (dir, s, r, diff) = (settings.audit_dir.clone(), session.clone(), round.clone(), changes.diff.clone());
