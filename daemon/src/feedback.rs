@@ -2,7 +2,8 @@
 //! their states, and the listings and summaries agents and editors read.
 //! Pure: files are read elsewhere and their text handed in.
 
-use std::path::PathBuf;
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::anchor::{self, Anchor, AnchorState, Reanchorer};
 use crate::position::LineIndex;
@@ -123,15 +124,18 @@ pub struct Comment {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Thread {
     pub id: String,
-    /// The workspace folder the thread belongs to.
-    pub workspace: PathBuf,
+    /// The workspace folder the thread belongs to; shared between the
+    /// threads of a file in memory (the state owner holds 100,000 threads).
+    pub workspace: Arc<Path>,
     /// Relative to the workspace, with `/` separators.
     pub path: String,
     pub anchor: Anchor,
-    /// Hash of the text `anchor.range` refers to (its snapshot is stored).
-    pub anchored_against: String,
+    /// Hash of the text `anchor.range` refers to (its snapshot is stored);
+    /// shared, like `checked_against`, between the threads of a file that
+    /// were checked against the same text.
+    pub anchored_against: Arc<str>,
     /// Hash of the file text `state` was last decided against.
-    pub checked_against: String,
+    pub checked_against: Arc<str>,
     pub span: Span,
     pub state: ThreadState,
     /// The quoted text when the thread was made.
@@ -186,7 +190,7 @@ pub enum Change {
 /// `new_hash`). `reanchorer` was made from the snapshot
 /// `thread.anchored_against` names (when known) and the new text; threads
 /// sharing a snapshot share it, so the file is diffed (and indexed) once.
-pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineIndex<'_>, new_hash: &str) -> Change {
+pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineIndex<'_>, new_hash: &Arc<str>) -> Change {
     let new_text = index.text();
     let before = (thread.state, thread.span);
     let found = reanchorer.reanchor(&thread.anchor);
@@ -197,7 +201,7 @@ pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineInd
         (AnchorState::Orphaned, _) | (_, None) => thread.state = ThreadState::Orphaned,
         (state, Some(range)) => {
             thread.anchor = anchor::capture(new_text, range.clone());
-            thread.anchored_against = new_hash.to_owned();
+            thread.anchored_against = new_hash.clone();
             thread.span = span_of(index, range);
             thread.state = if thread.anchor.quote == thread.original_quote {
                 match state {
@@ -209,15 +213,15 @@ pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineInd
             };
         }
     }
-    thread.checked_against = new_hash.to_owned();
+    thread.checked_against = new_hash.clone();
     if (thread.state, thread.span) == before { Change::None } else { Change::Moved }
 }
 
 /// Marks a thread whose file is gone or unreadable.
-pub fn lose_file(thread: &mut Thread, state: ThreadState, marker: &str) -> Change {
+pub fn lose_file(thread: &mut Thread, state: ThreadState, marker: &Arc<str>) -> Change {
     let before = thread.state;
     thread.state = state;
-    thread.checked_against = marker.to_owned();
+    thread.checked_against = marker.clone();
     if before == state { Change::None } else { Change::Moved }
 }
 
@@ -225,13 +229,24 @@ fn quote_similarity(a: &str, b: &str) -> f32 {
     (strsim::normalized_levenshtein(a.trim(), b.trim()) as f32 * 100.0).round() / 100.0
 }
 
+/// How many files a summary lists by name: the ones with the most open
+/// threads. An agent reads the summary to decide where to start; a list of
+/// every file in a large workspace would fill its context and cost as much as
+/// reading the threads, so the rest are counted instead.
+pub const SUMMARY_FILES_LISTED: usize = 50;
+
 /// Seed 002's summary of a workspace's threads.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Summary {
     pub total_threads: usize,
     pub total_comments: usize,
-    /// Files with their thread counts, most threads first.
+    /// How many files have open threads, listed or not.
+    pub file_count: usize,
+    /// The files with the most threads (at most [`SUMMARY_FILES_LISTED`]),
+    /// with their thread counts, most threads first, then by path.
     pub files: Vec<(String, usize)>,
+    /// Open threads in the files not listed.
+    pub unlisted_threads: usize,
     pub orphaned: usize,
 }
 
@@ -257,16 +272,28 @@ impl FileCounts {
     }
 }
 
-/// Summarises files (path as shown, counts).
-pub fn summarize(files: impl IntoIterator<Item = (String, FileCounts)>) -> Summary {
+/// Summarises files: each file's key (which orders files with as many
+/// threads) and counts; `show` gives the path as listed, and is called only
+/// for the files listed, so a large workspace's summary costs a walk of its
+/// counts, not a string per file.
+pub fn summarize<K: Ord>(files: impl IntoIterator<Item = (K, FileCounts)>, show: impl Fn(&K) -> String) -> Summary {
     let mut summary = Summary::default();
-    for (path, counts) in files.into_iter().filter(|(_, c)| c.threads > 0) {
+    let mut listed: Vec<(K, usize)> = Vec::new();
+    for (key, counts) in files.into_iter().filter(|(_, c)| c.threads > 0) {
         summary.total_threads += counts.threads;
         summary.total_comments += counts.comments;
         summary.orphaned += counts.orphaned;
-        summary.files.push((path, counts.threads));
+        summary.file_count += 1;
+        listed.push((key, counts.threads));
     }
-    summary.files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let order = |a: &(K, usize), b: &(K, usize)| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0));
+    if listed.len() > SUMMARY_FILES_LISTED {
+        listed.select_nth_unstable_by(SUMMARY_FILES_LISTED - 1, order);
+        listed.truncate(SUMMARY_FILES_LISTED);
+    }
+    listed.sort_by(order);
+    summary.unlisted_threads = summary.total_threads - listed.iter().map(|(_, n)| n).sum::<usize>();
+    summary.files = listed.into_iter().map(|(key, n)| (show(&key), n)).collect();
     summary
 }
 
@@ -306,11 +333,11 @@ mod tests {
     fn thread(path: &str, line: u32, state: ThreadState, comments: usize) -> Thread {
         Thread {
             id: new_id(),
-            workspace: PathBuf::from("/ws"),
+            workspace: Path::new("/ws").into(),
             path: path.into(),
             anchor: anchor::capture("x", 0..1),
-            anchored_against: String::new(),
-            checked_against: String::new(),
+            anchored_against: "".into(),
+            checked_against: "".into(),
             span: Span { start_line: line, end_line: line, ..Span::default() },
             state,
             original_quote: "x".into(),
@@ -339,12 +366,33 @@ mod tests {
         for thread in &threads {
             by_file.entry(thread.path.clone()).or_default().push(thread);
         }
-        let summary = summarize(by_file.into_iter().map(|(path, ts)| (path, FileCounts::of(ts))));
+        let summary = summarize(by_file.into_iter().map(|(path, ts)| (path, FileCounts::of(ts))), String::clone);
         assert_eq!(summary.total_threads, 4);
         assert_eq!(summary.total_comments, 5);
         assert_eq!(summary.orphaned, 2);
+        assert_eq!(summary.file_count, 3);
         assert_eq!(summary.files, vec![("b.rs".into(), 2), ("a.rs".into(), 1), ("c.rs".into(), 1)]);
-        assert_eq!(summarize(Vec::new()), Summary::default());
+        assert_eq!(summary.unlisted_threads, 0);
+        assert_eq!(summarize(Vec::<(String, FileCounts)>::new(), String::clone), Summary::default());
+    }
+
+    #[test]
+    fn a_summary_lists_the_files_with_the_most_threads_and_counts_the_rest() {
+        // File k has k % 7 + 1 threads: many files share each count.
+        let files: Vec<(String, FileCounts)> = (0..300)
+            .map(|k| (format!("f{k:03}.rs"), FileCounts { threads: k % 7 + 1, comments: 1, orphaned: 0 }))
+            .collect();
+        let all: usize = files.iter().map(|(_, c)| c.threads).sum();
+        let mut expected: Vec<(String, usize)> = files.iter().map(|(p, c)| (p.clone(), c.threads)).collect();
+        expected.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        expected.truncate(SUMMARY_FILES_LISTED);
+        let summary = summarize(files, |path| format!("src/{path}"));
+        assert_eq!(summary.file_count, 300);
+        assert_eq!(summary.total_threads, all);
+        let shown: Vec<(String, usize)> = expected.iter().map(|(p, n)| (format!("src/{p}"), *n)).collect();
+        assert_eq!(summary.files, shown, "the most threads first, ties by path");
+        let listed: usize = shown.iter().map(|(_, n)| n).sum();
+        assert_eq!(summary.unlisted_threads, all - listed);
     }
 
     #[test]
@@ -386,14 +434,20 @@ mod tests {
         t.original_quote = t.anchor.quote.clone();
         t.anchored_against = "old".into();
         let new = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x.saturating_add(1)\n}\n";
-        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(old), new), &LineIndex::new(new), "new"), Change::Moved);
+        assert_eq!(
+            recheck(&mut t, &Reanchorer::new(Some(old), new), &LineIndex::new(new), &"new".into()),
+            Change::Moved
+        );
         assert!(matches!(t.state, ThreadState::Modified(s) if s > 0.4 && s < 1.0), "{:?}", t.state);
-        assert_eq!(t.anchored_against, "new");
+        assert_eq!(&*t.anchored_against, "new");
         // Checking the same text again changes nothing and stays modified.
-        assert_eq!(recheck(&mut t, &Reanchorer::new(Some(new), new), &LineIndex::new(new), "new"), Change::None);
+        assert_eq!(
+            recheck(&mut t, &Reanchorer::new(Some(new), new), &LineIndex::new(new), &"new".into()),
+            Change::None
+        );
         assert!(matches!(t.state, ThreadState::Modified(_)));
         // Restoring the original text brings it back to anchored.
-        recheck(&mut t, &Reanchorer::new(Some(new), old), &LineIndex::new(old), "old");
+        recheck(&mut t, &Reanchorer::new(Some(new), old), &LineIndex::new(old), &"old".into());
         assert_eq!(t.state, ThreadState::Anchored);
     }
 }

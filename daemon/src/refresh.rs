@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::Range;
@@ -151,9 +152,9 @@ async fn check(
     for (file, stamp, content) in changed {
         let threads = state.threads_of_file(file.clone()).await?;
         let pending: Vec<Thread> =
-            threads.into_iter().filter(|t| !t.resolved && t.checked_against != stamp.hash).collect();
+            threads.into_iter().filter(|t| !t.resolved && *t.checked_against != *stamp.hash).collect();
         let store_for_task = store.clone();
-        let new_hash = stamp.hash.clone();
+        let new_hash: Arc<str> = stamp.hash.as_str().into();
         let updates =
             tokio::task::spawn_blocking(move || recheck_all(pending, content, &new_hash, &store_for_task, true))
                 .await
@@ -168,7 +169,7 @@ async fn check(
 fn recheck_all(
     threads: Vec<Thread>,
     content: Content,
-    new_hash: &str,
+    new_hash: &Arc<str>,
     store: &Store,
     keep_snapshot: bool,
 ) -> Result<Vec<Thread>, Failure> {
@@ -188,7 +189,7 @@ fn recheck_all(
     // Threads made against the same old text share one diff of it; in a
     // fixed order, so which threads a spent budget leaves stale does not
     // change from run to run.
-    let mut by_snapshot: BTreeMap<String, Vec<Thread>> = BTreeMap::new();
+    let mut by_snapshot: BTreeMap<Arc<str>, Vec<Thread>> = BTreeMap::new();
     for thread in threads {
         by_snapshot.entry(thread.anchored_against.clone()).or_default().push(thread);
     }
@@ -216,7 +217,7 @@ fn recheck_all(
                 if pass == Pass::Exact && thread.state == ThreadState::Stale {
                     group.push(thread);
                 } else {
-                    anchored_here |= thread.anchored_against == new_hash;
+                    anchored_here |= thread.anchored_against == *new_hash;
                     updates.push(thread);
                 }
             }
@@ -298,7 +299,7 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         .map_err(|_| invalid(format!("{} is outside the workspace {}", new.file.display(), workspace.display())))?
         .to_string_lossy()
         .replace('\\', "/");
-    let file_hash = hash(text.as_bytes());
+    let file_hash: Arc<str> = hash(text.as_bytes()).into();
     if text.len() <= SNAPSHOT_MAX_BYTES {
         store.put_snapshot(&file_hash, &text).map_err(store_failed)?;
     }
@@ -306,7 +307,7 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
     let anchor = crate::anchor::capture(&text, start..end);
     let thread = Thread {
         id: feedback::new_id(),
-        workspace,
+        workspace: workspace.into(),
         path: relative,
         original_quote: anchor.quote.clone(),
         span: feedback::span_of(&index, start..end),
@@ -354,7 +355,7 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
     let open: Vec<Thread> = threads.into_iter().filter(|t| !t.resolved).collect();
     let store = store.clone();
     tokio::task::spawn_blocking(move || {
-        let buffer_hash = hash(text.as_bytes());
+        let buffer_hash: Arc<str> = hash(text.as_bytes()).into();
         let mut threads = recheck_all(open, Content::Text(text), &buffer_hash, &store, false)?;
         feedback::sort_listing(&mut threads);
         Ok(threads)

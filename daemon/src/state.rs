@@ -942,7 +942,7 @@ impl State {
         let mut connections = wire::ConnectionCounts { mcp: 0, editor: 0, cli: 0 };
         let mut editors = Vec::new();
         let mut workspaces: Vec<PathBuf> = self.reviews.keys().cloned().collect();
-        workspaces.extend(self.threads.values().map(|t| t.workspace.clone()));
+        workspaces.extend(self.threads.values().map(|t| t.workspace.to_path_buf()));
         for (id, client) in &self.clients {
             match client.facts.role {
                 Role::Mcp => connections.mcp += 1,

@@ -344,6 +344,17 @@ impl Store {
         let Some(backup) = newest_backup(dir) else {
             return Ok(None);
         };
+        // Most starts find every record: the keys alone, read from the file
+        // as it streams, tell; the records are read only when some are
+        // missing (100,000 threads are about 110 MB of JSON).
+        let keys = std::fs::File::open(&backup)
+            .ok()
+            .and_then(|file| serde_json::from_reader::<_, BackupKeys>(std::io::BufReader::new(file)).ok());
+        if let Some(keys) = keys
+            && keys.all_in(&*self.trees()?)?
+        {
+            return Ok(None);
+        }
         let Ok(text) = std::fs::read(&backup) else {
             return Ok(None);
         };
@@ -530,6 +541,35 @@ impl Store {
         Ok(export)
     }
 
+    /// Writes what [`Store::export`] gives, as JSON, to `out`, a record at a
+    /// time: a backup of 100,000 threads (about 110 MB of JSON) is written
+    /// without holding them all in memory twice more, beside the threads the
+    /// state owner holds. Each record is read back into its type first, so
+    /// an unreadable record fails the backup, as it fails an export.
+    fn write_export(
+        &self,
+        out: &mut std::io::BufWriter<std::fs::File>,
+        data_dir: &Path,
+        partial: &Path,
+    ) -> Result<(), StoreError> {
+        let trees = self.trees()?;
+        let mut write = |bytes: &[u8]| {
+            std::io::Write::write_all(out, bytes)
+                .map_err(|source| StoreError::from_io(data_dir, format!("writing {}", partial.display()), source))
+        };
+        let exported_at = serde_json::to_string(&crate::clock::now_rfc3339())?;
+        write(format!(r#"{{"format":"parley-export","version":1,"exported_at":{exported_at}"#).as_bytes())?;
+        write(br#","reviews":["#)?;
+        copy_records::<ReviewRecord>(&trees.reviews, &mut write)?;
+        write(br#"],"threads":["#)?;
+        copy_records::<ThreadRecord>(&trees.threads, &mut write)?;
+        write(br#"],"sessions":["#)?;
+        copy_records::<SessionRecord>(&trees.sessions, &mut write)?;
+        write(b"]}")?;
+        std::io::Write::flush(out)
+            .map_err(|source| StoreError::from_io(data_dir, format!("writing {}", partial.display()), source))
+    }
+
     /// Adds (or replaces, by key) everything in an export; returns how many
     /// reviews and threads it held.
     pub fn import(&self, export: Export) -> Result<(usize, usize), StoreError> {
@@ -561,17 +601,16 @@ impl Store {
         let name = format!("parley-backup-{}.json", chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ"));
         let path = dir.join(name);
         let partial = path.with_extension("json.partial");
-        let bytes = serde_json::to_vec(&self.export()?)?;
-        let written = std::fs::OpenOptions::new()
+        let file = std::fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
             .open(&partial)
-            .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes));
-        if let Err(source) = written {
+            .map_err(io(format!("writing {}", partial.display())))?;
+        if let Err(e) = self.write_export(&mut std::io::BufWriter::new(file), data_dir, &partial) {
             let _ = std::fs::remove_file(&partial);
-            return Err(io(format!("writing {}", partial.display()))(source));
+            return Err(e);
         }
         std::fs::rename(&partial, &path).map_err(io(format!("renaming {}", partial.display())))?;
         let mut all = backups(data_dir);
@@ -684,6 +723,68 @@ fn backups(data_dir: &Path) -> Vec<PathBuf> {
 fn newest_backup(data_dir: &Path) -> Option<PathBuf> {
     backups(data_dir).pop()
 }
+
+/// Writes the records of `tree`, comma-separated, each read back into `T`
+/// and written again.
+fn copy_records<T: serde::de::DeserializeOwned + serde::Serialize>(
+    tree: &sled::Tree,
+    write: &mut impl FnMut(&[u8]) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    for (n, entry) in tree.iter().enumerate() {
+        let (_, value) = entry?;
+        let record: T = serde_json::from_slice(&value)?;
+        if n > 0 {
+            write(b",")?;
+        }
+        write(&serde_json::to_vec(&record)?)?;
+    }
+    Ok(())
+}
+
+/// The keys of a backup's records, read without the records themselves.
+#[derive(serde::Deserialize)]
+struct BackupKeys {
+    #[serde(default)]
+    reviews: Vec<RecordKey>,
+    #[serde(default)]
+    threads: Vec<RecordKey>,
+    #[serde(default)]
+    sessions: Vec<RecordKey>,
+}
+
+/// A review's `base`, or a thread's or a session's `id`.
+#[derive(serde::Deserialize)]
+struct RecordKey {
+    #[serde(default)]
+    base: Option<PathBuf>,
+    #[serde(default)]
+    id: Option<String>,
+}
+
+impl BackupKeys {
+    /// Whether the store holds every record the backup holds, by key; a
+    /// record without its key counts as missing (the full comparison then
+    /// decides).
+    fn all_in(&self, trees: &Trees) -> Result<bool, StoreError> {
+        let holds = |tree: &sled::Tree, key: Option<&[u8]>| match key {
+            Some(key) => tree.contains_key(key),
+            None => Ok(false),
+        };
+        for review in &self.reviews {
+            if !holds(&trees.reviews, review.base.as_ref().map(|b| b.as_os_str().as_encoded_bytes()))? {
+                return Ok(false);
+            }
+        }
+        for (records, tree) in [(&self.threads, &trees.threads), (&self.sessions, &trees.sessions)] {
+            for record in records {
+                if !holds(tree, record.id.as_ref().map(String::as_bytes))? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -706,7 +807,7 @@ mod tests {
     fn thread() -> Thread {
         Thread {
             id: crate::feedback::new_id(),
-            workspace: PathBuf::from("/ws"),
+            workspace: Path::new("/ws").into(),
             path: "src/a.rs".into(),
             anchor: crate::anchor::capture("one\ntwo\nthree\n", 4..7),
             anchored_against: "h1".into(),
@@ -765,6 +866,38 @@ mod tests {
         assert!(recovery.moved_to.exists(), "the corrupt store is kept aside");
         assert!(recovery.backup.is_some());
         assert_eq!(store.threads().expect("read"), vec![thread]);
+    }
+
+    /// A store that opens but lacks records its newest backup holds gets
+    /// them back; one holding them all is left as it is. The backup, written
+    /// a record at a time, is an export `parley import` reads.
+    #[tokio::test]
+    async fn records_missing_from_the_store_come_back_from_the_backup() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (review, kept, lost) = (review(), thread(), thread());
+        {
+            let store = Store::open(dir.path()).expect("open");
+            store.put_review(&review).expect("put");
+            store.put_thread(&kept).expect("put");
+            store.put_thread(&lost).expect("put");
+            store.flush().await.expect("flush");
+            let backup = store.write_backup(dir.path()).expect("backup");
+            let export: Export = serde_json::from_slice(&std::fs::read(&backup).expect("read")).expect("an export");
+            assert_eq!((export.reviews.len(), export.threads.len()), (1, 2));
+        }
+        let (store, recovery) = Store::open_or_recover(dir.path()).expect("open");
+        assert!(recovery.is_none(), "nothing was missing");
+        store.trees().expect("trees").threads.remove(lost.id.as_bytes()).expect("remove");
+        store.flush().await.expect("flush");
+        drop(store);
+        let (store, recovery) = Store::open_or_recover(dir.path()).expect("open");
+        assert!(recovery.is_some(), "the lost thread was noticed");
+        let mut threads = store.threads().expect("read");
+        threads.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut expected = vec![kept, lost];
+        expected.sort_by(|a, b| a.id.cmp(&b.id));
+        assert_eq!(threads, expected);
+        assert_eq!(store.reviews().expect("read"), vec![review]);
     }
 
     /// How an IO error is told to the user, by OS code or (as sled hands

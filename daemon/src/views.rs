@@ -37,7 +37,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
     let span = &thread.span;
     wire::Thread {
         id: thread.id.clone(),
-        workspace: thread.workspace.clone(),
+        workspace: thread.workspace.to_path_buf(),
         path: thread.path.clone(),
         file: thread.workspace.join(&thread.path),
         range: wire::Range {

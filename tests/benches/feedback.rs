@@ -1,7 +1,9 @@
 //! Feedback threads at scale (DESIGN §9, issue 3 item 9, issue 9 items 14
 //! and 19), measured on the real release binaries: 100,000 threads across
 //! 1,000 files read over MCP, against the same reads in a fresh daemon
-//! holding one file's threads, and the daemon's memory with them;
+//! holding one file's threads, and the daemon's memory with them (after the
+//! import, and started again on them); `feedback/create` from one client and
+//! from many at once (durable writes, batched per flush);
 //! re-anchoring a 20,000-line file with 500 threads after an edit; a 28 MB
 //! file with 10 threads shuffled, and what the next reads cost; plus the
 //! in-process cost of re-anchoring the 20,000-line file.
@@ -59,22 +61,116 @@ const BIG_THREADS: usize = 500;
 const BIG_ROUNDS: usize = 10;
 const IN_PROCESS_ROUNDS: usize = 20;
 
+/// Clients writing at once (`PARLEY_BENCH_WRITERS` overrides), and how many
+/// threads each makes.
+const WRITERS: usize = 16;
+const WRITES_PER_WRITER: usize = 300;
+
 fn main() {
     watchdog::start(RUN_LIMIT);
     let mut report = Report::new("feedback");
     println!("using {} and {}", bin("parley").display(), bin("parley-mcp").display());
-    let small = one_file_only();
+    // `PARLEY_BENCH_ONLY=writers` (or `scale`, `big`, `huge`, comma-separated)
+    // runs only those parts, to iterate on one of them.
+    let only = std::env::var("PARLEY_BENCH_ONLY").ok();
+    let runs = |part: &str| only.as_deref().is_none_or(|o| o.split(',').any(|p| p.trim() == part));
+
+    if runs("writers") {
+        concurrent_writers(&mut report);
+    }
+    if runs("scale") || runs("big") {
+        let small = if runs("scale") { Some(one_file_only()) } else { None };
+        let sandbox = Sandbox::new();
+        let mut daemon = start_daemon(&sandbox);
+        if let Some(small) = small {
+            hundred_thousand(&mut report, &sandbox, &mut daemon, small);
+        }
+        if runs("big") {
+            let big = big_file(&mut report, &sandbox);
+            in_process(&mut report, &big);
+        }
+        watchdog::phase("stopping the daemon");
+        daemon.terminate();
+    }
+    if runs("huge") {
+        huge_file(&mut report);
+    }
+    report.print();
+}
+
+// --- concurrent writers ------------------------------------------------------------
+
+/// Many clients making threads at once over the hub, each waiting for its
+/// answer (so for its write to be durable) before the next: what batching
+/// writes per flush gives, against one client making them one by one.
+fn concurrent_writers(report: &mut Report) {
+    watchdog::phase("concurrent writers");
+    let writers: usize = std::env::var("PARLEY_BENCH_WRITERS").ok().and_then(|n| n.parse().ok()).unwrap_or(WRITERS);
     let sandbox = Sandbox::new();
     let mut daemon = start_daemon(&sandbox);
+    let text = big_text(6 * WRITES_PER_WRITER);
+    let files: Vec<(String, String)> = (0..writers).map(|w| (format!("src/w{w:02}.rs"), text.clone())).collect();
+    let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let repo = sandbox.repo("writers", &borrowed);
+    let create = |hub: &mut HubClient, file: &Path, k: usize| {
+        let params = json!({
+            "path": file,
+            "range": {"start": {"line": 6 * k + 1, "character": 0}, "end": {"line": 6 * k + 1, "character": 8}},
+            "body": format!("Thread {k}: does this still hold?"),
+            "author": "bench",
+        });
+        let started = Instant::now();
+        hub.call("feedback/create", params);
+        started.elapsed()
+    };
 
-    hundred_thousand(&mut report, &sandbox, &daemon, small);
-    let big = big_file(&mut report, &sandbox);
-    in_process(&mut report, &big);
-    huge_file(&mut report);
+    // One client alone, as a baseline of the same run.
+    let mut hub = HubClient::connect(&sandbox.socket, &repo);
+    let alone_file = repo.join("src/w00.rs");
+    let started = Instant::now();
+    let alone: Vec<Duration> = (0..WRITES_PER_WRITER).map(|k| create(&mut hub, &alone_file, k)).collect();
+    let alone_rate = WRITES_PER_WRITER as f64 / started.elapsed().as_secs_f64();
+    drop(hub);
 
-    watchdog::phase("stopping the daemon");
+    // Every client connected before any writes, then all at once.
+    let hubs: Vec<HubClient> = (0..writers).map(|_| HubClient::connect(&sandbox.socket, &repo)).collect();
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(writers + 1));
+    let workers: Vec<_> = hubs
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut hub)| {
+            let barrier = barrier.clone();
+            let file = repo.join(format!("src/w{w:02}.rs"));
+            std::thread::spawn(move || {
+                barrier.wait();
+                // w00 already has threads on its first lines; the others do not
+                // mind, every create is a new thread.
+                (0..WRITES_PER_WRITER).map(|k| create(&mut hub, &file, k)).collect::<Vec<Duration>>()
+            })
+        })
+        .collect();
+    barrier.wait();
+    let started = Instant::now();
+    let mut together = Vec::new();
+    for worker in workers {
+        together.extend(worker.join().expect("a writer thread"));
+    }
+    let together_rate = (writers * WRITES_PER_WRITER) as f64 / started.elapsed().as_secs_f64();
     daemon.terminate();
-    report.print();
+
+    let (alone, together) = (Stats::of(alone), Stats::of(together));
+    println!("\n## feedback/create: one client, then {writers} at once ({WRITES_PER_WRITER} threads each)");
+    Stats::print_table(&[("one client", alone), (&format!("{writers} clients at once"), together)]);
+    println!("one client: {alone_rate:.0} creates/s; {writers} clients: {together_rate:.0} creates/s");
+    report.info(
+        &format!("feedback/create, durable: one client vs {writers} at once (creates/s; p50 each)"),
+        format!(
+            "{alone_rate:.0} vs {together_rate:.0} ({:.2}×; {} / {})",
+            together_rate / alone_rate,
+            fmt_duration(alone.median),
+            fmt_duration(together.median)
+        ),
+    );
 }
 
 // --- 100,000 threads -------------------------------------------------------------
@@ -126,7 +222,7 @@ fn import(sandbox: &Sandbox, threads: &[Value], name: &str) {
     let _ = std::fs::remove_file(&file);
 }
 
-fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProcess, small: (Stats, Stats)) {
+fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &mut DaemonProcess, small: (Stats, Stats)) {
     watchdog::phase("writing 1,000 files and 100,000 threads");
     let started = Instant::now();
     let repo = sandbox.repo("many", &[]);
@@ -194,6 +290,20 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProce
     let rss_after = rss_kib(daemon.pid());
     let hwm = status_kib(daemon.pid(), "VmHWM:");
 
+    // What a user's daemon holds when it starts on these threads (at login,
+    // after an upgrade): no import behind it.
+    watchdog::phase("restarting the daemon on 100,000 threads");
+    daemon.terminate();
+    *daemon = start_daemon(sandbox);
+    let mut agent = LineChild::spawn(shim_command(sandbox, &repo));
+    agent.handshake();
+    let started = Instant::now();
+    agent.call_value(&summary);
+    let restarted_read = started.elapsed();
+    agent.call_value(&per_file[7]);
+    agent.close();
+    let (rss_restarted, hwm_restarted) = (rss_kib(daemon.pid()), status_kib(daemon.pid(), "VmHWM:"));
+
     let (summaries, one_file) = (Stats::of(summaries), Stats::of(one_file));
     println!("\n## {} threads across {FILES} files", FILES * THREADS_PER_FILE);
     println!("| step | time |");
@@ -210,6 +320,12 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProce
     );
     println!("| daemon VmRSS with the threads loaded | {} |", fmt_kib(rss_loaded));
     println!("| daemon VmRSS after the reads below (peak VmHWM) | {} ({}) |", fmt_kib(rss_after), fmt_kib(hwm));
+    println!("| daemon restarted on the threads: first get_feedback_summary | {} |", fmt_duration(restarted_read));
+    println!(
+        "| daemon restarted: VmRSS after a summary and a file's read (peak VmHWM) | {} ({}) |",
+        fmt_kib(rss_restarted),
+        fmt_kib(hwm_restarted)
+    );
     println!();
     Stats::print_table(&[
         (&format!("get_feedback_summary ({FILES} files, {summary_bytes} bytes)"), summaries),
@@ -260,6 +376,12 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &DaemonProce
         "≤ 150 MiB",
         format!("{} ({})", fmt_kib(rss_after), fmt_kib(hwm)),
         rss_after <= 150 * 1024,
+    );
+    report.row(
+        "daemon VmRSS started on 100,000 threads, after a summary and a file's read (peak VmHWM)",
+        "≤ 150 MiB",
+        format!("{} ({})", fmt_kib(rss_restarted), fmt_kib(hwm_restarted)),
+        rss_restarted <= 150 * 1024,
     );
 }
 

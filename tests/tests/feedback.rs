@@ -43,6 +43,42 @@ fn threads(result: &Value) -> Vec<Value> {
     result["threads"].as_array().expect("threads").clone()
 }
 
+/// A workspace with threads in more files than a summary lists: the agent
+/// sees the files with the most threads, how many more there are, and how to
+/// read them, in an answer that does not grow with the workspace.
+#[tokio::test]
+async fn a_summary_of_many_files_lists_those_with_the_most_threads_and_counts_the_rest() {
+    let sandbox = Sandbox::new();
+    let names: Vec<String> = (0..53).map(|k| format!("src/f{k:02}.rs")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "one\ntwo\n")).collect();
+    let repo = sandbox.repo("many", &files);
+    let _daemon = sandbox.start_daemon();
+    for name in &names {
+        add(&sandbox, &repo, &format!("{name}:1"), "Why one?");
+    }
+    // The last file by name has the most threads, so it comes first.
+    add(&sandbox, &repo, "src/f52.rs:2", "Why two?");
+    let agent = sandbox.agent(&repo).await;
+
+    let summary = agent.call_ok("get_feedback_summary", json!({})).await;
+    assert_eq!(summary["totalThreads"], json!(54), "{summary}");
+    assert_eq!(summary["totalComments"], json!(54));
+    assert_eq!(summary["fileCount"], json!(53), "every file with threads is counted");
+    let listed = summary["files"].as_array().expect("files");
+    assert_eq!(listed.len(), 50, "the 50 files with the most threads are listed");
+    assert_eq!(listed[0], json!({"path": "src/f52.rs", "threadCount": 2}));
+    assert_eq!(listed[1], json!({"path": "src/f00.rs", "threadCount": 1}), "then by path");
+    assert_eq!(listed[49], json!({"path": "src/f48.rs", "threadCount": 1}));
+    assert_eq!(summary["unlistedFileCount"], json!(3));
+    assert_eq!(summary["unlistedThreadCount"], json!(3));
+    let how = summary["unlisted"].as_str().expect("a sentence on the unlisted files");
+    assert!(how.contains("3 more files") && how.contains("get_feedback"), "{how}");
+
+    // An unlisted file's threads are one call away.
+    let rest = agent.call_ok("get_feedback", json!({"filePath": "src/f51.rs"})).await;
+    assert_eq!(threads(&rest).len(), 1, "{rest}");
+}
+
 #[tokio::test]
 async fn a_comment_from_the_cli_reaches_the_agent_and_follows_edits_on_disk() {
     let sandbox = Sandbox::new();

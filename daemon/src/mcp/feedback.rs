@@ -160,10 +160,21 @@ pub struct ReplyResult {
 pub struct SummaryResult {
     pub total_threads: usize,
     pub total_comments: usize,
+    /// How many files have open threads, listed or not.
     pub file_count: usize,
-    /// Files sorted by thread count, most first.
+    /// Files sorted by thread count, most first: at most 50, the ones with the
+    /// most threads.
     pub files: Vec<SummaryFile>,
     pub orphaned_count: usize,
+    /// Present when some files are not listed: how many.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted_file_count: Option<usize>,
+    /// Present when some files are not listed: their open threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted_thread_count: Option<usize>,
+    /// Present when some files are not listed: how to read their threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlisted: Option<String>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -244,13 +255,28 @@ pub fn comment(c: &crate::feedback::Comment) -> FeedbackComment {
     }
 }
 
+/// `get_feedback_summary`'s result. Seed 002's fields, and, when the
+/// workspace has more files with threads than are listed, how many more and
+/// how to read them: an agent starts with the files with the most threads,
+/// and a file's threads are one `get_feedback {filePath}` away.
 pub fn summary(summary: Summary) -> SummaryResult {
+    let unlisted_files = summary.file_count - summary.files.len();
+    let more = (unlisted_files > 0).then(|| {
+        format!(
+            "{} more files hold {} open threads and are not listed here; \
+             call get_feedback with a filePath for one file's threads",
+            unlisted_files, summary.unlisted_threads
+        )
+    });
     SummaryResult {
         total_threads: summary.total_threads,
         total_comments: summary.total_comments,
-        file_count: summary.files.len(),
+        file_count: summary.file_count,
         files: summary.files.into_iter().map(|(path, thread_count)| SummaryFile { path, thread_count }).collect(),
         orphaned_count: summary.orphaned,
+        unlisted_file_count: (unlisted_files > 0).then_some(unlisted_files),
+        unlisted_thread_count: (unlisted_files > 0).then_some(summary.unlisted_threads),
+        unlisted: more,
     }
 }
 

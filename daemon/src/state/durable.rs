@@ -258,7 +258,7 @@ fn fail(effect: Effect, error: &str) {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::Path;
 
     use crate::feedback::{Comment, Span, Thread, ThreadState};
     use crate::state::{self, ThreadEdit};
@@ -267,7 +267,7 @@ mod tests {
     fn thread() -> Thread {
         Thread {
             id: crate::feedback::new_id(),
-            workspace: PathBuf::from("/ws"),
+            workspace: Path::new("/ws").into(),
             path: "a.rs".into(),
             anchor: crate::anchor::capture("one\ntwo\n", 0..3),
             anchored_against: "h".into(),

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use tokio::sync::oneshot;
@@ -73,8 +74,20 @@ fn under<'a, V>(map: &'a BTreeMap<PathBuf, V>, scope: &'a Path) -> impl Iterator
 }
 
 impl State {
-    pub(super) fn index_thread(&mut self, thread: Thread) {
-        self.by_file.entry(views::file_of(&thread)).or_default().insert(thread.id.clone());
+    pub(super) fn index_thread(&mut self, mut thread: Thread) {
+        let ids = self.by_file.entry(views::file_of(&thread)).or_default();
+        // A file's threads share their workspace and, once checked against
+        // the same text, its hashes: one copy per file instead of one per
+        // thread (a thread read from the store comes with its own).
+        if let Some(other) = ids.first().and_then(|id| self.threads.get(id)) {
+            share(&mut thread.workspace, &other.workspace);
+            for hash in [&mut thread.anchored_against, &mut thread.checked_against] {
+                if !share(hash, &other.anchored_against) {
+                    share(hash, &other.checked_against);
+                }
+            }
+        }
+        ids.insert(thread.id.clone());
         self.threads.insert(thread.id.clone(), thread);
     }
 
@@ -148,7 +161,7 @@ impl State {
         self.recount(&file);
         for hash in dropped_snapshots {
             if !self.threads_of_file(&file).any(|t| t.anchored_against == hash) {
-                self.stage(Write::RemoveSnapshot(hash), Effect::Derived);
+                self.stage(Write::RemoveSnapshot(hash.to_string()), Effect::Derived);
             }
         }
     }
@@ -168,12 +181,17 @@ impl State {
     }
 
     pub(super) fn summary(&self, scope: &Path) -> Summary {
-        let files = under(&self.counts, scope).map(|(file, counts)| {
+        // Files with as many threads are ordered by their paths' bytes (as
+        // the listed paths, which share the scope, order as strings), which
+        // compares faster than paths component by component; only the
+        // listed files' paths are made into strings.
+        let show = |(_, file): &(&[u8], &PathBuf)| {
             let shown = file.strip_prefix(scope).unwrap_or(file).to_string_lossy();
-            let shown = if shown.contains('\\') { shown.replace('\\', "/") } else { shown.into_owned() };
-            (shown, *counts)
-        });
-        feedback::summarize(files)
+            if shown.contains('\\') { shown.replace('\\', "/") } else { shown.into_owned() }
+        };
+        let files =
+            under(&self.counts, scope).map(|(file, counts)| ((file.as_os_str().as_encoded_bytes(), file), *counts));
+        feedback::summarize(files, show)
     }
 
     /// Hands a new thread to the store; it is kept, published and answered
@@ -219,6 +237,15 @@ impl State {
     }
 }
 
+/// Makes `mine` share `theirs` when they are equal; answers whether they are.
+fn share<T: ?Sized + PartialEq>(mine: &mut Arc<T>, theirs: &Arc<T>) -> bool {
+    let equal = **mine == **theirs;
+    if equal && !Arc::ptr_eq(mine, theirs) {
+        *mine = theirs.clone();
+    }
+    equal
+}
+
 /// Applies an edit to a thread made at `at`; answers the change's name.
 fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'static str, ThreadError> {
     let change = match edit {
@@ -236,7 +263,7 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
         ThreadEdit::Reopen => {
             // Its file was not followed while it was resolved: check it afresh.
             thread.resolved = false;
-            thread.checked_against.clear();
+            thread.checked_against = "".into();
             "reopened"
         }
     };

@@ -180,11 +180,11 @@ impl From<ThreadRecord> for Thread {
         };
         Thread {
             id: t.id,
-            workspace: t.workspace,
+            workspace: t.workspace.into(),
             path: t.path,
             anchor: Anchor { range: t.start..t.end, quote: t.quote, prefix: t.prefix, suffix: t.suffix },
-            anchored_against: t.anchored_against,
-            checked_against: t.checked_against,
+            anchored_against: t.anchored_against.into(),
+            checked_against: t.checked_against.into(),
             span: Span {
                 start_line: s[0],
                 end_line: s[1],
@@ -223,15 +223,15 @@ impl From<&Thread> for ThreadRecord {
         };
         ThreadRecord::V1(ThreadV1 {
             id: t.id.clone(),
-            workspace: t.workspace.clone(),
+            workspace: t.workspace.to_path_buf(),
             path: t.path.clone(),
             start: t.anchor.range.start,
             end: t.anchor.range.end,
             quote: t.anchor.quote.clone(),
             prefix: t.anchor.prefix.clone(),
             suffix: t.anchor.suffix.clone(),
-            anchored_against: t.anchored_against.clone(),
-            checked_against: t.checked_against.clone(),
+            anchored_against: t.anchored_against.to_string(),
+            checked_against: t.checked_against.to_string(),
             span: [
                 s.start_line,
                 s.end_line,
