@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use super::durable::Effect;
 use super::{Payload, State};
 use crate::clock::now_rfc3339;
-use crate::feedback::{self, Comment, FeedbackError as ThreadError, Summary, Thread};
+use crate::feedback::{self, Comment, FeedbackError as ThreadError, Mark, Summary, Thread};
 use crate::store::Write;
 use crate::views;
 
@@ -44,12 +44,20 @@ pub enum Suspects {
     Only(HashSet<PathBuf>),
 }
 
-/// A change to one thread.
+/// A change to one thread. The plain variants are a person's (at an editor
+/// or the CLI); the agent ones are made through the MCP tools and move the
+/// thread's standing to addressed.
 #[derive(Debug, Clone)]
 pub enum ThreadEdit {
     Reply(Comment),
     Resolve,
     Reopen,
+    AgentReply(Comment),
+    /// Resolving, with a note kept as the thread's last comment.
+    AgentResolve {
+        agent: String,
+        note: Option<Comment>,
+    },
 }
 
 /// The entries of `map` under `scope` (the folder itself included), in
@@ -204,6 +212,30 @@ impl State {
         self.stage(Write::Thread(Box::new(thread)), Effect::EditThread { id, edit, at, reply });
     }
 
+    /// Records that `agent` read the threads `ids` at `at`, in one step for
+    /// a whole listing. Only threads whose standing changes (open ones) are
+    /// written and announced: reading again changes nothing.
+    pub(super) fn mark_seen(&mut self, ids: &[String], agent: &str, at: &str) {
+        for id in ids {
+            let Some(thread) = self.threads.get_mut(id) else { continue };
+            if !thread.standing.see(thread.resolved, agent, at) {
+                continue;
+            }
+            let thread = thread.clone();
+            // An edit waiting for the disk is written after this: it must
+            // carry the mark too, or its write would drop it.
+            let write = match self.staged_threads.get_mut(id) {
+                Some(waiting) => {
+                    waiting.standing.see(waiting.resolved, agent, at);
+                    waiting.clone()
+                }
+                None => thread.clone(),
+            };
+            self.stage(Write::Thread(Box::new(write)), Effect::Derived);
+            self.publish(views::file_of(&thread), Payload::Thread { change: "seen", thread: Box::new(thread) });
+        }
+    }
+
     /// Applies an edit the store has made durable to the thread in memory.
     pub(super) fn apply_stored_edit(&mut self, id: &str, edit: &ThreadEdit, at: &str) -> Result<Thread, ThreadError> {
         let thread = self.threads.get_mut(id).ok_or(ThreadError::NotFound)?;
@@ -221,15 +253,37 @@ impl State {
 
 /// Applies an edit to a thread made at `at`; answers the change's name.
 fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'static str, ThreadError> {
+    let by_agent = |agent: &str| Mark { by: agent.to_owned(), at: at.to_owned(), agent: true };
+    let standing = &mut thread.standing;
     let change = match edit {
-        ThreadEdit::Reply(_) if thread.resolved => return Err(ThreadError::ResolvedNoReply),
-        ThreadEdit::Resolve if thread.resolved => return Err(ThreadError::AlreadyResolved),
+        ThreadEdit::Reply(_) | ThreadEdit::AgentReply(_) if thread.resolved => {
+            return Err(ThreadError::ResolvedNoReply);
+        }
+        ThreadEdit::Resolve | ThreadEdit::AgentResolve { .. } if thread.resolved => {
+            return Err(ThreadError::AlreadyResolved);
+        }
         ThreadEdit::Reply(comment) => {
             thread.comments.push(comment.clone());
+            // A person said something new: no agent has read it yet.
+            standing.seen = None;
+            standing.addressed = None;
+            "replied"
+        }
+        ThreadEdit::AgentReply(comment) => {
+            thread.comments.push(comment.clone());
+            standing.addressed = Some(by_agent(&comment.author));
             "replied"
         }
         ThreadEdit::Resolve => {
             thread.resolved = true;
+            standing.resolved = Some(Mark { by: "human".into(), at: at.to_owned(), agent: false });
+            "resolved"
+        }
+        ThreadEdit::AgentResolve { agent, note } => {
+            thread.comments.extend(note.iter().cloned());
+            thread.resolved = true;
+            standing.addressed = Some(by_agent(agent));
+            standing.resolved = Some(by_agent(agent));
             "resolved"
         }
         ThreadEdit::Reopen if !thread.resolved => return Err(ThreadError::NotResolved),
@@ -237,6 +291,8 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             // Its file was not followed while it was resolved: check it afresh.
             thread.resolved = false;
             thread.checked_against.clear();
+            // A person brought it back: it waits for an agent again.
+            *standing = feedback::Standing::default();
             "reopened"
         }
     };

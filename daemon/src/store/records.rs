@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::anchor::Anchor;
-use crate::feedback::{Columns, Comment, Finding, Span, Thread, ThreadState};
+use crate::feedback::{Columns, Comment, Finding, Mark, Span, Standing, Thread, ThreadState};
 use crate::reviews::{CheckedReference, FoundReference, Review};
 
 /// A review as stored.
@@ -66,6 +66,33 @@ pub struct ThreadV1 {
     resolved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     finding: Option<FindingV1>,
+    /// Added later: records written before load as open threads (resolved
+    /// ones as resolved by a human).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seen: Option<MarkV1>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    addressed: Option<MarkV1>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resolved_by: Option<MarkV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct MarkV1 {
+    by: String,
+    at: String,
+    agent: bool,
+}
+
+impl From<MarkV1> for Mark {
+    fn from(m: MarkV1) -> Self {
+        Mark { by: m.by, at: m.at, agent: m.agent }
+    }
+}
+
+impl From<&Mark> for MarkV1 {
+    fn from(m: &Mark) -> Self {
+        MarkV1 { by: m.by.clone(), at: m.at.clone(), agent: m.agent }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -210,6 +237,11 @@ impl From<ThreadRecord> for Thread {
                     suggested_fix: f.suggested_fix,
                 })
             }),
+            standing: Standing {
+                seen: t.seen.map(Mark::from),
+                addressed: t.addressed.map(Mark::from),
+                resolved: t.resolved_by.map(Mark::from),
+            },
         }
     }
 }
@@ -265,6 +297,9 @@ impl From<&Thread> for ThreadRecord {
                 category: f.category.clone(),
                 suggested_fix: f.suggested_fix.clone(),
             }),
+            seen: t.standing.seen.as_ref().map(MarkV1::from),
+            addressed: t.standing.addressed.as_ref().map(MarkV1::from),
+            resolved_by: t.standing.resolved.as_ref().map(MarkV1::from),
         })
     }
 }
