@@ -313,6 +313,54 @@ fn take_positions(to: &mut Thread, from: &Thread) {
 mod tests {
     use super::*;
 
+    fn thread() -> Thread {
+        Thread {
+            id: feedback::new_id(),
+            workspace: PathBuf::from("/ws"),
+            path: "a.rs".into(),
+            anchor: crate::anchor::capture("one\n", 0..3),
+            anchored_against: "h".into(),
+            checked_against: "h".into(),
+            span: feedback::Span::default(),
+            state: feedback::ThreadState::Anchored,
+            original_quote: "one".into(),
+            comments: vec![comment("ana", "Why?")],
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+            finding: None,
+            standing: feedback::Standing::default(),
+        }
+    }
+
+    fn comment(author: &str, body: &str) -> Comment {
+        Comment { id: feedback::new_id(), body: body.into(), author: author.into(), created_at: "t".into() }
+    }
+
+    #[test]
+    fn agents_address_threads_and_people_open_them_again() {
+        let mut t = thread();
+        assert!(t.standing.see(t.resolved, "claude", "t1"));
+        apply_edit(&mut t, &ThreadEdit::AgentReply(comment("claude", "Done")), "t2").expect("reply");
+        assert_eq!(t.standing.name(t.resolved), "addressed");
+        assert_eq!(t.standing.addressed.as_ref().map(|m| (m.by.as_str(), m.at.as_str())), Some(("claude", "t2")));
+        apply_edit(&mut t, &ThreadEdit::Reply(comment("ana", "And the tests?")), "t3").expect("reply");
+        assert_eq!(t.standing.name(t.resolved), "open", "a person's reply is for the agents to read");
+
+        let note = comment("claude", "Added them");
+        let resolve = ThreadEdit::AgentResolve { agent: "claude".into(), note: Some(note.clone()) };
+        assert_eq!(apply_edit(&mut t, &resolve, "t4"), Ok("resolved"));
+        assert_eq!(t.comments.last(), Some(&note), "the note is the last comment");
+        assert_eq!((t.standing.name(t.resolved), t.standing.resolver(t.resolved)), ("resolved", Some("agent")));
+        assert_eq!(apply_edit(&mut t, &resolve, "t5"), Err(ThreadError::AlreadyResolved));
+        assert_eq!(t.comments.last(), Some(&note), "a refused resolve adds no note");
+
+        apply_edit(&mut t, &ThreadEdit::Reopen, "t6").expect("reopen");
+        assert_eq!((t.standing.name(t.resolved), t.standing.resolver(t.resolved)), ("open", None));
+        apply_edit(&mut t, &ThreadEdit::Resolve, "t7").expect("resolve");
+        assert_eq!(t.standing.resolver(t.resolved), Some("human"));
+    }
+
     #[test]
     fn a_folders_range_holds_exactly_the_paths_under_it() {
         let paths =

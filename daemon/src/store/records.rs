@@ -303,3 +303,32 @@ impl From<&Thread> for ThreadRecord {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread record as Parley wrote them before standings were kept.
+    const OLD: &str = r#"{"v":"1","id":"573dda29-f9f8-42f0-bf44-eb5690b0f283","workspace":"/ws","path":"a.rs",
+        "start":0,"end":3,"quote":"one","prefix":"","suffix":"\ntwo","anchored_against":"h","checked_against":"h",
+        "span":[0,0,0,0,0,0,3,3],"state":"anchored","similarity":null,"original_quote":"one",
+        "comments":[{"id":"c1","body":"why?","author":"ana","created_at":"t"}],
+        "created_at":"t","updated_at":"t","resolved":true}"#;
+
+    #[test]
+    fn old_records_load_with_no_standing_and_marks_round_trip() {
+        let record: ThreadRecord = serde_json::from_str(OLD).expect("an old record loads");
+        let mut thread = Thread::from(record);
+        assert_eq!(thread.standing, Standing::default());
+        assert_eq!(thread.standing.resolver(thread.resolved), Some("human"), "resolved before: by a person");
+
+        let mark = |by: &str, agent| Mark { by: by.into(), at: "t2".into(), agent };
+        thread.standing =
+            Standing { seen: Some(mark("claude", true)), addressed: None, resolved: Some(mark("human", false)) };
+        let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
+        let back = Thread::from(serde_json::from_str::<ThreadRecord>(&json).expect("loads"));
+        assert_eq!(back.standing, thread.standing);
+        // Marks not set are not written, so records stay as small as before.
+        assert!(!json.contains("addressed"), "{json}");
+    }
+}
