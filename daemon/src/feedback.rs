@@ -148,6 +148,67 @@ pub struct Thread {
     /// The reviewer's finding this thread was made from, for threads a
     /// review round opened.
     pub finding: Option<Box<Finding>>,
+    /// Where the thread stands with the agents working for the human.
+    pub standing: Standing,
+}
+
+/// Who did something to a thread, and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    /// The agent's name (its MCP client name), or `human`.
+    pub by: String,
+    /// RFC 3339.
+    pub at: String,
+    /// Whether an agent did it (through Parley's MCP tools), rather than a
+    /// person at an editor or the CLI.
+    pub agent: bool,
+}
+
+/// What agents have done with a thread since a human last spoke in it, so
+/// the human can tell what is waiting. Standing is about agents acting for
+/// the human: a reviewer's prompt or a thread an agent opens counts, a
+/// reviewer's finding does not start as seen by its reviewer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Standing {
+    /// The first agent that read the thread since a human last commented.
+    pub seen: Option<Mark>,
+    /// The last agent that replied to or resolved it since then.
+    pub addressed: Option<Mark>,
+    /// Who resolved it, while it is resolved.
+    pub resolved: Option<Mark>,
+}
+
+impl Standing {
+    /// `open`, `seen`, `addressed` or `resolved`.
+    pub fn name(&self, resolved: bool) -> &'static str {
+        match (resolved, &self.addressed, &self.seen) {
+            (true, _, _) => "resolved",
+            (false, Some(_), _) => "addressed",
+            (false, None, Some(_)) => "seen",
+            (false, None, None) => "open",
+        }
+    }
+
+    /// Who resolved the thread: `human` or `agent` (the agent's name is in
+    /// `addressed`). A thread resolved before standings were kept says `human`.
+    pub fn resolver(&self, resolved: bool) -> Option<&'static str> {
+        match (resolved, &self.resolved) {
+            (false, _) => None,
+            (true, Some(mark)) if mark.agent => Some("agent"),
+            (true, _) => Some("human"),
+        }
+    }
+
+    /// Records that `agent` read the thread; answers whether its standing
+    /// changed. Only an open thread changes: the first reader is kept, so
+    /// agents reading in turn do not keep changing it.
+    pub fn see(&mut self, resolved: bool, agent: &str, at: &str) -> bool {
+        if resolved || self.seen.is_some() || self.addressed.is_some() {
+            return false;
+        }
+        self.seen = Some(Mark { by: agent.to_owned(), at: at.to_owned(), agent: true });
+        true
+    }
 }
 
 /// What a review round said at a thread's place: the thread is the finding,
@@ -348,7 +409,28 @@ mod tests {
             updated_at: String::new(),
             resolved: false,
             finding: None,
+            standing: Standing::default(),
         }
+    }
+
+    #[test]
+    fn standing_follows_what_agents_did_last() {
+        let mut standing = Standing::default();
+        assert_eq!(standing.name(false), "open");
+        assert!(standing.see(false, "claude", "t1"));
+        assert_eq!(standing.name(false), "seen");
+        // A second reader does not replace the first.
+        assert!(!standing.see(false, "codex", "t2"));
+        assert_eq!(standing.seen.as_ref().map(|m| m.by.as_str()), Some("claude"));
+        standing.addressed = Some(Mark { by: "claude".into(), at: "t3".into(), agent: true });
+        assert_eq!(standing.name(false), "addressed");
+        assert_eq!(standing.name(true), "resolved");
+        assert_eq!(standing.resolver(true), Some("human"));
+        standing.resolved = standing.addressed.clone();
+        assert_eq!(standing.resolver(true), Some("agent"));
+        assert_eq!(standing.resolver(false), None);
+        // A resolved thread is not marked seen.
+        assert!(!Standing::default().see(true, "claude", "t"));
     }
 
     #[test]

@@ -265,35 +265,44 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering.",
+        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering. Each has a standing the human sees: open, seen (reading them here marks open ones seen by you) or addressed (an agent replied).",
         output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
         title = "Get feedback threads",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn get_feedback(&self, Parameters(args): Parameters<GetFeedbackArgs>) -> Result<CallToolResult, String> {
+    async fn get_feedback(
+        &self,
+        Parameters(args): Parameters<GetFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
         let file = match args.file_path.as_deref().filter(|p| !p.trim().is_empty()) {
             Some(path) => Some(feedback::file_in_scope(&scope, path)?),
             None => None,
         };
-        let threads = threads::list(&self.context, &scope, file, false).await.map_err(errors::feedback)?;
+        let threads = threads::list_for_agent(&self.context, &scope, file, &author_of(&context))
+            .await
+            .map_err(errors::feedback)?;
         let items = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
         Ok(feedback::list_result(FeedbackList { threads: items }))
     }
 
     #[tool(
-        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback. Returns {resolved, threadId}; an unknown or already resolved thread gives an error \"Thread not found\".",
+        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback, and the human sees it resolved by you. Pass note to say what you did: it is kept as the thread's last comment. Returns {resolved, threadId}; an unknown or already resolved thread gives an error \"Thread not found\".",
         title = "Resolve feedback thread",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn resolve_feedback(
         &self,
         Parameters(args): Parameters<ResolveFeedbackArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Json<ResolveResult>, String> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
-        let thread = threads::resolve(&self.context, &args.thread_id, Some(&scope)).await.map_err(errors::resolve)?;
+        let thread = threads::resolve_for_agent(&self.context, &args.thread_id, &scope, author_of(&context), args.note)
+            .await
+            .map_err(errors::resolve)?;
         Ok(Json(ResolveResult { resolved: true, thread_id: thread.id }))
     }
 
@@ -409,7 +418,7 @@ impl ServerHandler for ParleyMcp {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let scope = self.scope().map_err(|e| ErrorData::internal_error(e, None))?;
         let text = match request.uri.as_str() {
@@ -423,7 +432,7 @@ impl ServerHandler for ParleyMcp {
                 ResourceContents::text(markdown, REVIEW_RESOURCE).with_mime_type("text/markdown")
             }
             FEEDBACK_RESOURCE => {
-                let found = threads::list(&self.context, &scope, None, false)
+                let found = threads::list_for_agent(&self.context, &scope, None, &author_of(&context))
                     .await
                     .map_err(|e| ErrorData::internal_error(errors::feedback(e), None))?;
                 let items: Vec<_> = found.into_iter().map(|t| feedback::item(t, &scope)).collect();

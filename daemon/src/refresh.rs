@@ -320,6 +320,7 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         updated_at: now,
         resolved: false,
         finding: new.finding,
+        standing: feedback::Standing::default(),
     };
     state.create_thread(thread).await
 }

@@ -221,6 +221,11 @@ enum Command {
         edit: ThreadEdit,
         reply: oneshot::Sender<Result<Thread, ThreadError>>,
     },
+    MarkSeen {
+        ids: Vec<String>,
+        agent: String,
+        at: String,
+    },
     Import {
         export: Box<crate::store::Export>,
         reply: oneshot::Sender<Result<Imported, String>>,
@@ -462,6 +467,12 @@ impl StateHandle {
 
     pub async fn edit_thread(&self, id: String, edit: ThreadEdit) -> Result<Thread, ThreadError> {
         self.try_ask(|reply| Command::EditThread { id, edit, reply }).await
+    }
+
+    /// Records that `agent` read these threads at `at` (one command for a
+    /// whole listing); nobody waits for the write.
+    pub async fn mark_seen(&self, ids: Vec<String>, agent: String, at: String) {
+        self.tell(Command::MarkSeen { ids, agent, at }).await;
     }
 
     /// Writes an export into the store and replaces everything in memory
@@ -768,6 +779,7 @@ impl State {
             }
             Command::CreateThread { thread, reply } => self.create_thread(*thread, reply),
             Command::EditThread { id, edit, reply } => self.edit_thread(id, edit, reply),
+            Command::MarkSeen { ids, agent, at } => self.mark_seen(&ids, &agent, &at),
             Command::Import { export, reply } => self.import(export, reply),
             Command::StartSession { workspace, request, reply } => self.start_session(workspace, request, reply),
             Command::CheckSession { id, max_rounds, reply } => {

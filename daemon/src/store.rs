@@ -825,6 +825,7 @@ mod tests {
             updated_at: "t".into(),
             resolved: false,
             finding: None,
+            standing: crate::feedback::Standing::default(),
         }
     }
 

@@ -68,6 +68,13 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
             category: f.category.clone(),
             suggested_fix: f.suggested_fix.clone(),
         }),
+        standing: thread.standing.name(thread.resolved).into(),
+        seen_by: thread.standing.seen.as_ref().map(|m| m.by.clone()),
+        seen_at: thread.standing.seen.as_ref().map(|m| m.at.clone()),
+        addressed_by: thread.standing.addressed.as_ref().map(|m| m.by.clone()),
+        addressed_at: thread.standing.addressed.as_ref().map(|m| m.at.clone()),
+        resolved_by: thread.standing.resolver(thread.resolved).map(str::to_owned),
+        resolved_at: thread.resolved.then(|| thread.standing.resolved.as_ref().map(|m| m.at.clone())).flatten(),
     }
 }
 

@@ -422,6 +422,30 @@ pub struct Thread {
     /// For a thread a review round opened: the reviewer's finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<ThreadFinding>,
+    /// Where the thread stands with the agents working for the human:
+    /// `open` (no agent has read it since a human last commented), `seen`,
+    /// `addressed` (an agent replied or resolved it) or `resolved`.
+    #[serde(default = "open")]
+    pub standing: String,
+    /// The agent that first read it since a human last commented, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen_at: Option<String>,
+    /// The agent that last replied to or resolved it, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addressed_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addressed_at: Option<String>,
+    /// While resolved: `human` or `agent` (named in `addressed_by`), and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<String>,
+}
+
+fn open() -> String {
+    "open".into()
 }
 
 /// What a reviewer said at a thread's place (the first round that said it).

@@ -105,12 +105,15 @@ fn main() {
         assert!(structured(&done)["verdict"].is_string(), "{done}");
     }
     let (awaited, waited) = (Stats::of(awaited), Stats::of(waited));
-    Stats::print_table(&[("review printed → await_review answered", awaited), ("review printed → request_review answered", waited)]);
-    let ratio = awaited.p50.as_secs_f64() / waited.p50.as_secs_f64().max(1e-9);
+    Stats::print_table(&[
+        ("review printed → await_review answered", awaited),
+        ("review printed → request_review answered", waited),
+    ]);
+    let ratio = awaited.median.as_secs_f64() / waited.median.as_secs_f64().max(1e-9);
     report.row(
         "a finished round → the agent in await_review, vs one waiting in request_review (p50)",
         "≈ 1×",
-        format!("{} vs {} ({ratio:.2}×)", fmt_duration(awaited.p50), fmt_duration(waited.p50)),
+        format!("{} vs {} ({ratio:.2}×)", fmt_duration(awaited.median), fmt_duration(waited.median)),
         ratio < 1.5,
     );
     agent.close();
@@ -136,16 +139,19 @@ fn main() {
         }
     }
     let (many, none) = (Stats::of(many), Stats::of(none));
-    Stats::print_table(&[("500 findings: review printed → answered", many), ("no findings: review printed → answered", none)]);
-    let per_finding = many.p50.saturating_sub(none.p50) / FINDINGS as u32;
+    Stats::print_table(&[
+        ("500 findings: review printed → answered", many),
+        ("no findings: review printed → answered", none),
+    ]);
+    let per_finding = many.median.saturating_sub(none.median) / FINDINGS as u32;
     report.row(
         "a 500-finding review made into threads, from the review to the answer (p50), vs one with none",
         "—",
         format!(
             "{} vs {} ({:.1}×; {} per finding)",
-            fmt_duration(many.p50),
-            fmt_duration(none.p50),
-            many.p50.as_secs_f64() / none.p50.as_secs_f64().max(1e-9),
+            fmt_duration(many.median),
+            fmt_duration(none.median),
+            many.median.as_secs_f64() / none.median.as_secs_f64().max(1e-9),
             fmt_duration(per_finding)
         ),
         true,

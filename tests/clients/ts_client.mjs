@@ -216,10 +216,17 @@ await step("feedback", async () => {
     threads[0]?.comments?.[0]?.body === "Print something kinder" && threads[0]?.range?.startLine === 2,
     show(threads[0]),
   );
+  check(
+    "get_feedback: reading the thread marks it seen by this client",
+    threads[0]?.standing === "seen" && threads[0]?.seenBy === "parley-ts-sdk-test",
+    show(threads[0]),
+  );
   const id = threads[0]?.id;
   const reply = await call("reply_feedback", { threadId: id, body: "Done" });
   check("reply_feedback: replied", reply.structuredContent?.replied === true, show(reply));
-  const resolved = await call("resolve_feedback", { threadId: id });
+  const addressed = JSON.parse(textOf(await call("get_feedback", { filePath: "src/main.rs" })));
+  check("get_feedback: a replied thread is addressed", addressed[0]?.standing === "addressed", show(addressed[0]));
+  const resolved = await call("resolve_feedback", { threadId: id, note: "Kinder now" });
   check("resolve_feedback: resolved", resolved.structuredContent?.resolved === true, show(resolved));
   const again = await call("resolve_feedback", { threadId: id });
   check("resolve_feedback again: Thread not found", again.isError === true && textOf(again).includes("Thread not found"), show(again));

@@ -131,11 +131,12 @@ fn cli_in(sandbox: &Sandbox, cwd: &Path, args: &[&str]) -> String {
     out.into_owned()
 }
 
-/// The next `feedback/changed` event an editor receives, skipping others.
+/// The next `feedback/changed` event an editor receives, skipping others
+/// and agents' readings (`seen`, which tests/tests/thread_standing.rs checks).
 async fn next_thread_event(editor: &mut Editor) -> Value {
     loop {
         let event = editor.next_notification().await;
-        if event.method == "feedback/changed" {
+        if event.method == "feedback/changed" && event.params["change"] != "seen" {
             return event.params;
         }
     }

@@ -826,6 +826,14 @@ async fn findings_become_threads_and_the_next_round_hears_what_was_said_in_them(
     assert_eq!(created["finding"]["review_id"], json!(id));
     let other = sandbox.agent(&repo).await;
     let listed = other.call_ok("get_feedback", json!({})).await;
+    let human = listed["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["comments"][0]["body"] == json!("Document this"))
+        .expect("the person's thread")
+        .clone();
+    assert_eq!((human["standing"].clone(), human["seenBy"].clone()), (json!("seen"), json!("claude")), "{human}");
     let finding = listed["threads"]
         .as_array()
         .expect("threads")

@@ -153,7 +153,15 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
 
 fn print_thread(t: &wire::Thread) {
     let resolved = if t.resolved { ", resolved" } else { "" };
-    println!("{}:{}-{}  [{}{resolved}]  {}", t.path, t.range.start.line + 1, t.range.end.line + 1, t.state, t.id);
+    println!(
+        "{}:{}-{}  [{}{resolved}]  {}  {}",
+        t.path,
+        t.range.start.line + 1,
+        t.range.end.line + 1,
+        t.state,
+        standing(t),
+        t.id
+    );
     let quote = t.quote.lines().next().unwrap_or("");
     println!("    > {quote}");
     if t.state != "anchored" && t.original_quote != t.quote {
@@ -161,6 +169,19 @@ fn print_thread(t: &wire::Thread) {
     }
     for c in &t.comments {
         println!("    {} ({}): {}", c.author, c.created_at, c.body);
+    }
+}
+
+/// Where a thread stands, as a person reads it at a glance: `open`, `seen
+/// by claude`, `addressed by claude`, `resolved by you` or `resolved by claude`.
+fn standing(t: &wire::Thread) -> String {
+    let who = |name: &Option<String>| name.as_deref().unwrap_or("an agent").to_owned();
+    match (t.standing.as_str(), t.resolved_by.as_deref()) {
+        ("seen", _) => format!("seen by {}", who(&t.seen_by)),
+        ("addressed", _) => format!("addressed by {}", who(&t.addressed_by)),
+        ("resolved", Some("agent")) => format!("resolved by {}", who(&t.addressed_by)),
+        ("resolved", _) => "resolved by a human".into(),
+        (other, _) => other.to_owned(),
     }
 }
 

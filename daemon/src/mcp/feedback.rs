@@ -30,6 +30,9 @@ pub struct ResolveFeedbackArgs {
     /// UUID of the thread to resolve.
     #[serde(rename = "threadId")]
     pub thread_id: String,
+    /// Optional: what you did about it, plain text; kept as the thread's last comment.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// Arguments of `reply_feedback`.
@@ -105,6 +108,18 @@ pub struct FeedbackItem {
     /// For a thread a review round opened: the reviewer's finding (reply to and resolve it like any thread).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finding: Option<FindingView>,
+    /// Where the thread stands for the human: open (no agent has read it since a human last commented), seen (an agent has read it), addressed (an agent replied).
+    pub standing: String,
+    /// The agent that first read it since a human last commented, and when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen_at: Option<String>,
+    /// The agent that last replied to it, and when.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub addressed_by: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub addressed_at: Option<String>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -199,9 +214,18 @@ pub fn file_in_scope(scope: &Path, file_path: &str) -> Result<PathBuf, String> {
 
 /// A thread as `get_feedback` lists it; takes the thread, so its texts move
 /// into the item rather than being copied.
-pub fn item(thread: Thread, scope: &Path) -> FeedbackItem {
+pub fn item(mut thread: Thread, scope: &Path) -> FeedbackItem {
+    let marks = std::mem::take(&mut thread.standing);
+    let standing = marks.name(thread.resolved).to_owned();
+    let (seen_by, seen_at) = marks.seen.map(|m| (m.by, m.at)).unzip();
+    let (addressed_by, addressed_at) = marks.addressed.map(|m| (m.by, m.at)).unzip();
     let span = &thread.span;
     FeedbackItem {
+        standing,
+        seen_by,
+        seen_at,
+        addressed_by,
+        addressed_at,
         file: views::path_within(&thread, scope),
         range: FeedbackRange {
             start_line: span.start_line + 1,

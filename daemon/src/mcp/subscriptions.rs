@@ -38,14 +38,16 @@ pub fn resource(uri: &str) -> Option<&'static str> {
 
 /// The resource a change touches for an agent working in `workspace`.
 /// Threads moving with edits are not told: the agent that edits the file
-/// moves them, and every read re-anchors them anyway.
+/// moves them, and every read re-anchors them anyway. Nor is an agent's read
+/// marking threads seen: nothing in them changed, and telling would have
+/// agents reading again because another one read.
 pub fn touched(change: &Changed, workspace: &Path) -> Option<&'static str> {
     if !workspace::holds(workspace, &change.path) {
         return None;
     }
     match change.what {
         ChangedWhat::Review => Some(REVIEW_RESOURCE),
-        ChangedWhat::Thread("moved") => None,
+        ChangedWhat::Thread("moved" | "seen") => None,
         ChangedWhat::Thread(_) => Some(FEEDBACK_RESOURCE),
     }
 }

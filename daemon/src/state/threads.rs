@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 use super::durable::Effect;
 use super::{Payload, State};
 use crate::clock::now_rfc3339;
-use crate::feedback::{self, Comment, FeedbackError as ThreadError, Summary, Thread};
+use crate::feedback::{self, Comment, FeedbackError as ThreadError, Mark, Summary, Thread};
 use crate::store::Write;
 use crate::views;
 
@@ -45,12 +45,20 @@ pub enum Suspects {
     Only(HashSet<PathBuf>),
 }
 
-/// A change to one thread.
+/// A change to one thread. The plain variants are a person's (at an editor
+/// or the CLI); the agent ones are made through the MCP tools and move the
+/// thread's standing to addressed.
 #[derive(Debug, Clone)]
 pub enum ThreadEdit {
     Reply(Comment),
     Resolve,
     Reopen,
+    AgentReply(Comment),
+    /// Resolving, with a note kept as the thread's last comment.
+    AgentResolve {
+        agent: String,
+        note: Option<Comment>,
+    },
 }
 
 /// The entries of `map` under `scope` (the folder itself included), in
@@ -222,6 +230,30 @@ impl State {
         self.stage(Write::Thread(Box::new(thread)), Effect::EditThread { id, edit, at, reply });
     }
 
+    /// Records that `agent` read the threads `ids` at `at`, in one step for
+    /// a whole listing. Only threads whose standing changes (open ones) are
+    /// written and announced: reading again changes nothing.
+    pub(super) fn mark_seen(&mut self, ids: &[String], agent: &str, at: &str) {
+        for id in ids {
+            let Some(thread) = self.threads.get_mut(id) else { continue };
+            if !thread.standing.see(thread.resolved, agent, at) {
+                continue;
+            }
+            let thread = thread.clone();
+            // An edit waiting for the disk is written after this: it must
+            // carry the mark too, or its write would drop it.
+            let write = match self.staged_threads.get_mut(id) {
+                Some(waiting) => {
+                    waiting.standing.see(waiting.resolved, agent, at);
+                    waiting.clone()
+                }
+                None => thread.clone(),
+            };
+            self.stage(Write::Thread(Box::new(write)), Effect::Derived);
+            self.publish(views::file_of(&thread), Payload::Thread { change: "seen", thread: Box::new(thread) });
+        }
+    }
+
     /// Applies an edit the store has made durable to the thread in memory.
     pub(super) fn apply_stored_edit(&mut self, id: &str, edit: &ThreadEdit, at: &str) -> Result<Thread, ThreadError> {
         let thread = self.threads.get_mut(id).ok_or(ThreadError::NotFound)?;
@@ -248,15 +280,37 @@ fn share<T: ?Sized + PartialEq>(mine: &mut Arc<T>, theirs: &Arc<T>) -> bool {
 
 /// Applies an edit to a thread made at `at`; answers the change's name.
 fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'static str, ThreadError> {
+    let by_agent = |agent: &str| Mark { by: agent.to_owned(), at: at.to_owned(), agent: true };
+    let standing = &mut thread.standing;
     let change = match edit {
-        ThreadEdit::Reply(_) if thread.resolved => return Err(ThreadError::ResolvedNoReply),
-        ThreadEdit::Resolve if thread.resolved => return Err(ThreadError::AlreadyResolved),
+        ThreadEdit::Reply(_) | ThreadEdit::AgentReply(_) if thread.resolved => {
+            return Err(ThreadError::ResolvedNoReply);
+        }
+        ThreadEdit::Resolve | ThreadEdit::AgentResolve { .. } if thread.resolved => {
+            return Err(ThreadError::AlreadyResolved);
+        }
         ThreadEdit::Reply(comment) => {
             thread.comments.push(comment.clone());
+            // A person said something new: no agent has read it yet.
+            standing.seen = None;
+            standing.addressed = None;
+            "replied"
+        }
+        ThreadEdit::AgentReply(comment) => {
+            thread.comments.push(comment.clone());
+            standing.addressed = Some(by_agent(&comment.author));
             "replied"
         }
         ThreadEdit::Resolve => {
             thread.resolved = true;
+            standing.resolved = Some(Mark { by: "human".into(), at: at.to_owned(), agent: false });
+            "resolved"
+        }
+        ThreadEdit::AgentResolve { agent, note } => {
+            thread.comments.extend(note.iter().cloned());
+            thread.resolved = true;
+            standing.addressed = Some(by_agent(agent));
+            standing.resolved = Some(by_agent(agent));
             "resolved"
         }
         ThreadEdit::Reopen if !thread.resolved => return Err(ThreadError::NotResolved),
@@ -264,6 +318,8 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             // Its file was not followed while it was resolved: check it afresh.
             thread.resolved = false;
             thread.checked_against = "".into();
+            // A person brought it back: it waits for an agent again.
+            *standing = feedback::Standing::default();
             "reopened"
         }
     };
@@ -283,6 +339,54 @@ fn take_positions(to: &mut Thread, from: &Thread) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn thread() -> Thread {
+        Thread {
+            id: feedback::new_id(),
+            workspace: std::path::Path::new("/ws").into(),
+            path: "a.rs".into(),
+            anchor: crate::anchor::capture("one\n", 0..3),
+            anchored_against: "h".into(),
+            checked_against: "h".into(),
+            span: feedback::Span::default(),
+            state: feedback::ThreadState::Anchored,
+            original_quote: "one".into(),
+            comments: vec![comment("ana", "Why?")],
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+            finding: None,
+            standing: feedback::Standing::default(),
+        }
+    }
+
+    fn comment(author: &str, body: &str) -> Comment {
+        Comment { id: feedback::new_id(), body: body.into(), author: author.into(), created_at: "t".into() }
+    }
+
+    #[test]
+    fn agents_address_threads_and_people_open_them_again() {
+        let mut t = thread();
+        assert!(t.standing.see(t.resolved, "claude", "t1"));
+        apply_edit(&mut t, &ThreadEdit::AgentReply(comment("claude", "Done")), "t2").expect("reply");
+        assert_eq!(t.standing.name(t.resolved), "addressed");
+        assert_eq!(t.standing.addressed.as_ref().map(|m| (m.by.as_str(), m.at.as_str())), Some(("claude", "t2")));
+        apply_edit(&mut t, &ThreadEdit::Reply(comment("ana", "And the tests?")), "t3").expect("reply");
+        assert_eq!(t.standing.name(t.resolved), "open", "a person's reply is for the agents to read");
+
+        let note = comment("claude", "Added them");
+        let resolve = ThreadEdit::AgentResolve { agent: "claude".into(), note: Some(note.clone()) };
+        assert_eq!(apply_edit(&mut t, &resolve, "t4"), Ok("resolved"));
+        assert_eq!(t.comments.last(), Some(&note), "the note is the last comment");
+        assert_eq!((t.standing.name(t.resolved), t.standing.resolver(t.resolved)), ("resolved", Some("agent")));
+        assert_eq!(apply_edit(&mut t, &resolve, "t5"), Err(ThreadError::AlreadyResolved));
+        assert_eq!(t.comments.last(), Some(&note), "a refused resolve adds no note");
+
+        apply_edit(&mut t, &ThreadEdit::Reopen, "t6").expect("reopen");
+        assert_eq!((t.standing.name(t.resolved), t.standing.resolver(t.resolved)), ("open", None));
+        apply_edit(&mut t, &ThreadEdit::Resolve, "t7").expect("resolve");
+        assert_eq!(t.standing.resolver(t.resolved), Some("human"));
+    }
 
     #[test]
     fn a_folders_range_holds_exactly_the_paths_under_it() {

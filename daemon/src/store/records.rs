@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::anchor::Anchor;
-use crate::feedback::{Columns, Comment, Finding, Span, Thread, ThreadState};
+use crate::feedback::{Columns, Comment, Finding, Mark, Span, Standing, Thread, ThreadState};
 use crate::reviews::{CheckedReference, FoundReference, Review};
 
 /// A review as stored.
@@ -66,6 +66,33 @@ pub struct ThreadV1 {
     resolved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     finding: Option<FindingV1>,
+    /// Added later: records written before load as open threads (resolved
+    /// ones as resolved by a human).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seen: Option<MarkV1>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    addressed: Option<MarkV1>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resolved_by: Option<MarkV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct MarkV1 {
+    by: String,
+    at: String,
+    agent: bool,
+}
+
+impl From<MarkV1> for Mark {
+    fn from(m: MarkV1) -> Self {
+        Mark { by: m.by, at: m.at, agent: m.agent }
+    }
+}
+
+impl From<&Mark> for MarkV1 {
+    fn from(m: &Mark) -> Self {
+        MarkV1 { by: m.by.clone(), at: m.at.clone(), agent: m.agent }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -210,6 +237,11 @@ impl From<ThreadRecord> for Thread {
                     suggested_fix: f.suggested_fix,
                 })
             }),
+            standing: Standing {
+                seen: t.seen.map(Mark::from),
+                addressed: t.addressed.map(Mark::from),
+                resolved: t.resolved_by.map(Mark::from),
+            },
         }
     }
 }
@@ -265,6 +297,38 @@ impl From<&Thread> for ThreadRecord {
                 category: f.category.clone(),
                 suggested_fix: f.suggested_fix.clone(),
             }),
+            seen: t.standing.seen.as_ref().map(MarkV1::from),
+            addressed: t.standing.addressed.as_ref().map(MarkV1::from),
+            resolved_by: t.standing.resolved.as_ref().map(MarkV1::from),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread record as Parley wrote them before standings were kept.
+    const OLD: &str = r#"{"v":"1","id":"573dda29-f9f8-42f0-bf44-eb5690b0f283","workspace":"/ws","path":"a.rs",
+        "start":0,"end":3,"quote":"one","prefix":"","suffix":"\ntwo","anchored_against":"h","checked_against":"h",
+        "span":[0,0,0,0,0,0,3,3],"state":"anchored","similarity":null,"original_quote":"one",
+        "comments":[{"id":"c1","body":"why?","author":"ana","created_at":"t"}],
+        "created_at":"t","updated_at":"t","resolved":true}"#;
+
+    #[test]
+    fn old_records_load_with_no_standing_and_marks_round_trip() {
+        let record: ThreadRecord = serde_json::from_str(OLD).expect("an old record loads");
+        let mut thread = Thread::from(record);
+        assert_eq!(thread.standing, Standing::default());
+        assert_eq!(thread.standing.resolver(thread.resolved), Some("human"), "resolved before: by a person");
+
+        let mark = |by: &str, agent| Mark { by: by.into(), at: "t2".into(), agent };
+        thread.standing =
+            Standing { seen: Some(mark("claude", true)), addressed: None, resolved: Some(mark("human", false)) };
+        let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
+        let back = Thread::from(serde_json::from_str::<ThreadRecord>(&json).expect("loads"));
+        assert_eq!(back.standing, thread.standing);
+        // Marks not set are not written, so records stay as small as before.
+        assert!(!json.contains("addressed"), "{json}");
     }
 }

@@ -28,6 +28,33 @@ pub async fn list(
     Ok(cx.state.threads(scope.to_owned(), file, include_resolved).await?)
 }
 
+/// Threads an agent reads (`get_feedback`, the feedback resource), as
+/// [`list`] gives them, recorded as seen by `agent`.
+pub async fn list_for_agent(
+    cx: &Context,
+    scope: &Path,
+    file: Option<PathBuf>,
+    agent: &str,
+) -> Result<Vec<Thread>, FeedbackError> {
+    let mut threads = list(cx, scope, file, false).await?;
+    mark_seen(cx, &mut threads, agent).await;
+    Ok(threads)
+}
+
+/// Records that `agent` has read `threads` (a listing, or the threads a
+/// review round's prompt quotes): the open ones become seen by it, in one
+/// state command for them all, and `threads` are updated to match. Threads
+/// already seen, addressed or resolved are left as they are, so reading
+/// again writes and announces nothing.
+pub async fn mark_seen(cx: &Context, threads: &mut [Thread], agent: &str) {
+    let at = crate::clock::now_rfc3339();
+    let ids: Vec<String> =
+        threads.iter_mut().filter_map(|t| t.standing.see(t.resolved, agent, &at).then(|| t.id.clone())).collect();
+    if !ids.is_empty() {
+        cx.state.mark_seen(ids, agent.to_owned(), at).await;
+    }
+}
+
 /// Counts for `scope`, re-anchored first.
 pub async fn summary(cx: &Context, scope: &Path) -> Result<Summary, FeedbackError> {
     refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, None).await?;
@@ -118,7 +145,12 @@ pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, 
         author: ask.author,
         finding: None,
     };
-    create(cx, new).await
+    let author = new.author.clone();
+    let mut thread = create(cx, new).await?;
+    // The agent knows its own question: it waits for the human, and their
+    // reply makes it open again.
+    mark_seen(cx, std::slice::from_mut(&mut thread), &author).await;
+    Ok(thread)
 }
 
 /// What reading an agent's lines found.
@@ -186,13 +218,42 @@ pub async fn reply(
         return Err(FeedbackError::Invalid("a reply needs a body: write what you want to say".into()));
     }
     let comment = Comment { id: feedback::new_id(), body, author, created_at: crate::clock::now_rfc3339() };
-    let thread = edit(cx, thread_id, ThreadEdit::Reply(comment.clone()), within).await?;
+    // An agent's reply addresses the thread; a person's makes it open again.
+    let change = match within {
+        Some(_) => ThreadEdit::AgentReply(comment.clone()),
+        None => ThreadEdit::Reply(comment.clone()),
+    };
+    let thread = edit(cx, thread_id, change, within).await?;
     Ok((thread, comment))
 }
 
-/// Marks a thread addressed: hidden from listings, kept for reopening.
+/// Marks a thread done: hidden from listings, kept for reopening. An agent
+/// (`within` given) resolves it as `agent`, with no note; see
+/// [`resolve_for_agent`].
 pub async fn resolve(cx: &Context, thread_id: &str, within: Option<&Path>) -> Result<Thread, FeedbackError> {
-    edit(cx, thread_id, ThreadEdit::Resolve, within).await
+    let change = match within {
+        Some(_) => ThreadEdit::AgentResolve { agent: "agent".into(), note: None },
+        None => ThreadEdit::Resolve,
+    };
+    edit(cx, thread_id, change, within).await
+}
+
+/// An agent resolving a thread of its workspace `scope`, leaving `note`
+/// (when given) as the thread's last comment, in the same write.
+pub async fn resolve_for_agent(
+    cx: &Context,
+    thread_id: &str,
+    scope: &Path,
+    agent: String,
+    note: Option<String>,
+) -> Result<Thread, FeedbackError> {
+    let note = note.filter(|n| !n.trim().is_empty()).map(|body| Comment {
+        id: feedback::new_id(),
+        body,
+        author: agent.clone(),
+        created_at: crate::clock::now_rfc3339(),
+    });
+    edit(cx, thread_id, ThreadEdit::AgentResolve { agent, note }, Some(scope)).await
 }
 
 /// Brings a resolved thread back.

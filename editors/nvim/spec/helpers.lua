@@ -168,6 +168,8 @@ local function mark_fields(row, col, d)
     end_row = d.end_row,
     end_col = d.end_col,
     text = d.virt_text and d.virt_text[1] and d.virt_text[1][1] or nil,
+    -- Where the thread stands, when an agent has done something with it.
+    standing = d.virt_text and d.virt_text[2] and d.virt_text[2][1] or nil,
   }
 end
 

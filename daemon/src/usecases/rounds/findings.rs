@@ -27,13 +27,15 @@ pub(super) struct Discussion {
 }
 
 /// The threads of the repository at `root` a round of session `session_id`
-/// over `changed` files should know about. Listing them re-anchors them; a
-/// failure leaves the prompt without them rather than failing the round.
+/// over `changed` files should know about; the open ones it quotes count as
+/// seen by `reader`, the reviewer. Listing them re-anchors them; a failure
+/// leaves the prompt without them rather than failing the round.
 pub(super) async fn discussion(
     cx: &crate::context::Context,
     root: &Path,
     session_id: &str,
     changed: &[String],
+    reader: &str,
 ) -> Discussion {
     let found = match threads::list(cx, root, None, true).await {
         Ok(found) => found,
@@ -43,6 +45,7 @@ pub(super) async fn discussion(
         }
     };
     let mut discussion = Discussion::default();
+    let mut quoted = Vec::new();
     for thread in found {
         let Some(relative) = relative_path(&thread, root) else { continue };
         match thread.finding.as_deref() {
@@ -53,10 +56,12 @@ pub(super) async fn discussion(
             Some(_) => {}
             None if !thread.resolved && changed.contains(&relative) => {
                 discussion.open.push(prompt_thread(&thread, &relative, None));
+                quoted.push(thread);
             }
             None => {}
         }
     }
+    threads::mark_seen(cx, &mut quoted, reader).await;
     discussion
 }
 

@@ -166,7 +166,8 @@ pub(super) async fn review(
             return Err(RoundError::Secrets(secrets::describe(&findings)));
         }
     }
-    let discussion = findings::discussion(cx, &root, &session.id, &changes.files).await;
+    let reviewer_name = settings.reviewer_name.clone().unwrap_or_else(|| reviewer.program_name());
+    let discussion = findings::discussion(cx, &root, &session.id, &changes.files, &reviewer_name).await;
     for thread in discussion.findings.iter().chain(&discussion.open) {
         for (author, body) in &thread.comments {
             let name = format!("(comment by {author} at {})", thread.place);
@@ -230,8 +231,7 @@ pub(super) async fn review(
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
-    let name = settings.reviewer_name.clone().unwrap_or_else(|| reviewer.program_name());
-    let warnings = findings::open_threads(cx, &root, &session.id, &round, &name).await;
+    let warnings = findings::open_threads(cx, &root, &session.id, &round, &reviewer_name).await;
     Ok(finish(cx, &settings, session, round, &changes, warnings).await)
 }
 

@@ -58,6 +58,7 @@ local function highlights()
     highlight default link ParleyOrphanedSign DiagnosticSignWarn
     highlight default link ParleyText Comment
     highlight default link ParleyOrphanedText DiagnosticWarn
+    highlight default link ParleyStanding NonText
   ]])
   api.nvim_set_hl(0, "ParleyRange", { default = true })
 end

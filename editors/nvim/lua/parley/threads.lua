@@ -76,6 +76,18 @@ local function summary(thread, view)
   return prefix .. (latest.author or "?") .. ": " .. first_line(latest.body) .. count
 end
 
+-- Where the thread stands with the agents, when one has done something
+-- with it since a person last commented: "seen by claude", "addressed by
+-- claude". Nil for an open thread (and from a daemon that does not say).
+local function standing(thread)
+  if thread.standing == "seen" then
+    return "seen by " .. (thread.seen_by or "an agent")
+  elseif thread.standing == "addressed" then
+    return "addressed by " .. (thread.addressed_by or "an agent")
+  end
+  return nil
+end
+
 local function clamp(value, low, high)
   return math.max(low, math.min(value, high))
 end
@@ -119,6 +131,10 @@ local function draw(buf, thread, range)
   }
   if config.options.virtual_text then
     opts.virt_text = { { summary(thread, view), orphaned(view) and "ParleyOrphanedText" or "ParleyText" } }
+    local stands = standing(thread)
+    if stands then
+      opts.virt_text[2] = { " · " .. stands, "ParleyStanding" }
+    end
     opts.virt_text_pos = "eol"
   end
   api.nvim_buf_set_extmark(buf, ns, sr, sc, opts)
@@ -296,7 +312,8 @@ local function tell_reply(thread)
   end
 end
 
--- Applies a feedback/changed event: created, replied, resolved, reopened or moved.
+-- Applies a feedback/changed event: created, replied, resolved, reopened,
+-- moved or seen (an agent read it).
 function M.apply(change, thread, live)
   if type(thread) ~= "table" or not thread.id then
     return
@@ -487,6 +504,10 @@ function M.items()
       entry.text = entry.text .. " (was: " .. first_line(thread.original_quote) .. ")"
     else
       entry.lnum, entry.col, entry.end_lnum, entry.end_col = line + 1, col + 1, end_line + 1, end_col + 1
+    end
+    local stands = standing(thread)
+    if stands then
+      entry.text = entry.text .. " · " .. stands
     end
     entries[#entries + 1] = entry
   end

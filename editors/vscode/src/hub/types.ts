@@ -71,7 +71,18 @@ export interface Thread {
   comments: Comment[];
   created_at: string;
   updated_at: string;
+  /** Where the thread stands with the agents; absent from daemons before it was kept. */
+  standing?: ThreadStanding;
+  seen_by?: string;
+  seen_at?: string;
+  addressed_by?: string;
+  addressed_at?: string;
+  /** While resolved: `human` or `agent` (named in `addressed_by`). */
+  resolved_by?: 'human' | 'agent';
+  resolved_at?: string;
 }
+
+export type ThreadStanding = 'open' | 'seen' | 'addressed' | 'resolved';
 
 export interface Selection {
   path: string;
@@ -86,7 +97,7 @@ export interface ReviewUpdated {
   seq: number;
 }
 
-export type ThreadChange = 'created' | 'replied' | 'resolved' | 'reopened' | 'moved';
+export type ThreadChange = 'created' | 'replied' | 'resolved' | 'reopened' | 'moved' | 'seen';
 
 export interface FeedbackChanged {
   change: ThreadChange;

@@ -73,11 +73,30 @@ export function threadView(thread: Thread): ThreadView {
       timestamp: new Date(thread.updated_at),
     });
   }
+  const standing = standingLabel(thread);
   if (thread.resolved) {
-    label = `Resolved · ${label}`;
+    label = `${standing ?? 'Resolved'} · ${label}`;
     contextValue = 'resolved';
+  } else if (standing) {
+    label = `${label} · ${standing}`;
   }
   return { contextValue, label, resolved: thread.resolved, fileLevel, comments };
+}
+
+/** Where the thread stands with the agents, as the human reads it in the label: `Open`, `Seen by claude`, `Addressed by claude`, `Resolved by you`, `Resolved by claude`. Undefined from a daemon that does not say. */
+export function standingLabel(thread: Thread): string | undefined {
+  switch (thread.standing) {
+    case 'open':
+      return 'Open';
+    case 'seen':
+      return `Seen by ${thread.seen_by ?? 'an agent'}`;
+    case 'addressed':
+      return `Addressed by ${thread.addressed_by ?? 'an agent'}`;
+    case 'resolved':
+      return thread.resolved_by === 'agent' ? `Resolved by ${thread.addressed_by ?? 'an agent'}` : 'Resolved by you';
+    default:
+      return undefined;
+  }
 }
 
 /** The status bar's words for the open threads. */

@@ -67,3 +67,17 @@ test('line spans count from 1 and ignore a final column 0', () => {
   assert.equal(countLabel(1), '1 thread');
   assert.equal(countLabel(0), '0 threads');
 });
+
+test('the label says where the thread stands with the agents', () => {
+  assert.equal(threadView(thread({ standing: 'open' })).label, 'Feedback · Open');
+  assert.equal(threadView(thread({ standing: 'seen', seen_by: 'claude' })).label, 'Feedback · Seen by claude');
+  assert.equal(threadView(thread({ standing: 'addressed', addressed_by: 'claude' })).label, 'Feedback · Addressed by claude');
+  assert.equal(threadView(thread({ state: 'moved', standing: 'seen', seen_by: 'codex' })).label, 'Moved (L40-L44) · Seen by codex');
+  const byAgent = threadView(thread({ resolved: true, standing: 'resolved', resolved_by: 'agent', addressed_by: 'claude' }));
+  assert.equal(byAgent.label, 'Resolved by claude · Feedback');
+  assert.equal(byAgent.contextValue, 'resolved');
+  assert.equal(threadView(thread({ resolved: true, standing: 'resolved', resolved_by: 'human' })).label, 'Resolved by you · Feedback');
+  // A daemon that does not keep standings: the labels as before.
+  assert.equal(threadView(thread({ resolved: true })).label, 'Resolved · Feedback');
+  assert.equal(threadView(thread({})).label, 'Feedback');
+});
