@@ -147,6 +147,7 @@ async fn a_walkthrough_survives_the_round_that_replaced_it() {
     let missing = window.request("review/get", json!({"workspace": repo, "revision": 9})).await;
     let error = missing.error.expect("an unknown revision is an error");
     assert!(error.message.contains("revisions 1 to 2 are kept"), "{}", error.message);
+    assert_eq!(error.code, -32005, "not found");
 
     // MCP: the latest stays parley://review; the older one is readable too.
     let latest = read(&claude, "parley://review").await.expect("read");
