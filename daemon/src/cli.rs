@@ -232,11 +232,20 @@ enum ReviewCommand {
         /// The review session (its id, a unique prefix, or its number such as 003).
         id: String,
     },
-    /// Print the current review of a workspace.
+    /// Print the current review of a workspace, an older revision, or the list of kept revisions.
+    ///
+    /// Every revision says who made it: an agent's presented walkthrough, or a
+    /// review round's rendered review. The last 100 revisions of each review are kept.
     Show {
         /// The folder (default: the git root holding the current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
+        /// Print this kept revision instead of the current one.
+        #[arg(long, value_name = "N", conflicts_with = "history")]
+        revision: Option<u64>,
+        /// List the kept revisions, newest first, with who made each.
+        #[arg(long)]
+        history: bool,
         /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
@@ -309,8 +318,13 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             println!("{}", socket::socket_path()?.display());
             Ok(0)
         }
-        Command::Review { command: ReviewCommand::Show { workspace, json } } => {
-            review::show(&workspace_or_cwd(workspace)?, json).await
+        Command::Review { command: ReviewCommand::Show { workspace, revision, history, json } } => {
+            let folder = workspace_or_cwd(workspace)?;
+            match (revision, history) {
+                (_, true) => review::history(&folder, json).await,
+                (Some(revision), false) => review::show_revision(&folder, revision, json).await,
+                (None, false) => review::show(&folder, json).await,
+            }
         }
         Command::Review {
             command: ReviewCommand::Request { summary, docs, focus, previous, scope, workspace, json },

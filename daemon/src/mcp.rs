@@ -20,10 +20,11 @@ use parley_protocol::methods::{SELECTION_GET, Selection};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
@@ -47,6 +48,11 @@ use feedback::{
 use sessions::RequestReviewArgs;
 use subscriptions::{FEEDBACK_RESOURCE, RESOURCES, REVIEW_RESOURCE, Subscriptions};
 
+/// The kept revisions of the workspace's review, newest first, as JSON.
+const REVIEW_HISTORY_RESOURCE: &str = "parley://review/history";
+/// One kept revision of the workspace's review, as markdown.
+const REVIEW_REVISION_TEMPLATE: &str = "parley://review/{revision}";
+
 /// How long an editor has to answer a selection request.
 const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -65,7 +71,7 @@ Feedback threads are comments on ranges of your workspace's files, left by human
 - Each thread has a state: anchored, moved, modified (the text changed since the comment; originalQuote shows what it was), orphaned (the text is gone), stale (the file changed and the text was not found again within Parley's bound on that work: the range is where it was last seen) or unreadable (the file is not UTF-8 text or cannot be read). For the last three, judge from originalQuote and the comments whether the comment still applies.
 - Address a thread in the code, then reply_feedback to say what you did, and resolve_feedback once it is done. Ask with reply_feedback when a comment is unclear instead of guessing.
 - add_feedback opens a thread on lines of a file: ask the human about that code there, or leave a note where it matters. Their answer arrives in the thread.
-- The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again.
+- The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again. Earlier revisions of the review (a walkthrough a review round replaced, each round's review) stay readable: parley://review/history lists them, parley://review/{revision} reads one.
 - The prompts address-feedback and review-loop walk through the two usual loops.
 
 Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want.";
@@ -245,12 +251,15 @@ impl ParleyMcp {
     async fn present_review(
         &self,
         Parameters(args): Parameters<PresentReviewArgs>,
+        context: RequestContext<RoleServer>,
     ) -> Result<Json<PresentReviewResult>, String> {
         let _call = self.context.shutdown.call();
         let presentation =
             Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
         let base = self.base_dir(args.base_uri.as_deref())?;
-        let committed = reviews::present(&self.context, &base, &presentation).await.map_err(errors::present)?;
+        let client = context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty());
+        let source = crate::reviews::Source::Agent { client };
+        let committed = reviews::present(&self.context, &base, &presentation, source).await.map_err(errors::present)?;
         Ok(Json(present_result(committed.review, committed.delivered_to)))
     }
 
@@ -412,6 +421,30 @@ impl ServerHandler for ParleyMcp {
                 .with_title("Feedback threads")
                 .with_description("The open feedback threads of this workspace, as get_feedback returns them")
                 .with_mime_type("application/json"),
+            Resource::new(REVIEW_HISTORY_RESOURCE, "review-history")
+                .with_title("Review history")
+                .with_description(
+                    "The kept revisions of this workspace's review (the last 100), newest first: each one's revision, \
+                     time, title and who made it (an agent's present_review, or a review round). Read one as \
+                     parley://review/{revision}.",
+                )
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(REVIEW_REVISION_TEMPLATE, "review-revision")
+                .with_title("Review revision")
+                .with_description(
+                    "One kept revision of this workspace's review, as markdown, e.g. an agent's walkthrough that a \
+                     review round's review replaced; parley://review/history lists them",
+                )
+                .with_mime_type("text/markdown"),
         ]))
     }
 
@@ -439,11 +472,31 @@ impl ServerHandler for ParleyMcp {
                 let json = serde_json::to_string_pretty(&items).expect("feedback items always serialize");
                 ResourceContents::text(json, FEEDBACK_RESOURCE).with_mime_type("application/json")
             }
+            REVIEW_HISTORY_RESOURCE => {
+                let found = reviews::history(&self.context, Some(vec![scope.clone()]))
+                    .await
+                    .map_err(|e| ErrorData::internal_error(errors::present(e), None))?;
+                let revisions: Vec<_> = found.iter().map(crate::views::review_revision).collect();
+                let json = serde_json::to_string_pretty(&revisions).map_err(|e| {
+                    ErrorData::internal_error(format!("the review history did not serialize: {e}"), None)
+                })?;
+                ResourceContents::text(json, REVIEW_HISTORY_RESOURCE).with_mime_type("application/json")
+            }
             other => {
-                return Err(ErrorData::resource_not_found(
-                    format!("no resource {other}; Parley offers {REVIEW_RESOURCE} and {FEEDBACK_RESOURCE}"),
-                    None,
-                ));
+                let Some(revision) = other.strip_prefix("parley://review/").and_then(|n| n.parse::<u64>().ok()) else {
+                    return Err(ErrorData::resource_not_found(
+                        format!(
+                            "no resource {other}; Parley offers {REVIEW_RESOURCE}, {FEEDBACK_RESOURCE}, \
+                             {REVIEW_HISTORY_RESOURCE} and {REVIEW_REVISION_TEMPLATE}"
+                        ),
+                        None,
+                    ));
+                };
+                let review = reviews::revision(&self.context, &scope, revision).await.map_err(|e| match e {
+                    reviews::PresentError::NotFound(text) => ErrorData::resource_not_found(text, None),
+                    e => ErrorData::internal_error(errors::present(e), None),
+                })?;
+                ResourceContents::text(review.content, other.to_owned()).with_mime_type("text/markdown")
             }
         };
         Ok(ReadResourceResult::new(vec![text]).into())

@@ -19,6 +19,69 @@ pub struct Review {
     /// RFC 3339.
     pub updated_at: String,
     pub references: Vec<CheckedReference>,
+    /// Who made this revision.
+    pub source: Source,
+}
+
+/// Who made a revision of a review, so that a round's rendered review is
+/// never mistaken for the walkthrough an agent presented before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Source {
+    /// An agent's `present_review`; `client` is the MCP client's own name
+    /// when it gave one.
+    Agent { client: Option<String> },
+    /// A review round's rendered review.
+    Round { review_id: String, round: u32 },
+    /// A person, through a hub client.
+    Person { name: Option<String> },
+    /// Stored before Parley recorded sources.
+    #[default]
+    Unrecorded,
+}
+
+impl Source {
+    /// The short kind name the wire and the store use.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Agent { .. } => "agent",
+            Source::Round { .. } => "round",
+            Source::Person { .. } => "person",
+            Source::Unrecorded => "unrecorded",
+        }
+    }
+
+    /// A phrase for people: "presented by claude-code", "round 2 of review
+    /// 2026-11-21-001".
+    pub fn label(&self) -> String {
+        match self {
+            Source::Agent { client: Some(client) } => format!("presented by {client}"),
+            Source::Agent { client: None } => "presented by an agent".into(),
+            Source::Round { review_id, round } => format!("round {round} of review {review_id}"),
+            Source::Person { name: Some(name) } => format!("written by {name}"),
+            Source::Person { name: None } => "written by a person".into(),
+            Source::Unrecorded => "source not recorded".into(),
+        }
+    }
+}
+
+/// How many revisions of each folder's review the store keeps: enough for a
+/// long review loop (a walkthrough and its updates, dozens of rounds), while
+/// a folder that an agent presents to in a loop cannot grow without bound.
+pub const KEPT_REVISIONS: u64 = 100;
+
+/// The title of a review: its first heading, else its first non-empty line,
+/// shortened for a list.
+pub fn title(content: &str) -> String {
+    let title = headings(content)
+        .into_iter()
+        .next()
+        .map(|h| h.title)
+        .or_else(|| content.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned))
+        .unwrap_or_default();
+    match title.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &title[..cut]),
+        None => title,
+    }
 }
 
 /// How `present_review` combines new content with the current review.
@@ -380,6 +443,20 @@ mod tests {
     fn check_apply(current: &str, content: &str, mode: &str, section: Option<&str>, want: &str) {
         let p = Presentation::new(Some(content.into()), Some(mode), section.map(Into::into)).expect("valid");
         assert_eq!(p.apply(Some(current)), want, "mode {mode} section {section:?}");
+    }
+
+    #[test]
+    fn sources_and_titles_read_well() {
+        assert_eq!(Source::Agent { client: Some("claude-code".into()) }.label(), "presented by claude-code");
+        assert_eq!(
+            Source::Round { review_id: "2026-11-21-001".into(), round: 2 }.label(),
+            "round 2 of review 2026-11-21-001"
+        );
+        assert_eq!(Source::default().kind(), "unrecorded");
+        assert_eq!(title("intro\n\n# Login refactor\n\nbody"), "Login refactor");
+        assert_eq!(title("\n  just text\nmore"), "just text");
+        assert_eq!(title(""), "");
+        assert_eq!(title(&"x".repeat(100)).chars().count(), 81);
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub use records::Export;
 use records::{ReviewRecord, SessionRecord, ThreadRecord};
 
 use crate::feedback::Thread;
-use crate::reviews::Review;
+use crate::reviews::{KEPT_REVISIONS, Review};
 use crate::sessions::Session;
 
 /// How many automatic backups are kept.
@@ -177,6 +177,8 @@ struct Shared {
 struct Trees {
     db: sled::Db,
     reviews: sled::Tree,
+    /// Every kept revision of each review, keyed by [`revision_key`].
+    review_revisions: sled::Tree,
     threads: sled::Tree,
     /// File texts threads were anchored against, keyed by their hash.
     snapshots: sled::Tree,
@@ -218,6 +220,7 @@ fn open_trees(path: &Path) -> Result<Trees, StoreError> {
     let tree = |name: &str| db.open_tree(name).map_err(|e| StoreError::from_sled(path, e));
     let trees = Trees {
         reviews: tree("reviews")?,
+        review_revisions: tree("review_revisions")?,
         threads: tree("threads")?,
         snapshots: tree("snapshots")?,
         sessions: tree("sessions")?,
@@ -414,12 +417,55 @@ impl Store {
         trees.reviews.iter().map(|entry| Ok(serde_json::from_slice::<ReviewRecord>(&entry?.1)?.into())).collect()
     }
 
-    /// Writes a review; durable after the next [`Store::flush`].
+    /// Writes a review as its folder's current one and as a kept revision;
+    /// durable after the next [`Store::flush`]. Revisions newer than it are
+    /// dropped (a failed write being undone puts the older one back), and so
+    /// are those older than the last [`KEPT_REVISIONS`].
     pub fn put_review(&self, review: &Review) -> Result<(), StoreError> {
+        let trees = self.trees()?;
         let key = review.base.as_os_str().as_encoded_bytes();
         let bytes = serde_json::to_vec(&ReviewRecord::from(review))?;
-        self.trees()?.reviews.insert(key, bytes).map_err(|e| self.failed(e))?;
+        trees.reviews.insert(key, bytes.clone()).map_err(|e| self.failed(e))?;
+        let revisions = &trees.review_revisions;
+        revisions.insert(revision_key(&review.base, review.revision), bytes).map_err(|e| self.failed(e))?;
+        let oldest_kept = review.revision.saturating_sub(KEPT_REVISIONS - 1);
+        let dropped = revisions
+            .range(revision_key(&review.base, 0)..revision_key(&review.base, oldest_kept))
+            .keys()
+            .chain(
+                revisions
+                    .range(revision_key(&review.base, review.revision + 1)..=revision_key(&review.base, u64::MAX))
+                    .keys(),
+            )
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.failed(e))?;
+        for key in dropped {
+            revisions.remove(key).map_err(|e| self.failed(e))?;
+        }
         Ok(())
+    }
+
+    /// The kept revisions of the review of `base`, oldest first. A review
+    /// stored before revisions were kept has its current revision only.
+    pub fn review_revisions(&self, base: &Path) -> Result<Vec<Review>, StoreError> {
+        let trees = self.trees()?;
+        let mut found: Vec<Review> = trees
+            .review_revisions
+            .range(revision_key(base, 0)..=revision_key(base, u64::MAX))
+            .map(|entry| Ok(serde_json::from_slice::<ReviewRecord>(&entry?.1)?.into()))
+            .collect::<Result<_, StoreError>>()?;
+        if let Some(bytes) = trees.reviews.get(base.as_os_str().as_encoded_bytes())? {
+            let current: Review = serde_json::from_slice::<ReviewRecord>(&bytes)?.into();
+            if found.last().is_none_or(|last| last.revision < current.revision) {
+                found.push(current);
+            }
+        }
+        Ok(found)
+    }
+
+    /// One kept revision of the review of `base`.
+    pub fn review_revision(&self, base: &Path, revision: u64) -> Result<Option<Review>, StoreError> {
+        Ok(self.review_revisions(base)?.into_iter().find(|r| r.revision == revision))
     }
 
     /// Every stored thread, resolved ones included.
@@ -494,7 +540,18 @@ impl Store {
             Write::Thread(thread) => return self.put_thread(&thread),
             Write::Session(session) => return self.put_session(&session),
             Write::Import(export) => return self.import(*export).map(|_| ()),
-            Write::RemoveReview(base) => trees.reviews.remove(base.as_os_str().as_encoded_bytes()),
+            Write::RemoveReview(base) => {
+                let kept = trees
+                    .review_revisions
+                    .range(revision_key(&base, 0)..=revision_key(&base, u64::MAX))
+                    .keys()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| self.failed(e))?;
+                for key in kept {
+                    trees.review_revisions.remove(key).map_err(|e| self.failed(e))?;
+                }
+                trees.reviews.remove(base.as_os_str().as_encoded_bytes())
+            }
             Write::RemoveThread(id) => trees.threads.remove(id.as_bytes()),
             Write::RemoveSession(id) => trees.sessions.remove(id.as_bytes()),
             Write::RemoveSnapshot(hash) => trees.snapshots.remove(hash.as_bytes()),
@@ -720,6 +777,16 @@ fn backups(data_dir: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// A revision's key: the folder, a NUL (no path holds one, so one folder's
+/// keys never run into another's that begins the same) and the revision in
+/// big-endian, so keys sort by revision.
+fn revision_key(base: &Path, revision: u64) -> Vec<u8> {
+    let mut key = base.as_os_str().as_encoded_bytes().to_vec();
+    key.push(0);
+    key.extend_from_slice(&revision.to_be_bytes());
+    key
+}
+
 fn newest_backup(data_dir: &Path) -> Option<PathBuf> {
     backups(data_dir).pop()
 }
@@ -796,6 +863,7 @@ mod tests {
             content: "# R\n[`a.rs:1`][]".into(),
             revision: 3,
             updated_at: "2026-11-21T00:00:00Z".into(),
+            source: crate::reviews::Source::Agent { client: Some("claude-code".into()) },
             references: crate::reviews::check_references(
                 crate::reviews::find_references("[`a.rs:1`][]"),
                 Path::new("/ws"),
@@ -924,6 +992,36 @@ mod tests {
         );
         assert!(said(DiskProblem::ReadOnly).contains("read-only file system"));
         assert!(said(DiskProblem::Denied).contains("give your user write access"));
+    }
+
+    #[test]
+    fn a_review_keeps_its_last_revisions_and_an_undone_one_goes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let mut other = review();
+        other.base = PathBuf::from("/ws2");
+        store.put_review(&other).expect("put");
+        for revision in 1..=KEPT_REVISIONS + 5 {
+            let mut r = review();
+            r.revision = revision;
+            r.content = format!("# Revision {revision}");
+            store.put_review(&r).expect("put");
+        }
+        let kept = store.review_revisions(Path::new("/ws")).expect("read");
+        let numbers: Vec<u64> = kept.iter().map(|r| r.revision).collect();
+        assert_eq!(numbers, (6..=KEPT_REVISIONS + 5).collect::<Vec<_>>());
+        assert_eq!(kept[0].content, "# Revision 6");
+        assert_eq!(kept[0].source, review().source);
+        assert!(store.review_revision(Path::new("/ws"), 5).expect("read").is_none());
+        // A failed write undone by putting the previous revision back.
+        let mut previous = review();
+        previous.revision = KEPT_REVISIONS + 4;
+        store.put_review(&previous).expect("put");
+        assert!(store.review_revision(Path::new("/ws"), KEPT_REVISIONS + 5).expect("read").is_none());
+        // The other folder's review, a prefix of neither, is untouched.
+        assert_eq!(store.review_revisions(Path::new("/ws2")).expect("read").len(), 1);
+        store.apply(Write::RemoveReview(PathBuf::from("/ws"))).expect("remove");
+        assert!(store.review_revisions(Path::new("/ws")).expect("read").is_empty());
     }
 
     #[tokio::test]

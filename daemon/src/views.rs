@@ -7,7 +7,7 @@ use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::{self as wire, Position};
 
 use crate::feedback::Thread;
-use crate::reviews::Review;
+use crate::reviews::{Review, Source};
 use crate::sessions::Session;
 
 /// The wire form of a review.
@@ -17,6 +17,7 @@ pub fn review(review: &Review) -> wire::Review {
         content: review.content.clone(),
         revision: review.revision,
         updated_at: review.updated_at.clone(),
+        source: review_source(&review.source),
         references: review
             .references
             .iter()
@@ -29,6 +30,33 @@ pub fn review(review: &Review) -> wire::Review {
                 problem: r.problem.clone(),
             })
             .collect(),
+    }
+}
+
+/// The wire form of who made a revision.
+pub fn review_source(source: &Source) -> wire::ReviewSource {
+    let mut wire = wire::ReviewSource { kind: source.kind().into(), label: source.label(), ..Default::default() };
+    match source {
+        Source::Agent { client } => wire.client.clone_from(client),
+        Source::Round { review_id, round } => {
+            wire.review_id = Some(review_id.clone());
+            wire.round = Some(*round);
+        }
+        Source::Person { name } => wire.name.clone_from(name),
+        Source::Unrecorded => {}
+    }
+    wire
+}
+
+/// A revision as `review/history` lists it.
+pub fn review_revision(review: &Review) -> wire::ReviewRevision {
+    wire::ReviewRevision {
+        base_uri: review.base.clone(),
+        revision: review.revision,
+        updated_at: review.updated_at.clone(),
+        source: review_source(&review.source),
+        title: crate::reviews::title(&review.content),
+        bytes: review.content.len(),
     }
 }
 

@@ -67,6 +67,10 @@ method!(
     ReviewGet = REVIEW_GET, ReviewGetParams => ReviewGetResult
 );
 method!(
+    /// The kept revisions of a workspace's reviews.
+    ReviewHistory = REVIEW_HISTORY, ReviewHistoryParams => ReviewHistoryResult
+);
+method!(
     /// The events after a sequence number.
     EventsReplay = EVENTS_REPLAY, EventsReplayParams => EventsReplayResult
 );
@@ -186,6 +190,8 @@ pub const SELECTION_CHANGED: &str = "selection/changed";
 pub const SELECTION_GET: &str = "selection/get";
 /// Client → daemon request: the reviews for a workspace.
 pub const REVIEW_GET: &str = "review/get";
+/// Client → daemon request: the kept revisions of the reviews for a workspace.
+pub const REVIEW_HISTORY: &str = "review/history";
 /// Daemon → editor notification: a review was presented or updated.
 pub const REVIEW_UPDATED: &str = "review/updated";
 /// Client → daemon request: the events after a sequence number.
@@ -232,6 +238,60 @@ pub struct ReviewGetParams {
     /// workspaces (editors) or to every review (CLI).
     #[serde(default)]
     pub workspace: Option<PathBuf>,
+    /// One kept revision instead of the current review: `workspace` is then
+    /// required and must hold exactly one review (or be its base).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewHistoryParams {
+    /// A folder: the reviews whose base is inside it. Defaults as for
+    /// `review/get`.
+    #[serde(default)]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewHistoryResult {
+    /// Newest first.
+    pub revisions: Vec<ReviewRevision>,
+}
+
+/// One kept revision of a review, without its content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRevision {
+    pub base_uri: PathBuf,
+    pub revision: u64,
+    /// RFC 3339.
+    pub updated_at: String,
+    pub source: ReviewSource,
+    /// The first heading (or first line) of the document.
+    pub title: String,
+    /// The document's length in bytes.
+    pub bytes: usize,
+}
+
+/// Who made a revision of a review.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReviewSource {
+    /// `agent` (`present_review`), `round` (a review round's rendered
+    /// review), `person`, or `unrecorded` (stored before sources were kept).
+    pub kind: String,
+    /// For people: "presented by claude-code", "round 2 of review 2026-11-21-001".
+    pub label: String,
+    /// The agent's MCP client name, when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The review session of a round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// The person who wrote it, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -253,6 +313,9 @@ pub struct Review {
     pub updated_at: String,
     /// Every file reference in the document, in order.
     pub references: Vec<Reference>,
+    /// Who made this revision.
+    #[serde(default)]
+    pub source: ReviewSource,
 }
 
 /// A file reference found in a review.

@@ -176,6 +176,7 @@ async fn dispatch(request: &Request, peer: &Peer<'_>) -> Result<Value, ErrorObje
     use wire::*;
     match request.method.as_str() {
         ReviewGet::NAME => on::<ReviewGet>(request, peer, review_get).await,
+        ReviewHistory::NAME => on::<ReviewHistory>(request, peer, review_history).await,
         EventsReplay::NAME => on::<EventsReplay>(request, peer, events_replay).await,
         StatusRequest::NAME => on::<StatusRequest>(request, peer, status).await,
         Shutdown::NAME => on::<Shutdown>(request, peer, shutdown).await,
@@ -255,13 +256,34 @@ fn scopes(asked: Option<&Path>, peer: &Peer<'_>) -> Result<Vec<PathBuf>, ErrorOb
 }
 
 async fn review_get(peer: &Peer<'_>, p: wire::ReviewGetParams) -> Result<wire::ReviewGetResult, ErrorObject> {
-    let folders = match (p.workspace, peer.role) {
+    if let Some(revision) = p.revision {
+        let Some(folder) = p.workspace else {
+            return Err(errors::invalid("review/get with a revision needs the workspace whose review it is"));
+        };
+        let folder = absolute(&folder, "workspace")?;
+        let found = reviews::revision(peer.cx, &folder, revision).await.map_err(errors::present)?;
+        return Ok(wire::ReviewGetResult { reviews: vec![views::review(&found)] });
+    }
+    let found = reviews::list(peer.cx, review_folders(peer, p.workspace)?).await.map_err(errors::present)?;
+    Ok(wire::ReviewGetResult { reviews: found.iter().map(views::review).collect() })
+}
+
+async fn review_history(
+    peer: &Peer<'_>,
+    p: wire::ReviewHistoryParams,
+) -> Result<wire::ReviewHistoryResult, ErrorObject> {
+    let found = reviews::history(peer.cx, review_folders(peer, p.workspace)?).await.map_err(errors::present)?;
+    Ok(wire::ReviewHistoryResult { revisions: found.iter().map(views::review_revision).collect() })
+}
+
+/// The folders a review read covers: the one named, else an editor's
+/// workspaces, else (the CLI) every folder.
+fn review_folders(peer: &Peer<'_>, workspace: Option<PathBuf>) -> Result<Option<Vec<PathBuf>>, ErrorObject> {
+    Ok(match (workspace, peer.role) {
         (Some(folder), _) => Some(vec![absolute(&folder, "workspace")?]),
         (None, Role::Editor) => Some(peer.facts.workspaces.clone()),
         (None, _) => None,
-    };
-    let found = reviews::list(peer.cx, folders).await.map_err(errors::present)?;
-    Ok(wire::ReviewGetResult { reviews: found.iter().map(views::review).collect() })
+    })
 }
 
 async fn events_replay(peer: &Peer<'_>, p: wire::EventsReplayParams) -> Result<wire::EventsReplayResult, ErrorObject> {

@@ -52,6 +52,7 @@ pub fn present(error: PresentError) -> ErrorObject {
         PresentError::Busy => code::CONFLICT,
         PresentError::Store(_) => code::STORE_FAILED,
         PresentError::Internal(_) => code::INTERNAL_ERROR,
+        PresentError::NotFound(_) => code::NOT_FOUND,
     };
     ErrorObject::new(code, error.to_string())
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::anchor::Anchor;
 use crate::feedback::{Columns, Comment, Finding, Mark, Span, Standing, Thread, ThreadState};
-use crate::reviews::{CheckedReference, FoundReference, Review};
+use crate::reviews::{CheckedReference, FoundReference, Review, Source};
 
 /// A review as stored.
 #[derive(Debug, Serialize, Deserialize)]
@@ -24,6 +24,27 @@ pub struct ReviewV1 {
     revision: u64,
     updated_at: String,
     references: Vec<ReferenceV1>,
+    /// Absent in reviews stored before sources were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<SourceV1>,
+}
+
+/// Who made a revision, as stored.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum SourceV1 {
+    Agent {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<String>,
+    },
+    Round {
+        review_id: String,
+        round: u32,
+    },
+    Person {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -157,6 +178,12 @@ impl From<ReviewRecord> for Review {
             content: r.content,
             revision: r.revision,
             updated_at: r.updated_at,
+            source: match r.source {
+                None => Source::Unrecorded,
+                Some(SourceV1::Agent { client }) => Source::Agent { client },
+                Some(SourceV1::Round { review_id, round }) => Source::Round { review_id, round },
+                Some(SourceV1::Person { name }) => Source::Person { name },
+            },
             references: r
                 .references
                 .into_iter()
@@ -177,6 +204,14 @@ impl From<&Review> for ReviewRecord {
             content: review.content.clone(),
             revision: review.revision,
             updated_at: review.updated_at.clone(),
+            source: match &review.source {
+                Source::Unrecorded => None,
+                Source::Agent { client } => Some(SourceV1::Agent { client: client.clone() }),
+                Source::Round { review_id, round } => {
+                    Some(SourceV1::Round { review_id: review_id.clone(), round: *round })
+                }
+                Source::Person { name } => Some(SourceV1::Person { name: name.clone() }),
+            },
             references: review
                 .references
                 .iter()

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::context::Context;
-use crate::reviews::{self, FileFacts, Presentation, Review};
+use crate::reviews::{self, FileFacts, Presentation, Review, Source};
 use crate::state::{CommitError, Committed, Stopped};
 
 /// Why a review could not be shown or read.
@@ -20,6 +20,9 @@ pub enum PresentError {
     Store(String),
     #[error("{0}")]
     Internal(String),
+    /// A read named something that is not there; the text says what is.
+    #[error("{0}")]
+    NotFound(String),
 }
 
 impl From<Stopped> for PresentError {
@@ -32,8 +35,14 @@ impl From<Stopped> for PresentError {
 /// review at the same moment.
 const COMMIT_ATTEMPTS: usize = 16;
 
-/// Presents `presentation` for the folder `base`; answers once it is durable.
-pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> Result<Committed, PresentError> {
+/// Presents `presentation` for the folder `base` as a new revision made by
+/// `source`; answers once it is durable.
+pub async fn present(
+    cx: &Context,
+    base: &Path,
+    presentation: &Presentation,
+    source: Source,
+) -> Result<Committed, PresentError> {
     for _ in 0..COMMIT_ATTEMPTS {
         let current = cx.state.latest_review(base.to_owned()).await?;
         let content = presentation.apply(current.as_ref().map(|r| r.content.as_str()));
@@ -45,7 +54,14 @@ pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> 
         })
         .await
         .map_err(|e| PresentError::Internal(format!("checking references failed: {e}")))?;
-        let review = Review { base: base.to_owned(), content, revision, updated_at: String::new(), references };
+        let review = Review {
+            base: base.to_owned(),
+            content,
+            revision,
+            updated_at: String::new(),
+            references,
+            source: source.clone(),
+        };
         match cx.state.commit(review).await {
             Ok(committed) => return Ok(committed),
             Err(CommitError::Raced) => continue,
@@ -60,6 +76,62 @@ pub async fn present(cx: &Context, base: &Path, presentation: &Presentation) -> 
 /// `None`), newest first.
 pub async fn list(cx: &Context, folders: Option<Vec<PathBuf>>) -> Result<Vec<Review>, PresentError> {
     Ok(cx.state.reviews(folders).await?)
+}
+
+/// The kept revisions of the reviews whose base lies in one of `folders`
+/// (every review when `None`), newest first.
+pub async fn history(cx: &Context, folders: Option<Vec<PathBuf>>) -> Result<Vec<Review>, PresentError> {
+    let bases: Vec<PathBuf> = list(cx, folders).await?.into_iter().map(|r| r.base).collect();
+    let store = cx.store.clone();
+    let mut all = tokio::task::spawn_blocking(move || {
+        let mut all = Vec::new();
+        for base in bases {
+            all.extend(store.review_revisions(&base)?);
+        }
+        Ok::<_, crate::store::StoreError>(all)
+    })
+    .await
+    .map_err(|e| PresentError::Internal(format!("reading the review history failed: {e}")))?
+    .map_err(|e| PresentError::Store(e.to_string()))?;
+    all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(b.revision.cmp(&a.revision)));
+    Ok(all)
+}
+
+/// Revision `revision` of the one review under `folder` (the review whose
+/// base is `folder` when several lie under it).
+pub async fn revision(cx: &Context, folder: &Path, revision: u64) -> Result<Review, PresentError> {
+    let found = list(cx, Some(vec![folder.to_owned()])).await?;
+    let base = match found.iter().find(|r| r.base == folder) {
+        Some(exact) => exact.base.clone(),
+        None => match found.as_slice() {
+            [] => return Err(PresentError::NotFound(format!("there is no review under {}", folder.display()))),
+            [one] => one.base.clone(),
+            several => {
+                let bases: Vec<String> = several.iter().map(|r| r.base.display().to_string()).collect();
+                return Err(PresentError::NotFound(format!(
+                    "{} reviews lie under {} ({}): name the one you mean as the workspace",
+                    several.len(),
+                    folder.display(),
+                    bases.join(", ")
+                )));
+            }
+        },
+    };
+    let store = cx.store.clone();
+    let lookup = base.clone();
+    let kept = tokio::task::spawn_blocking(move || store.review_revisions(&lookup))
+        .await
+        .map_err(|e| PresentError::Internal(format!("reading the review history failed: {e}")))?
+        .map_err(|e| PresentError::Store(e.to_string()))?;
+    if let Some(found) = kept.iter().find(|r| r.revision == revision) {
+        return Ok(found.clone());
+    }
+    let (first, last) = (kept.first().map_or(0, |r| r.revision), kept.last().map_or(0, |r| r.revision));
+    Err(PresentError::NotFound(format!(
+        "the review of {} has no revision {revision}: revisions {first} to {last} are kept (the last {} of each review)",
+        base.display(),
+        reviews::KEPT_REVISIONS
+    )))
 }
 
 /// Looks a referenced file up on disk: its existence, kind and line count.

@@ -1,5 +1,5 @@
--- Reviews arriving live: the notification, :ParleyReview, and the open buffer
--- following updates. Driven by tests/tests/nvim.rs
+-- Reviews arriving live: the notification, :ParleyReview, the open buffer
+-- following updates, and an earlier revision opened by number. Driven by tests/tests/nvim.rs
 -- (nvim_shows_a_review_and_keeps_it_current).
 
 local h = require("helpers")
@@ -41,5 +41,22 @@ describe("reviews", function()
     assert.matches("^# Login refactor\n", h.buffer_text(buf))
     assert.matches("Review updated %(revision 2%)", h.notes_text())
     assert.equals(2, vim.b[buf].parley_revision)
+  end)
+
+  it(":ParleyReview 1 opens the earlier revision, saying who made it", function()
+    local function revision_buffer()
+      for _, b in ipairs(api.nvim_list_bufs()) do
+        if api.nvim_buf_get_name(b) == "parley://review/1" then
+          return b
+        end
+      end
+    end
+    vim.cmd("ParleyReview 1")
+    h.wait_for("revision 1 in a buffer of its own", revision_buffer)
+    local text = h.buffer_text(revision_buffer())
+    assert.matches("^<!%-%- revision 1 · presented by ", text)
+    assert.matches("# Login refactor", text)
+    assert.is_nil(text:find("## Tests", 1, true), "revision 1 is from before the update")
+    assert.matches("## Tests", h.buffer_text(buf), "the current review's buffer is unchanged")
   end)
 end)

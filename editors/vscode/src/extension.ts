@@ -82,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): void {
     },
   });
 
+  store.useDaemon((method, params) => hub.request(method, params));
   panel = new ReviewPanel(context.extensionUri, store, log, () => status.setReviewWaiting(false));
   threads = new ThreadsController(hub, log);
   selection = new SelectionReporter(hub, panel);

@@ -272,7 +272,8 @@ async fn finish(
     }
     let markdown = structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
     let presentation = Presentation { content: markdown.clone(), mode: Mode::Replace, section: None };
-    let shown_in = match shown::present(cx, &changes.root, &presentation).await {
+    let source = crate::reviews::Source::Round { review_id: session.id.clone(), round: round.round };
+    let shown_in = match shown::present(cx, &changes.root, &presentation, source).await {
         Ok(committed) => committed.delivered_to.len(),
         Err(e) => {
             warnings.push(format!("the review was not shown in the editor: {e}"));

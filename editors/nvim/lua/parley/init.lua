@@ -68,9 +68,24 @@ local function command(name, fn, opts)
 end
 
 local function commands()
-  command("ParleyReview", function()
-    review.open()
-  end, { desc = "Parley: show the current review" })
+  command("ParleyReview", function(o)
+    local arg = vim.trim(o.args or "")
+    if arg == "" then
+      review.open()
+    elseif arg == "history" then
+      review.pick_revision()
+    elseif tonumber(arg) then
+      review.open_revision(tonumber(arg))
+    else
+      vim.notify("Parley: :ParleyReview takes nothing, a revision number, or `history`", vim.log.levels.WARN)
+    end
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "history" }
+    end,
+    desc = "Parley: show the current review, revision N of it, or its history",
+  })
   command("ParleyComment", function(o)
     threads.comment(o)
   end, { range = true, nargs = "*", desc = "Parley: comment on the selection" })

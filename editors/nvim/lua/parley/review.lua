@@ -1,6 +1,8 @@
 -- Reviews that agents present: the newest per base folder, shown in a
 -- markdown scratch buffer that follows every update, with <CR> and gf on a
--- file reference opening the file at its line.
+-- file reference opening the file at its line. Older revisions (the daemon
+-- keeps the last 100, each with who made it) open in buffers of their own
+-- with :ParleyReview N, and :ParleyReview history lists them.
 
 local config = require("parley.config")
 local paths = require("parley.paths")
@@ -202,7 +204,7 @@ end
 
 -- Follows the reference under the cursor. Returns false when there is none.
 function M.follow()
-  local review = M.current()
+  local review = vim.b.parley_revision_review or M.current()
   if not review then
     return false
   end
@@ -220,8 +222,8 @@ function M.follow()
   return true
 end
 
-local function setup_buffer(buf)
-  api.nvim_buf_set_name(buf, BUFFER_NAME)
+local function setup_buffer(buf, name)
+  api.nvim_buf_set_name(buf, name or BUFFER_NAME)
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
@@ -237,6 +239,93 @@ local function setup_buffer(buf)
     end
   end, { buffer = buf, desc = "Parley: open the referenced file at its line" })
   vim.keymap.set("n", "q", "<Cmd>close<CR>", { buffer = buf, desc = "Parley: close the review" })
+end
+
+-- Shows `review` (an older revision) in a buffer of its own, beside the current
+-- window; it does not follow updates. The first line says who made it.
+local function show_revision(review)
+  local name = BUFFER_NAME .. "/" .. review.revision
+  local buf = nil
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_valid(b) and api.nvim_buf_get_name(b) == name then
+      buf = b
+    end
+  end
+  if not buf then
+    buf = api.nvim_create_buf(false, true)
+    setup_buffer(buf, name)
+  end
+  local source = review.source and review.source.label or "source not recorded"
+  local lines = { "<!-- revision " .. review.revision .. " · " .. source .. " · " .. (review.updated_at or "") .. " -->", "" }
+  vim.list_extend(lines, content_lines(review))
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  vim.b[buf].parley_base = review.base_uri
+  vim.b[buf].parley_revision = review.revision
+  vim.b[buf].parley_revision_review = review
+  vim.cmd("botright vsplit")
+  api.nvim_win_set_buf(0, buf)
+  vim.wo.wrap = true
+  vim.wo.linebreak = true
+  return buf
+end
+
+-- The folder whose review history is meant: the current review's.
+local function history_base()
+  local review = M.current()
+  if not review then
+    vim.notify("Parley: no review yet, so no earlier revisions", vim.log.levels.INFO)
+    return nil
+  end
+  return review.base_uri
+end
+
+-- :ParleyReview N — opens revision N of the current review, fetched from the daemon.
+function M.open_revision(revision, on_done)
+  local base = history_base()
+  if not base then
+    return
+  end
+  require("parley.rpc").request("review/get", { workspace = base, revision = revision }, function(err, result)
+    if err then
+      vim.notify("Parley: " .. tostring(type(err) == "table" and err.message or err), vim.log.levels.WARN)
+    elseif result and result.reviews and result.reviews[1] then
+      show_revision(result.reviews[1])
+    end
+    if on_done then
+      on_done()
+    end
+  end)
+end
+
+-- :ParleyReview history — lists the kept revisions with who made each; the
+-- one picked opens.
+function M.pick_revision()
+  local base = history_base()
+  if not base then
+    return
+  end
+  require("parley.rpc").request("review/history", { workspace = base }, function(err, result)
+    if err then
+      vim.notify("Parley: " .. tostring(type(err) == "table" and err.message or err), vim.log.levels.WARN)
+      return
+    end
+    local revisions = vim.tbl_filter(function(r)
+      return r.base_uri == base
+    end, result and result.revisions or {})
+    vim.ui.select(revisions, {
+      prompt = "Revision of the review of " .. base,
+      format_item = function(r)
+        return string.format("%d · %s · %s · %s", r.revision, r.source.label, r.updated_at, r.title)
+      end,
+    }, function(choice)
+      if choice then
+        M.open_revision(choice.revision)
+      end
+    end)
+  end)
 end
 
 -- :ParleyReview — shows the review buffer (creating it), focused, beside the current window.

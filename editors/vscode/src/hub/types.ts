@@ -46,6 +46,28 @@ export interface Review {
   revision: number;
   updated_at: string;
   references: Reference[];
+  /** Who made this revision (docs/protocol.md, review/get); absent from daemons before it was recorded. */
+  source?: ReviewSource;
+}
+
+/** Who made a revision of a review. */
+export interface ReviewSource {
+  kind: 'agent' | 'round' | 'person' | 'unrecorded';
+  /** For people: "presented by claude-code", "round 2 of review 2026-11-21-001". */
+  label: string;
+  client?: string;
+  review_id?: string;
+  round?: number;
+}
+
+/** One kept revision, as review/history lists it. */
+export interface ReviewRevision {
+  base_uri: string;
+  revision: number;
+  updated_at: string;
+  source: ReviewSource;
+  title: string;
+  bytes: number;
 }
 
 export interface Comment {

@@ -1,9 +1,11 @@
 // The messages between the review panel's webview and the extension, typed once for both sides. Imports nothing from vscode.
 
-/** One revision the window has seen, for the panel's history menu. */
+/** One revision of the review, for the panel's history menu: those the daemon keeps, and any the window saw besides. */
 export interface RevisionEntry {
   revision: number;
   updatedAt: string;
+  /** Who made it ("presented by claude-code", "round 1 of review …"), when known. */
+  source?: string;
 }
 
 /** Extension → webview. */
@@ -14,6 +16,8 @@ export type ToWebview =
       baseUri: string;
       revision: number;
       updatedAt: string;
+      /** Who made the revision shown, when known: the header says it, so a round's review is not taken for an agent's walkthrough. */
+      source?: string;
       /** Rendered by the extension (src/review/render.ts): no raw HTML, no script, no remote content. */
       html: string;
       /** Newest first. */
@@ -25,6 +29,8 @@ export type ToWebview =
       /** Only the review's first screens (render.ts, reviewHead): the whole follows in another `show`. */
       partial: boolean;
     }
+  /** The history menu changed (the daemon's list was read again): the review shown stays. */
+  | { type: 'history'; history: RevisionEntry[] }
   | { type: 'empty'; message: string };
 
 /** Webview → extension. */

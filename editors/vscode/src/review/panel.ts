@@ -1,8 +1,8 @@
-// The review panel: a webview beside the editor showing the newest review of the window's folders, live as agents present and change it, with the revisions this window has seen. Markdown is rendered here (render.ts) and shown under a strict content security policy; link clicks come back as messages and open the file at the referenced lines.
+// The review panel: a webview beside the editor showing the newest review of the window's folders, live as agents present and change it, with the revisions the daemon keeps (review/history), each labelled with who made it. Markdown is rendered here (render.ts) and shown under a strict content security policy; link clicks come back as messages and open the file at the referenced lines.
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { Review } from '../hub/types';
+import { Review, ReviewRevision } from '../hub/types';
 import { Log } from '../log';
 import { FromWebview, RevisionEntry, ToWebview } from './messages';
 import { describeReference, renderReview, reviewHead } from './render';
@@ -10,14 +10,58 @@ import { describeReference, renderReview, reviewHead } from './render';
 export const VIEW_TYPE = 'parley.review';
 /** How long the whole of a long review waits for the panel to say its head is painted. */
 const HEAD_WAIT_MS = 300;
-/** How many revisions of each review the window keeps for the history menu. */
+/** How many revisions of each review the window holds in memory (the daemon keeps more; older ones are fetched when picked). */
 const HISTORY_LIMIT = 50;
 
-/** The reviews of this window's folders, with the revisions seen since the window opened. */
+/** How the store asks the daemon: the hub client's `request`. */
+export type HubRequest = <T>(method: string, params?: unknown) => Promise<T>;
+
+/** The reviews of this window's folders, with their revisions: those the daemon keeps, and those the window has seen. */
 export class ReviewStore {
   private readonly byBase = new Map<string, Review[]>();
+  /** The daemon's list of kept revisions of each review, newest first. */
+  private readonly kept = new Map<string, ReviewRevision[]>();
+  private hub: HubRequest | undefined;
   private readonly changed = new vscode.EventEmitter<{ review: Review; live: boolean }>();
   readonly onDidChange = this.changed.event;
+  private readonly historyChanged = new vscode.EventEmitter<string>();
+  /** The daemon's history of a review (its base) was read again, or an older revision arrived. */
+  readonly onDidChangeHistory = this.historyChanged.event;
+
+  /** Reads revisions from the daemon through `request` from now on. */
+  useDaemon(request: HubRequest): void {
+    this.hub = request;
+    for (const base of this.byBase.keys()) void this.refreshHistory(base);
+  }
+
+  /** Reads the daemon's list of the kept revisions of the review of `base`. */
+  async refreshHistory(base: string): Promise<void> {
+    if (!this.hub) return;
+    try {
+      const result = await this.hub<{ revisions: ReviewRevision[] }>('review/history', { workspace: base });
+      this.kept.set(base, result.revisions.filter((r) => r.base_uri === base));
+      this.historyChanged.fire(base);
+    } catch {
+      // An older daemon, or a connection that just dropped: the menu keeps what the window saw.
+    }
+  }
+
+  /** Fetches revision `revision` of the review of `base` from the daemon, unless the window holds it. */
+  async load(base: string, revision: number): Promise<Review | undefined> {
+    const held = this.revision(base, revision);
+    if (held || !this.hub) return held;
+    try {
+      const result = await this.hub<{ reviews: Review[] }>('review/get', { workspace: base, revision });
+      const found = result.reviews[0];
+      if (found) {
+        this.apply(found, false);
+        this.historyChanged.fire(base);
+      }
+      return found;
+    } catch {
+      return undefined;
+    }
+  }
 
   /** Keeps `review` unless a newer revision of it is already held (docs/protocol.md §8). */
   apply(review: Review, live: boolean): void {
@@ -35,6 +79,7 @@ export class ReviewStore {
     revisions.length = Math.min(revisions.length, HISTORY_LIMIT);
     this.byBase.set(review.base_uri, revisions);
     this.changed.fire({ review, live });
+    void this.refreshHistory(review.base_uri);
   }
 
   /** Replaces everything with `reviews` (after a daemon restart), keeping history of the same reviews. */
@@ -42,6 +87,7 @@ export class ReviewStore {
     const keep = new Set(reviews.map((r) => r.base_uri));
     for (const base of [...this.byBase.keys()]) if (!keep.has(base)) this.byBase.delete(base);
     for (const review of reviews) this.apply(review, false);
+    for (const base of this.byBase.keys()) void this.refreshHistory(base);
   }
 
   /** The most recently changed review. */
@@ -58,8 +104,12 @@ export class ReviewStore {
     return this.byBase.get(base)?.find((r) => r.revision === revision);
   }
 
+  /** The revisions of the review of `base`, newest first: the daemon's list, with any the window saw that it lacks. */
   history(base: string): RevisionEntry[] {
-    return (this.byBase.get(base) ?? []).map((r) => ({ revision: r.revision, updatedAt: r.updated_at }));
+    const entries = new Map<number, RevisionEntry>();
+    for (const r of this.byBase.get(base) ?? []) entries.set(r.revision, { revision: r.revision, updatedAt: r.updated_at, source: r.source?.label });
+    for (const r of this.kept.get(base) ?? []) entries.set(r.revision, { revision: r.revision, updatedAt: r.updated_at, source: r.source.label });
+    return [...entries.values()].sort((a, b) => b.revision - a.revision);
   }
 }
 
@@ -103,6 +153,10 @@ export class ReviewPanel implements vscode.Disposable {
           // An agent has just presented it: show it beside the editor without taking the focus.
           this.show(true);
         }
+      }),
+      store.onDidChangeHistory((base) => {
+        // Only the menu changes: the review on screen is not rendered again.
+        if (this.panel && this.ready && this.shown?.base_uri === base) this.post({ type: 'history', history: this.store.history(base) });
       }),
       vscode.window.registerWebviewPanelSerializer(VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel) => {
@@ -195,7 +249,7 @@ export class ReviewPanel implements vscode.Disposable {
   <span id="title"></span>
   <label>History <select id="history" aria-label="Revision"></select></label>
 </header>
-<div id="banner" class="banner" hidden>You are reading an earlier revision. <a id="latest" role="link" tabindex="0">Show the newest</a></div>
+<div id="banner" class="banner" hidden>You are reading an earlier revision<span id="banner-source"></span>. <a id="latest" role="link" tabindex="0">Show the newest</a></div>
 <main id="content"><p class="empty">Loading…</p></main>
 <script nonce="${nonce}" src="${script}"></script>
 </body>
@@ -227,6 +281,7 @@ export class ReviewPanel implements vscode.Disposable {
       baseUri: review.base_uri,
       revision: review.revision,
       updatedAt: review.updated_at,
+      source: review.source?.label,
       history: this.store.history(review.base_uri),
       latest: review.revision === latest.revision,
       keepScroll: keepScroll && sameReview,
@@ -267,10 +322,21 @@ export class ReviewPanel implements vscode.Disposable {
       case 'openExternal':
         if (/^https?:\/\//i.test(message.href)) void vscode.env.openExternal(vscode.Uri.parse(message.href));
         break;
-      case 'showRevision':
-        this.pinnedRevision = message.revision < 0 || message.revision === this.store.latest()?.revision ? undefined : message.revision;
+      case 'showRevision': {
+        const latest = this.store.latest();
+        this.pinnedRevision = message.revision < 0 || message.revision === latest?.revision ? undefined : message.revision;
+        const pinned = this.pinnedRevision;
+        if (pinned !== undefined && latest && !this.store.revision(latest.base_uri, pinned)) {
+          // A revision the daemon keeps but this window never held: show it once it has arrived.
+          void this.store.load(latest.base_uri, pinned).then((found) => {
+            if (!found) void vscode.window.showWarningMessage(`Parley: revision ${pinned} of the review could not be read from the daemon`);
+            if (this.pinnedRevision === pinned) this.render(false);
+          });
+          break;
+        }
         this.render(false);
         break;
+      }
       case 'selection':
         this.selection = message.text === '' ? undefined : message;
         break;

@@ -1,6 +1,6 @@
 // The review panel's script, running inside the webview: shows the HTML the extension rendered, posts link clicks, revision choices and the selection back. It never builds HTML from the review itself.
 
-import type { FromWebview, ToWebview } from '../review/messages';
+import type { FromWebview, RevisionEntry, ToWebview } from '../review/messages';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -14,6 +14,7 @@ const header = document.getElementById('header') as HTMLElement;
 const title = document.getElementById('title') as HTMLElement;
 const history = document.getElementById('history') as HTMLSelectElement;
 const banner = document.getElementById('banner') as HTMLElement;
+const bannerSource = document.getElementById('banner-source') as HTMLElement;
 const content = document.getElementById('content') as HTMLElement;
 let revision = 0;
 /** The revision last painted, so that the whole of a review painted head first is not counted as its first paint. */
@@ -33,17 +34,11 @@ function show(message: Extract<ToWebview, { type: 'show' }>): void {
   const scroll = message.keepScroll ? window.scrollY : 0;
   revision = message.revision;
   header.hidden = false;
-  title.textContent = `${message.baseUri} · revision ${message.revision} · ${new Date(message.updatedAt).toLocaleString()}`;
-  history.replaceChildren(
-    ...message.history.map((entry) => {
-      const option = document.createElement('option');
-      option.value = String(entry.revision);
-      option.textContent = `Revision ${entry.revision} · ${new Date(entry.updatedAt).toLocaleTimeString()}`;
-      option.selected = entry.revision === message.revision;
-      return option;
-    }),
-  );
-  history.disabled = message.history.length < 2;
+  // Who made it, so that a round's rendered review is not taken for the walkthrough an agent presented.
+  const source = message.source ? ` · ${message.source}` : '';
+  title.textContent = `${message.baseUri} · revision ${message.revision}${source} · ${new Date(message.updatedAt).toLocaleString()}`;
+  bannerSource.textContent = message.source ? ` (${message.source})` : '';
+  showHistory(message.history, message.revision);
   banner.hidden = message.latest;
   // The extension rendered this HTML with raw HTML disabled; the CSP forbids any script or remote load it might still name.
   content.innerHTML = message.html;
@@ -54,9 +49,25 @@ function show(message: Extract<ToWebview, { type: 'show' }>): void {
   requestAnimationFrame(() => post({ type: 'painted', revision: message.revision, ms: performance.now() - started, first, complete: !message.partial, at: Date.now() }));
 }
 
+/** Fills the history menu, each revision with who made it, `selected` chosen. */
+function showHistory(entries: RevisionEntry[], selected: number): void {
+  history.replaceChildren(
+    ...entries.map((entry) => {
+      const option = document.createElement('option');
+      option.value = String(entry.revision);
+      const by = entry.source ? ` · ${entry.source}` : '';
+      option.textContent = `Revision ${entry.revision}${by} · ${new Date(entry.updatedAt).toLocaleString()}`;
+      option.selected = entry.revision === selected;
+      return option;
+    }),
+  );
+  history.disabled = entries.length < 2;
+}
+
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
   if (message.type === 'show') show(message);
+  else if (message.type === 'history') showHistory(message.history, revision);
   else if (message.type === 'empty') {
     header.hidden = true;
     banner.hidden = true;

@@ -203,8 +203,12 @@ await step('the review changes live, and earlier revisions stay reachable', asyn
   const review = workbench.review();
   await review.locator('h2', { hasText: 'Follow-up' }).waitFor({ timeout: 20_000 });
   expect((await review.locator('#history option').count()) === 2, 'the history does not list two revisions');
+  // Each revision says who made it: the daemon keeps the source with the revision.
+  const first = (await review.locator('#history option[value="1"]').textContent()) ?? '';
+  expect(first.includes('presented by test-agent'), `revision 1 in the history does not name its agent: ${first}`);
+  expect(((await review.locator('#title').textContent()) ?? '').includes('presented by test-agent'), 'the header does not name who presented the review');
   await review.locator('#history').selectOption('1');
-  await review.locator('#banner', { hasText: 'earlier revision' }).waitFor({ state: 'visible', timeout: 10_000 });
+  await review.locator('#banner', { hasText: 'earlier revision (presented by test-agent)' }).waitFor({ state: 'visible', timeout: 10_000 });
   expect((await review.locator('h2', { hasText: 'Follow-up' }).count()) === 0, 'revision 1 still shows the appended section');
   await review.locator('#latest').click();
   await review.locator('h2', { hasText: 'Follow-up' }).waitFor({ timeout: 10_000 });
