@@ -102,6 +102,16 @@ export interface Thread {
   /** While resolved: `human` or `agent` (named in `addressed_by`). */
   resolved_by?: 'human' | 'agent';
   resolved_at?: string;
+  /** For a thread a review round opened: the reviewer's finding. */
+  finding?: ThreadFinding;
+}
+
+export interface ThreadFinding {
+  review_id: string;
+  round: number;
+  severity: string;
+  category: string;
+  suggested_fix?: string;
 }
 
 export type ThreadStanding = 'open' | 'seen' | 'addressed' | 'resolved';

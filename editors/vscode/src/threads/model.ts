@@ -61,6 +61,11 @@ export function threadView(thread: Thread): ThreadView {
       label = 'Feedback';
       contextValue = 'open';
   }
+  if (thread.finding) {
+    // A reviewer's finding: say so, with its weight, where people look first.
+    const { severity, category, round } = thread.finding;
+    label = `${label === 'Feedback' ? 'Finding' : label} · ${severity} ${category} (round ${round})`;
+  }
   if (fileLevel || thread.state === 'modified') {
     // Say what the thread was about, since the text it was on is gone or changed. After the
     // conversation, so the Comments panel still names the thread by its first comment.

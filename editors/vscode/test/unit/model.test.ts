@@ -70,6 +70,9 @@ test('line spans count from 1 and ignore a final column 0', () => {
 
 test('the label says where the thread stands with the agents', () => {
   assert.equal(threadView(thread({ standing: 'open' })).label, 'Feedback · Open');
+  const finding = { review_id: '2026-11-23-001', round: 2, severity: 'major', category: 'bug' };
+  assert.equal(threadView(thread({ finding, standing: 'open' })).label, 'Finding · major bug (round 2) · Open');
+  assert.equal(threadView(thread({ state: 'moved', finding })).label, 'Moved (L40-L44) · major bug (round 2)');
   assert.equal(threadView(thread({ standing: 'seen', seen_by: 'claude' })).label, 'Feedback · Seen by claude');
   assert.equal(threadView(thread({ standing: 'addressed', addressed_by: 'claude' })).label, 'Feedback · Addressed by claude');
   assert.equal(threadView(thread({ state: 'moved', standing: 'seen', seen_by: 'codex' })).label, 'Moved (L40-L44) · Seen by codex');
