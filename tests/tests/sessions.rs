@@ -66,6 +66,17 @@ fn prompts(repo: &Path) -> Vec<String> {
     found
 }
 
+/// Waits for the stand-in reviewer to start; its pid.
+async fn reviewer_started(repo: &Path) -> String {
+    let pid_file = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned()
+}
+
 /// The next review an editor window is shown (the threads a round's
 /// findings open arrive as well).
 async fn next_review(window: &mut parley_tests::Editor) -> parley_protocol::jsonrpc::Notification {
@@ -360,13 +371,7 @@ async fn progress_is_reported_and_cancelling_kills_the_reviewer() {
             break;
         }
     }
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::task::yield_now().await;
-    }
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    let pid = reviewer_started(&repo).await;
     shim.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user"}}"#).await;
     shim.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
     // The next answer is the tools list: the cancelled call gets no answer.
@@ -524,12 +529,7 @@ async fn a_client_that_goes_away_leaves_its_round_running() {
     shim.recv().await;
     shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_review","arguments":{"summary":"left behind"}}}"#).await;
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    reviewer_started(&repo).await;
     // The host dies while the call waits.
     drop(shim);
     let other = sandbox.agent(&repo).await;
@@ -548,13 +548,7 @@ async fn cancel_review_stops_a_pending_round_and_a_failed_round_says_why() {
     let pending = agent.call_ok("request_review", json!({"summary": "slow one", "wait_seconds": 0})).await;
     assert_eq!(pending["status"], json!("pending"), "{pending}");
     let id = pending["review_id"].as_str().expect("id").to_owned();
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    let pid = reviewer_started(&repo).await;
     // A second round of the same session is refused while this one runs.
     let busy = agent.call_err("request_review", json!({"summary": "more", "previous_review_id": id})).await;
     assert!(busy.contains("still running") && busy.contains("await_review"), "{busy}");
@@ -621,13 +615,7 @@ async fn stopping_the_cli_stops_its_reviewer() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("run parley review request");
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    let pid = reviewer_started(&repo).await;
     cli.kill().expect("stop the CLI");
     cli.wait().expect("reap the CLI");
     wait_until_gone(&pid).await;
