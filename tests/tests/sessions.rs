@@ -863,4 +863,8 @@ async fn findings_become_threads_and_the_next_round_hears_what_was_said_in_them(
     let last = findings[0]["comments"].as_array().and_then(|c| c.last()).expect("comments");
     assert!(last["body"].as_str().is_some_and(|b| b.starts_with("Round 2: Name the constant")), "{last}");
     assert_eq!(last["author"], json!("claude"));
+    // A person at the terminal sees which threads are findings, and of which round.
+    let out = sandbox.command("parley").current_dir(&repo).args(["feedback", "list"]).output().expect("run");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains(&format!("finding: minor style, round 1 of review {id}")), "{listed}");
 }
