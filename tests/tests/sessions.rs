@@ -2,26 +2,15 @@
 //! repositories, with a reviewer that is a script printing canned reviews.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use parley_tests::{Agent, RawShim, Sandbox, text_of};
+use parley_tests::{Agent, RawShim, Sandbox, git, test_dep, text_of};
 use serde_json::{Value, json};
 
 const LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
 
 fn fake_reviewer() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake_reviewer.py")
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A repository with one commit, then an uncommitted change, and a reviewer
@@ -489,13 +478,9 @@ async fn a_70_second_round_outlasts_the_typescript_sdks_timeout() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox, "after:70", "timeout_secs = 300\n");
     let _daemon = sandbox.start_daemon();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_owned();
-    let modules = root.join(".test-deps/node/node_modules");
-    assert!(
-        modules.join("@modelcontextprotocol/sdk/package.json").exists(),
-        "the MCP TypeScript SDK is missing from {}: run scripts/test (it installs it)",
-        modules.display()
-    );
+    let root = parley_tests::repo_root();
+    test_dep("node/node_modules/@modelcontextprotocol/sdk/package.json");
+    let modules = test_dep("node/node_modules");
     let output = tokio::process::Command::new("node")
         .arg(root.join("tests/clients/ts_long_round.mjs"))
         .arg(parley_tests::bin("parley-mcp"))
