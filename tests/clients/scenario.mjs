@@ -29,10 +29,26 @@ export function scenarioSetup(script) {
     console.error(`the MCP TypeScript SDK is not installed in ${nodeModules}: run scripts/test (it installs the SDK clients)`);
     process.exit(2);
   }
+  // The shim is spawned in the workspace, so a relative path must not be read from there.
+  const shim = resolve(shimArg);
+  const workspace = realpathSync(workspaceArg);
   return {
-    // The shim is spawned in the workspace, so a relative path must not be read from there.
-    shim: resolve(shimArg),
-    workspace: realpathSync(workspaceArg),
+    shim,
+    workspace,
+    // How to start the shim with StdioClientTransport: in the workspace, with the
+    // sandbox's daemon (the SDK hands a child only HOME, PATH and a few others).
+    shimLaunch: {
+      command: shim,
+      args: [],
+      env: {
+        PARLEY_SOCKET: process.env.PARLEY_SOCKET,
+        PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
+        PARLEY_DAEMON: process.env.PARLEY_DAEMON,
+        ...(process.env.PARLEY_LOG ? { PARLEY_LOG: process.env.PARLEY_LOG } : {}),
+      },
+      cwd: workspace,
+      stderr: "inherit",
+    },
     sdkVersion: JSON.parse(readFileSync(join(sdkRoot, "package.json"), "utf8")).version,
     // The SDK lives outside this directory, so a bare `import "@modelcontextprotocol/sdk/..."`
     // would not find it; load the files its export map names for `import` instead.

@@ -24,7 +24,7 @@ const CALL_TIMEOUT_MS = 10_000;
 const SCENARIO_TIMEOUT_MS = 90_000;
 const SEED_MODE_ERROR = "Mode must be 'replace', 'update-section', or 'append'";
 
-const { shim, workspace, sdkVersion: installed, sdk } = scenarioSetup("ts_client.mjs");
+const { workspace, sdkVersion: installed, sdk, shimLaunch } = scenarioSetup("ts_client.mjs");
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { check, step, finish } = tally(SCENARIO_TIMEOUT_MS);
@@ -34,18 +34,7 @@ const show = (value) => JSON.stringify(value);
 
 check(`the pinned SDK is installed (${SDK_VERSION})`, installed === SDK_VERSION, `found ${installed}`);
 
-const transport = new StdioClientTransport({
-  command: shim,
-  args: [],
-  env: {
-    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
-    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
-    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
-    ...(process.env.PARLEY_LOG ? { PARLEY_LOG: process.env.PARLEY_LOG } : {}),
-  },
-  cwd: workspace,
-  stderr: "inherit",
-});
+const transport = new StdioClientTransport(shimLaunch);
 // The client hands the negotiated version to transports that want it (HTTP
 // does); stdio does not, so catch it here.
 let negotiated;

@@ -15,7 +15,7 @@ import { join } from "node:path";
 
 import { scenarioSetup, tally } from "./scenario.mjs";
 
-const { shim, workspace, sdk } = scenarioSetup("ts_long_round.mjs");
+const { workspace, sdk, shimLaunch } = scenarioSetup("ts_long_round.mjs");
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { check, finish } = tally(240_000);
@@ -32,17 +32,7 @@ const alive = (pid) => {
   }
 };
 
-const transport = new StdioClientTransport({
-  command: shim,
-  args: [],
-  env: {
-    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
-    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
-    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
-  },
-  cwd: workspace,
-  stderr: "inherit",
-});
+const transport = new StdioClientTransport(shimLaunch);
 const client = new Client({ name: "parley-long-round-test", version: "0.0.0" });
 await client.connect(transport);
 

@@ -27,7 +27,7 @@ const CLIENT_NAME = "parley-ts-sdk-test";
 /** The four hints every tool states, each a boolean. */
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
 
-const { shim, workspace, sdk } = scenarioSetup("ts_threads.mjs");
+const { workspace, sdk, shimLaunch } = scenarioSetup("ts_threads.mjs");
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { ResourceUpdatedNotificationSchema } = await sdk("types.js");
@@ -46,18 +46,7 @@ function humanComments(location, body) {
   });
 }
 
-const transport = new StdioClientTransport({
-  command: shim,
-  args: [],
-  env: {
-    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
-    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
-    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
-    ...(process.env.PARLEY_LOG ? { PARLEY_LOG: process.env.PARLEY_LOG } : {}),
-  },
-  cwd: workspace,
-  stderr: "inherit",
-});
+const transport = new StdioClientTransport(shimLaunch);
 const client = new Client({ name: CLIENT_NAME, version: "0.0.0" });
 
 // Every resources/updated the server sends, in order; waiters take them.
