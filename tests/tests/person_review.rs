@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use parley_tests::{Agent, Sandbox, git};
+use parley_tests::{Agent, Sandbox, bin, git, repo_root, test_dep};
 use serde_json::{Value, json};
 
 const BEFORE: &str = "one\ntwo\nthree\nfour\n";
@@ -281,4 +281,48 @@ async fn an_agent_cancelling_the_round_tells_the_windows_and_empties_the_inbox()
     assert!(inbox.contains("Nothing waits on you"), "{inbox}");
     let gone = agent.call_err("await_review", json!({ "review_id": id, "wait_seconds": 0 })).await;
     assert!(gone.contains("cancel"), "{gone}");
+}
+
+/// Runs `tests/clients/py_elicit.py` (the official Python SDK, whose client
+/// answers elicitation) against the sandbox's daemon in `repo`.
+async fn python_host(sandbox: &Sandbox, repo: &std::path::Path, expect: &str) {
+    let output = tokio::process::Command::new(test_dep("py/bin/python"))
+        .arg(repo_root().join("tests/clients/py_elicit.py"))
+        .args(["--expect", expect])
+        .arg(bin("parley-mcp"))
+        .arg(repo)
+        .env("PARLEY_SOCKET", &sandbox.socket)
+        .env("PARLEY_DATA_DIR", &sandbox.data)
+        .env("PARLEY_DAEMON", bin("parley"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), output)
+        .await
+        .expect("the Python host finishes")
+        .expect("start the Python SDK");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains(" passed, 0 failed"),
+        "{expect}:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn with_no_editor_open_the_person_answers_in_the_agents_host() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let repo = project(&sandbox, "app");
+    python_host(&sandbox, &repo, "asked").await;
+    let inbox = cli_ok(&sandbox, &["inbox"]);
+    assert!(inbox.contains("Nothing waits on you"), "the answer was taken: {inbox}");
+
+    // With a window open on the repository, the person reviews there instead.
+    let other = project(&sandbox, "watched");
+    let _window = sandbox.editor("vscode", &[&other]).await;
+    python_host(&sandbox, &other, "not-asked").await;
+    let inbox = cli_ok(&sandbox, &["inbox"]);
+    assert!(inbox.contains("Added a helper"), "the round still waits for the window: {inbox}");
 }

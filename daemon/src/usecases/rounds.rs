@@ -191,7 +191,7 @@ pub async fn wait(
         Some(run) => Some(run),
         // A round waiting on a person since before a restart.
         None => match get(cx, id, repository).await {
-            Ok(session) => person::run_of(cx, &session),
+            Ok(session) => person::run_for(cx, &session),
             Err(_) => None,
         },
     };
@@ -221,7 +221,7 @@ pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result
     let known = match known_run(id, repository) {
         Some(run) if run.result().is_none() => Some(run),
         known => match get(cx, id, repository).await {
-            Ok(session) => person::run_of(cx, &session).or(known),
+            Ok(session) => person::run_for(cx, &session).or(known),
             Err(_) => known,
         },
     };

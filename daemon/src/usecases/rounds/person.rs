@@ -76,7 +76,7 @@ fn waiting_step(person: &str) -> Step {
 }
 
 /// Whether a run is a round waiting on a person.
-pub(super) fn is_waiting(run: &Run) -> bool {
+pub fn is_waiting(run: &Run) -> bool {
     run.step().progress == WAITING_STEP && run.step().message.starts_with("waiting for")
 }
 
@@ -149,7 +149,7 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
 
 /// The run of a round waiting on a person, registering it when this daemon
 /// has none (it was asked before a restart). `None` when nothing waits.
-pub(super) fn run_of(cx: &Context, session: &Session) -> Option<Arc<Run>> {
+pub fn run_for(cx: &Context, session: &Session) -> Option<Arc<Run>> {
     let waiting = session.awaiting.as_ref()?;
     if let Some(run) = runs().get(&session.id).filter(|run| run.round == waiting.round && run.result().is_none()) {
         return Some(run);
@@ -258,6 +258,17 @@ fn not_waiting(session: &Session) -> RoundError {
         "review {} has no round waiting for a person: {why}. `parley inbox` lists what waits",
         session.id
     ))
+}
+
+/// Whether an editor window is open on the repository at `root` (a window
+/// whose folder holds it or lies inside it): a person there can review.
+pub async fn watched(cx: &Context, root: &Path) -> bool {
+    match cx.state.status().await {
+        Ok(facts) => facts.editors.iter().any(|editor| {
+            editor.workspaces.iter().any(|w| crate::workspace::holds(w, root) || crate::workspace::holds(root, w))
+        }),
+        Err(_) => false,
+    }
 }
 
 /// What the inbox holds.
@@ -498,7 +509,7 @@ pub async fn submit(
     summary: Option<String>,
 ) -> Result<Submitted, RoundError> {
     let (session, waiting) = waiting(cx, id).await?;
-    let run = run_of(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
+    let run = run_for(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
     let settings = {
         let root = session.workspace.clone();
         tokio::task::spawn_blocking(move || crate::config::review_settings(&root))
