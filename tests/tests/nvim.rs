@@ -1,8 +1,9 @@
 //! The Neovim plugin (`editors/nvim`) in a real headless Neovim against the
 //! real daemon, shim and CLI. Each test runs one busted spec
 //! (`editors/nvim/spec/*_spec.lua`) inside `nvim --headless` and plays the
-//! other side: it presents reviews and answers threads as an agent (rmcp on
-//! the real `parley-mcp`), reads threads with the CLI, and restarts the daemon.
+//! other side: it presents reviews, answers threads and asks for human
+//! reviews as an agent (rmcp on the real `parley-mcp`), reads threads with the
+//! CLI, and restarts the daemon.
 //!
 //! The two sides meet at named marks on a Unix socket (one JSON object per
 //! line, `{"mark": …, "data": …}`): Neovim says where it got to, the test says
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use parley_tests::{DEADLINE, Sandbox, bin, review_args};
+use parley_tests::{DEADLINE, Sandbox, bin, git, review_args};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixListener;
@@ -492,5 +493,97 @@ async fn nvim_catches_up_after_reconnects_and_daemon_restarts() {
     let presented = agent.call_ok("present_review", review_args("# Revision four\n", &repo)).await;
     assert_eq!(presented["delivered_to"], json!([{"editor": "nvim", "editorId": "nvim-test"}]), "{presented}");
     nvim.tell("presented", Value::Null).await;
+    nvim.finish().await;
+}
+
+/// `AUTH` as the agent leaves it in the first round: the empty check trims
+/// (a line removed, a line added) and logging out ends the session instead of
+/// printing.
+fn auth_round_1() -> String {
+    AUTH.replace("!token.is_empty()", "!token.trim().is_empty()").replace("println!(\"bye\");", "session::end();")
+}
+
+/// The second round: the reviewer's suggestion taken, the goodbye back.
+fn auth_round_2() -> String {
+    AUTH.replace("!token.is_empty()", "!token.trim().is_empty() && token.len() < 4096")
+        .replace("println!(\"bye\");", "println!(\"bye\");\n    session::end();")
+}
+
+#[tokio::test]
+async fn a_person_reviews_an_agents_change_in_nvim_round_after_round() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("docs/notes.md", "# Notes\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/auth.rs"), auth_round_1()).expect("edit");
+    std::fs::write(repo.join("docs/notes.md"), "# Notes\n\nTokens are trimmed.\n").expect("edit");
+    std::fs::write(repo.join("src/retry.rs"), "pub fn retry() {}\n").expect("add");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+
+    // The agent asks before Neovim is open: the round waits for it.
+    let question = agent
+        .call_ok("add_feedback", json!({"filePath": "src/auth.rs", "startLine": 2, "body": "Is the accent intended?"}))
+        .await;
+    let summary = "Trim tokens before checking them";
+    let pending =
+        agent.call_ok("request_review", json!({"summary": summary, "reviewer": "human", "wait_seconds": 0})).await;
+    assert_eq!((pending["status"].clone(), pending["round"].clone()), (json!("pending"), json!(1)), "{pending}");
+    let id = pending["review_id"].as_str().expect("review_id").to_owned();
+    let mut nvim = Nvim::start(&sandbox, "human_review_spec.lua", &repo, &repo);
+    nvim.tell("requested", json!({"id": id, "summary": summary, "thread": question["threadId"]})).await;
+
+    // The person drafts; another client adds a draft the person then removes.
+    nvim.reached("drafted").await;
+    let mut other = sandbox.editor("other", &[&repo]).await;
+    let added = other
+        .call(
+            "round/comment",
+            json!({"review_id": id, "path": "docs/notes.md", "side": "new", "start_line": 2, "end_line": 2,
+                   "body": "Say why"}),
+        )
+        .await;
+    nvim.tell("drafted-elsewhere", json!({"draft": added["draft"]["id"]})).await;
+
+    // Changes requested: the agent gets both comments, as a reviewer's findings.
+    nvim.reached("submitted").await;
+    let review = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 10})).await;
+    assert_eq!(review["overall_assessment"], json!("needs_changes"), "{review}");
+    assert_eq!(review["verdict"], json!("needs_changes"), "{review}");
+    let comments = review["comments"].as_array().expect("comments");
+    assert_eq!(comments.len(), 2, "the removed draft is not sent: {review}");
+    let goodbye = comments.iter().find(|c| c["comment"] == json!("Keep saying goodbye")).expect("the removed line's");
+    assert_eq!(goodbye["file"], json!("src/auth.rs"), "{goodbye}");
+    let bound = comments.iter().find(|c| c["comment"] == json!("Bound the length too")).expect("the added line's");
+    assert_eq!((bound["file"].clone(), bound["line"].clone()), (json!("src/auth.rs"), json!(7)), "{bound}");
+    assert!(
+        bound["suggested_fix"]
+            .as_str()
+            .is_some_and(|fix| fix.contains("!token.trim().is_empty() && token.len() < 4096")),
+        "{bound}"
+    );
+
+    // The agent takes the suggestion and asks again.
+    std::fs::write(repo.join("src/auth.rs"), auth_round_2()).expect("edit");
+    let again = agent
+        .call_ok(
+            "request_review",
+            json!({"summary": "Bounded the length, kept the goodbye", "reviewer": "human",
+                   "previous_review_id": id, "wait_seconds": 0}),
+        )
+        .await;
+    assert_eq!((again["status"].clone(), again["round"].clone()), (json!("pending"), json!(2)), "{again}");
+    nvim.tell("requested-again", Value::Null).await;
+
+    nvim.reached("approved").await;
+    let review = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 10})).await;
+    assert_eq!(review["round"], json!(2), "{review}");
+    assert!(
+        review["overall_assessment"] == json!("lgtm") || review["overall_assessment"] == json!("lgtm_with_suggestions"),
+        "{review}"
+    );
+    assert_eq!(review["verdict"], json!("lgtm"), "{review}");
+    let done = agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "approved"})).await;
+    assert_eq!(done["rounds"], json!(2), "{done}");
     nvim.finish().await;
 }
