@@ -510,7 +510,7 @@ fn auth_round_2() -> String {
 }
 
 #[tokio::test]
-async fn a_person_reviews_an_agents_change_in_nvim_round_after_round() {
+async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("docs/notes.md", "# Notes\n")]);
     git(&repo, &["add", "-A"]);
@@ -551,10 +551,19 @@ async fn a_person_reviews_an_agents_change_in_nvim_round_after_round() {
     assert_eq!(review["overall_assessment"], json!("needs_changes"), "{review}");
     assert_eq!(review["verdict"], json!("needs_changes"), "{review}");
     let comments = review["comments"].as_array().expect("comments");
-    assert_eq!(comments.len(), 2, "the removed draft is not sent: {review}");
-    let goodbye = comments.iter().find(|c| c["comment"] == json!("Keep saying goodbye")).expect("the removed line's");
-    assert_eq!(goodbye["file"], json!("src/auth.rs"), "{goodbye}");
-    let bound = comments.iter().find(|c| c["comment"] == json!("Bound the length too")).expect("the added line's");
+    let general: Vec<&Value> = comments.iter().filter(|c| c["type"] == json!("general")).collect();
+    assert_eq!(general.len(), 1, "the summary: {review}");
+    assert_eq!(general[0]["comment"], json!("Two things to fix"), "{review}");
+    let specific: Vec<&Value> = comments.iter().filter(|c| c["type"] == json!("specific")).collect();
+    assert_eq!(specific.len(), 2, "the removed draft is not sent: {review}");
+    let goodbye = specific
+        .iter()
+        .find(|c| c["comment"].as_str().is_some_and(|c| c.ends_with("Keep saying goodbye")))
+        .expect("the removed line's comment");
+    assert_eq!((goodbye["file"].clone(), goodbye["line"].clone()), (json!("src/auth.rs"), json!(11)), "{goodbye}");
+    let quoted = goodbye["comment"].as_str().unwrap_or_default();
+    assert!(quoted.contains("removed line 11") && quoted.contains("println!(\"bye\");"), "{goodbye}");
+    let bound = specific.iter().find(|c| c["comment"] == json!("Bound the length too")).expect("the added line's");
     assert_eq!((bound["file"].clone(), bound["line"].clone()), (json!("src/auth.rs"), json!(7)), "{bound}");
     assert!(
         bound["suggested_fix"]

@@ -3,7 +3,7 @@
 -- drafts on a removed and an added line (with a suggestion), a draft made
 -- elsewhere, changes requested; then the second round's changes since the
 -- first, the first round's comments on it, and an approval. Driven by
--- tests/tests/nvim.rs (a_person_reviews_an_agents_change_in_nvim_round_after_round),
+-- tests/tests/nvim.rs (a_human_reviews_an_agents_change_in_nvim_round_after_round),
 -- which plays the agent and checks what it is given.
 
 local h = require("helpers")

@@ -247,14 +247,14 @@ end
 -- Drafts and earlier comments on the diff buffers
 
 -- Where an earlier comment's thread is now on the agent's side: its live
--- range when this window knows the thread, else the line it was made on.
-local function earlier_line(comment)
+-- range when this window follows the thread, else where the daemon said it is.
+local function earlier_lines(comment)
   local ok, threads = pcall(require, "parley.threads")
   local thread = ok and value(comment.thread_id) and threads.threads[comment.thread_id]
   if thread and thread.range and thread.state ~= "orphaned" then
-    return thread.range.start.line
+    return thread.range.start.line, thread.range["end"].line
   end
-  return tonumber(comment.line)
+  return tonumber(comment.line), tonumber(value(comment.end_line)) or tonumber(comment.line)
 end
 
 local function place(buf, row, end_row, opts)
@@ -291,17 +291,16 @@ local function draw_buffer(round, buf)
       })
     end
   end
-  local previous = previous_round(round)
+  -- Earlier rounds' comments are threads on the code as it is now: they go on the agent's side.
   for _, comment in ipairs(round.earlier or {}) do
-    if comment.path == at.path then
-      local row = nil
-      if at.kind == "new" then
-        row = earlier_line(comment)
-      elseif at.kind == "previous" and tonumber(comment.round) == previous then
-        row = tonumber(comment.line)
-      end
+    if comment.path == at.path and at.kind == "new" then
+      local row, end_row = earlier_lines(comment)
       local text = "round " .. tostring(comment.round) .. " · " .. tostring(comment.state) .. ": " .. first_line(comment.body)
-      place(buf, row, row, {
+      local replies = #(comment.comments or {})
+      if replies > 1 then
+        text = text .. " [" .. replies .. "]"
+      end
+      place(buf, row, end_row, {
         sign_text = config.options.signs.thread,
         sign_hl_group = comment.state == "resolved" and "ParleyStanding" or "ParleySign",
         virt_text = { { text, comment.state == "resolved" and "ParleyStanding" or "ParleyText" } },
@@ -986,7 +985,10 @@ function M.submit(args)
     result = type(result) == "table" and result or {}
     local full = result.review_id or id
     local review = type(result.review) == "table" and result.review or {}
-    local comments = #(review.comments or {})
+    -- The line comments (the summary travels as a general comment of its own).
+    local comments = #vim.tbl_filter(function(c)
+      return c.type ~= "general"
+    end, review.comments or {})
     local opened = #(result.threads or {})
     local message = string.format(
       "review %s, round %s: %s sent (%s; %s opened on the code)",
