@@ -518,7 +518,7 @@ async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
     std::fs::write(repo.join("src/auth.rs"), auth_round_1()).expect("edit");
     std::fs::write(repo.join("docs/notes.md"), "# Notes\n\nTokens are trimmed.\n").expect("edit");
     std::fs::write(repo.join("src/retry.rs"), "pub fn retry() {}\n").expect("add");
-    let _daemon = sandbox.start_daemon();
+    let mut daemon = sandbox.start_daemon();
     let agent = sandbox.agent(&repo).await;
 
     // The agent asks before Neovim is open: the round waits for it.
@@ -533,8 +533,13 @@ async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
     let mut nvim = Nvim::start(&sandbox, "human_review_spec.lua", &repo, &repo);
     nvim.tell("requested", json!({"id": id, "summary": summary, "thread": question["threadId"]})).await;
 
-    // The person drafts; another client adds a draft the person then removes.
+    // The person drafts; the daemon restarts (the drafts are kept); another
+    // client adds a draft the person then removes.
     nvim.reached("drafted").await;
+    drop(agent);
+    assert_eq!(daemon.terminate(), Some(0));
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
     let mut other = sandbox.editor("other", &[&repo]).await;
     let added = other
         .call(
@@ -595,4 +600,32 @@ async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
     let done = agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "approved"})).await;
     assert_eq!(done["rounds"], json!(2), "{done}");
     nvim.finish().await;
+}
+
+#[tokio::test]
+async fn a_human_review_the_agent_cancels_closes_in_nvim() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/auth.rs"), auth_round_1()).expect("edit");
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "human_cancel_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    let agent = sandbox.agent(&repo).await;
+    let pending = agent
+        .call_ok("request_review", json!({"summary": "Log out quietly", "reviewer": "human", "wait_seconds": 0}))
+        .await;
+    let id = pending["review_id"].as_str().expect("review_id").to_owned();
+    nvim.tell("requested", json!({"id": id})).await;
+
+    nvim.reached("drafted").await;
+    let cancelled = agent.call_ok("cancel_review", json!({"review_id": id})).await;
+    assert_eq!(cancelled["cancelled"], json!(true), "{cancelled}");
+    nvim.tell("cancelled", Value::Null).await;
+    nvim.finish().await;
+    let mut other = sandbox.editor("other", &[&repo]).await;
+    let inbox = other.call("inbox", json!({"workspace": repo})).await;
+    assert_eq!(inbox["rounds"], json!([]), "nothing waits any more: {inbox}");
 }

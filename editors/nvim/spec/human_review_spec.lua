@@ -210,13 +210,34 @@ describe("human review rounds", function()
     assert.is_truthy(h.noted("this side has no lines to comment on"))
   end)
 
-  it("shows a draft made elsewhere, and :ParleyRoundDrafts lists them all", function()
+  it("keeps the round across a daemon restart, and shows a draft made elsewhere", function()
     h.reached("drafted")
     local elsewhere = h.await("drafted-elsewhere").draft
     local list = named("parley-round://" .. id)
     h.wait_for("the other client's draft", function()
       return #rounds.rounds[id].drafts == 3
     end)
+    h.wait_for("the connection to the new daemon", function()
+      return require("parley").connected()
+    end)
+    -- The round is still open here, its drafts on their lines.
+    assert.equals(1, #marks(round_buffer("old", "src/auth.rs")))
+    assert.equals(1, #marks(round_buffer("new", "src/auth.rs")))
+    assert.is_truthy(rounds.waiting[id])
+    local ids = vim.tbl_map(function(d)
+      return d.id
+    end, rounds.rounds[id].drafts)
+    assert.is_true(vim.tbl_contains(ids, elsewhere), vim.inspect(ids))
+  end)
+
+  it(":ParleyRoundDrafts lists the drafts, and removes one from the list", function()
+    local elsewhere = nil
+    for _, draft in ipairs(rounds.rounds[id].drafts) do
+      if draft.body == "Say why" then
+        elsewhere = draft.id
+      end
+    end
+    local list = named("parley-round://" .. id)
     local _, notes = list_line(list, "docs/notes.md")
     contains(notes, "(1 draft)")
     contains(h.buffer_text(list), "3 drafts")
@@ -275,7 +296,7 @@ describe("human review rounds", function()
     assert.equals("    !token.trim().is_empty() && token.len() < 4096", api.nvim_buf_get_lines(new, 6, 7, false)[1])
     -- Round 1's comment on the added line, with where it stands.
     local shown = marks(new)
-    assert.equals(1, #shown, vim.inspect(shown))
+    assert(#shown == 1, vim.inspect(shown) .. "\n" .. vim.inspect(rounds.rounds[id].earlier))
     assert.matches("^round 1 · %a+: Bound the length too$", shown[1].text)
     assert.equals(6, shown[1].row)
     -- s in the file list: the whole change again, base on the left.
@@ -284,6 +305,16 @@ describe("human review rounds", function()
     local old = round_buffer("old", "src/auth.rs")
     assert.equals(old, api.nvim_win_get_buf(window_of(old)))
     contains(h.buffer_text(list), "The whole change (s: changes since round 1)")
+    -- q in the file list closes the tab; :ParleyReviewRound brings it back as it was.
+    api.nvim_set_current_win(window_of(list))
+    press("q")
+    assert.equals(1, #api.nvim_list_tabpages())
+    vim.cmd("ParleyReviewRound")
+    h.wait_for("the round's tab again", function()
+      return #api.nvim_list_tabpages() == 2
+    end)
+    assert.equals(round_buffer("new", "src/auth.rs"), api.nvim_get_current_buf())
+    assert.equals(old, api.nvim_win_get_buf(window_of(old)))
   end)
 
   it(":ParleyRoundSubmit approve approves it", function()
