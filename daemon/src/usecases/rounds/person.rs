@@ -75,6 +75,11 @@ fn waiting_step(person: &str) -> Step {
     }
 }
 
+/// Whether a run is a round waiting on a person.
+pub(super) fn is_waiting(run: &Run) -> bool {
+    run.step().progress == WAITING_STEP && run.step().message.starts_with("waiting for")
+}
+
 /// Who reviews in person: the user the daemon runs as.
 pub fn person() -> String {
     crate::config::user_name()
