@@ -533,21 +533,16 @@ async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
     let mut nvim = Nvim::start(&sandbox, "human_review_spec.lua", &repo, &repo);
     nvim.tell("requested", json!({"id": id, "summary": summary, "thread": question["threadId"]})).await;
 
-    // The person drafts; the daemon restarts (the drafts are kept); another
-    // client adds a draft the person then removes.
+    // The person drafts; the daemon restarts (the drafts are kept); a draft
+    // added at the terminal shows up in Neovim, and the person removes it there.
     nvim.reached("drafted").await;
     drop(agent);
     assert_eq!(daemon.terminate(), Some(0));
     let _daemon = sandbox.start_daemon();
     let agent = sandbox.agent(&repo).await;
-    let mut other = sandbox.editor("other", &[&repo]).await;
-    let added = other
-        .call(
-            "round/comment",
-            json!({"review_id": id, "path": "docs/notes.md", "side": "new", "start_line": 2, "end_line": 2,
-                   "body": "Say why"}),
-        )
-        .await;
+    let (code, out, err) = sandbox.cli(&["review", "comment", &id, "docs/notes.md:3", "Say why", "--json"]);
+    assert_eq!(code, 0, "parley review comment: {out}{err}");
+    let added: Value = serde_json::from_str(&out).expect("parley review comment --json prints JSON");
     nvim.tell("drafted-elsewhere", json!({"draft": added["draft"]["id"]})).await;
 
     // Changes requested: the agent gets both comments, as a reviewer's findings.
@@ -625,7 +620,8 @@ async fn a_human_review_the_agent_cancels_closes_in_nvim() {
     assert_eq!(cancelled["cancelled"], json!(true), "{cancelled}");
     nvim.tell("cancelled", Value::Null).await;
     nvim.finish().await;
-    let mut other = sandbox.editor("other", &[&repo]).await;
-    let inbox = other.call("inbox", json!({"workspace": repo})).await;
+    let (code, out, err) = sandbox.cli(&["inbox", "--json"]);
+    assert_eq!(code, 0, "parley inbox: {out}{err}");
+    let inbox: Value = serde_json::from_str(&out).expect("parley inbox --json prints JSON");
     assert_eq!(inbox["rounds"], json!([]), "nothing waits any more: {inbox}");
 }

@@ -1,7 +1,7 @@
 -- A person reviews an agent's change in Neovim, round after round: the round
 -- waiting before Neovim opened, the inbox, the round's file list and diff,
--- drafts on a removed and an added line (with a suggestion), a draft made
--- elsewhere, changes requested; then the second round's changes since the
+-- drafts on a removed and an added line (with a suggestion), a daemon
+-- restart, a draft made at the terminal, changes requested; then the second round's changes since the
 -- first, the first round's comments on it, and an approval. Driven by
 -- tests/tests/nvim.rs (a_human_reviews_an_agents_change_in_nvim_round_after_round),
 -- which plays the agent and checks what it is given.
@@ -210,7 +210,7 @@ describe("human review rounds", function()
     assert.is_truthy(h.noted("this side has no lines to comment on"))
   end)
 
-  it("keeps the round across a daemon restart, and shows a draft made elsewhere", function()
+  it("keeps the round across a daemon restart, and shows a draft made at the terminal", function()
     h.reached("drafted")
     local elsewhere = h.await("drafted-elsewhere").draft
     local list = named("parley-round://" .. id)
