@@ -561,6 +561,7 @@ async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
         .find(|c| c["comment"].as_str().is_some_and(|c| c.ends_with("Keep saying goodbye")))
         .expect("the removed line's comment");
     assert_eq!((goodbye["file"].clone(), goodbye["line"].clone()), (json!("src/auth.rs"), json!(11)), "{goodbye}");
+    assert_eq!(goodbye["severity"], json!("major"), "given in Neovim as [major]: {goodbye}");
     let quoted = goodbye["comment"].as_str().unwrap_or_default();
     assert!(quoted.contains("removed line 11") && quoted.contains("println!(\"bye\");"), "{goodbye}");
     let bound = specific.iter().find(|c| c["comment"] == json!("Bound the length too")).expect("the added line's");

@@ -1,8 +1,9 @@
 -- A person reviews an agent's change in Neovim, round after round: the round
 -- waiting before Neovim opened, the inbox, the round's file list and diff,
--- drafts on a removed and an added line (with a suggestion), a daemon
--- restart, a draft made at the terminal, changes requested; then the second round's changes since the
--- first, the first round's comments on it, and an approval. Driven by
+-- drafts on a removed and an added line (with a suggestion), on a range,
+-- edited and removed, a daemon restart, a draft made at the terminal,
+-- changes requested; then the second round's changes since the first, the
+-- first round's comments on it, and an approval. Driven by
 -- tests/tests/nvim.rs (a_human_reviews_an_agents_change_in_nvim_round_after_round),
 -- which plays the agent and checks what it is given.
 
@@ -187,16 +188,34 @@ describe("human review rounds", function()
     local new = round_buffer("new", "src/auth.rs")
     api.nvim_set_current_win(window_of(new))
     vim.cmd("normal! 10GV12G\27")
-    vim.cmd("'<,'>ParleyRoundComment Not this one")
+    vim.cmd("'<,'>ParleyRoundComment [minor] Not this one")
     h.wait_for("the range's draft", function()
       return #marks(new) == 2
     end)
-    assert.same({ row = 9, end_row = 11, text = "draft: Not this one" }, marks(new)[2])
+    assert.same({ row = 9, end_row = 11, text = "draft (minor): Not this one" }, marks(new)[2])
     api.nvim_win_set_cursor(0, { 11, 0 })
     vim.cmd("ParleyRoundUncomment")
     h.wait_for("the draft to go", function()
       return #marks(new) == 1
     end)
+    assert.equals(2, #rounds.rounds[id].drafts)
+  end)
+
+  it(":ParleyRoundEdit rewrites a draft, here to give it a severity", function()
+    local old = round_buffer("old", "src/auth.rs")
+    api.nvim_set_current_win(window_of(old))
+    h.cursor_to('println!("bye");')
+    local before = rounds.rounds[id].drafts[1]
+    vim.cmd("ParleyRoundEdit")
+    local editor = api.nvim_get_current_buf()
+    assert.same({ "Keep saying goodbye" }, vim.list_slice(api.nvim_buf_get_lines(editor, 0, -1, false), 2))
+    api.nvim_buf_set_lines(editor, 1, 2, false, { "[major] Keep saying goodbye" })
+    vim.cmd("write")
+    h.wait_for("the edited draft", function()
+      return marks(old)[1].text == "draft (major): Keep saying goodbye"
+    end)
+    local after = rounds.rounds[id].drafts[1]
+    assert.same({ before.id, "major", "Keep saying goodbye" }, { after.id, after.severity, after.body })
     assert.equals(2, #rounds.rounds[id].drafts)
   end)
 
@@ -246,7 +265,7 @@ describe("human review rounds", function()
     assert.equals(3, #qf)
     assert.equals("[new] Say why", qf[1].text)
     assert.equals(round_buffer("new", "docs/notes.md"), qf[1].bufnr)
-    assert.same({ "[old] Keep saying goodbye", 11 }, { qf[2].text, qf[2].lnum })
+    assert.same({ "[old] major: Keep saying goodbye", 11 }, { qf[2].text, qf[2].lnum })
     assert.same({ "[new] Bound the length too [suggests a change]", 7 }, { qf[3].text, qf[3].lnum })
     -- The person drops that one from the list.
     api.nvim_win_set_cursor(0, { 1, 0 })

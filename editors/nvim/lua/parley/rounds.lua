@@ -279,7 +279,8 @@ local function draw_buffer(round, buf)
   end
   for _, draft in ipairs(round.drafts or {}) do
     if draft.path == at.path and draft.side == at.side then
-      local text = "draft: " .. first_line(draft.body)
+      local severity = value(draft.severity)
+      local text = "draft" .. (severity and (" (" .. severity .. ")") or "") .. ": " .. first_line(draft.body)
       if value(draft.suggestion) then
         text = text .. " [suggests a change]"
       end
@@ -672,7 +673,21 @@ local function keep_draft(id, draft)
   redraw(id)
 end
 
+local SEVERITIES = { critical = true, major = true, minor = true, suggestion = true }
+
+-- A comment may start with its severity in brackets: "[major] Check the length".
+-- Without one, the daemon takes it from the verdict.
+function M.split_severity(text)
+  local tag, rest = text:match("^%s*%[(%a+)%]%s*(.*)$")
+  if tag and SEVERITIES[tag:lower()] and rest ~= "" then
+    return tag:lower(), rest
+  end
+  return nil, text
+end
+
 local function send_draft(params, on_saved)
+  local severity, body = M.split_severity(params.body)
+  params = vim.tbl_extend("force", params, { body = body, severity = severity or params.severity })
   rpc.request("round/comment", params, function(err, result)
     if err then
       return fail("the draft was not saved: " .. tostring(err))
@@ -887,7 +902,8 @@ function M.edit()
     end_line = draft.end_line,
     draft_id = draft.id,
   }
-  compose(target, draft.body, value(draft.suggestion))
+  local severity = value(draft.severity)
+  compose(target, (severity and ("[" .. severity .. "] ") or "") .. draft.body, value(draft.suggestion))
 end
 
 -- :ParleyRoundDrafts — the drafts of the current (or newest) round in the quickfix list.
@@ -913,7 +929,8 @@ function M.drafts_to_quickfix(id)
     for _, draft in ipairs(drafts) do
       local file = file_of(round, draft.path)
       local buf = file and buffer_for(round, file, draft.side)
-      local text = "[" .. draft.side .. "] " .. first_line(draft.body)
+      local severity = value(draft.severity)
+      local text = "[" .. draft.side .. "] " .. (severity and (severity .. ": ") or "") .. first_line(draft.body)
       if value(draft.suggestion) then
         text = text .. " [suggests a change]"
       end
