@@ -1,8 +1,9 @@
 -- Review rounds that wait on a person: an agent asked for a human review and
 -- waits (await_review) for the verdict given here.
 --
--- The daemon tells this window of each waiting round of its folders
--- (round/requested, also after every hello), and `inbox` lists them. A round
+-- The daemon tells this window of each round of its folders an agent asks
+-- for (round/requested), and `inbox`, asked after every hello, gives the
+-- rounds that were waiting before: the person is told of each once. A round
 -- opens in a tab of its own: a file list on the left, and for the file picked
 -- there a diff of two read-only scratch buffers, the base (`before`) or the
 -- previous round's text (`previous`) on the left, the agent's text (`after`)
@@ -534,6 +535,9 @@ local function list_buffer(id)
       local view = views[id]
       if view and api.nvim_tabpage_is_valid(view.tab) and #api.nvim_list_tabpages() > 1 then
         vim.cmd("tabclose " .. api.nvim_tabpage_get_number(view.tab))
+      else
+        -- The last tab cannot close: drop the round's buffers instead (the daemon keeps the drafts).
+        close(id)
       end
     end, { buffer = buf, desc = "Parley: close the round's tab (the drafts stay)" })
   end
