@@ -5,7 +5,7 @@
 //! code, as a reviewer command's findings do. The agent waits for it with
 //! `await_review` exactly as for a slow reviewer command.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -285,22 +285,8 @@ pub async fn inbox(cx: &Context, folder: Option<&Path>) -> Result<Inbox, RoundEr
         |root: &Path| folder.is_none_or(|f| crate::workspace::holds(f, root) || crate::workspace::holds(root, f));
     let rounds: Vec<Session> =
         cx.state.awaiting_person().await?.into_iter().filter(|s| concerned(&s.workspace)).collect();
-    let scope = folder.map_or_else(|| PathBuf::from("/"), Path::to_owned);
-    let me = person();
-    let mut waiting: Vec<Thread> = cx
-        .state
-        .threads(scope, None, false)
-        .await?
-        .into_iter()
-        .filter(|t| concerned(&t.workspace))
-        .filter(|t| {
-            let last = t.comments.last().map(|c| c.author.as_str());
-            // A finding nobody answered yet waits on the agent, not a person.
-            let fresh_finding = t.finding.is_some() && t.comments.len() == 1;
-            last.is_some_and(|author| author != me) && !fresh_finding
-        })
-        .collect();
-    waiting.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    let waiting: Vec<Thread> =
+        cx.state.threads_waiting_on(person()).await?.into_iter().filter(|t| concerned(&t.workspace)).collect();
     Ok(Inbox { rounds, threads: waiting })
 }
 
