@@ -190,7 +190,8 @@ pub struct Completion {
 /// Kept in memory only: a daemon restart ends the run it describes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pending {
-    /// `running`, or `failed` with the error.
+    /// `running`, or `failed` with the error; in the MCP history,
+    /// `awaiting_review` while a person is asked.
     pub state: String,
     /// RFC 3339: when it started, or failed.
     pub since: String,

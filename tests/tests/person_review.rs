@@ -168,7 +168,15 @@ async fn a_waiting_round_and_its_drafts_survive_a_daemon_restart() {
 
     let inbox = cli_ok(&sandbox, &["inbox"]);
     assert!(inbox.contains(&id) && inbox.contains("1 draft comment"), "{inbox}");
+    let shown = cli_ok(&sandbox, &["sessions", "show", &id]);
+    assert!(shown.contains("awaiting_review") && shown.contains("asked of a person"), "{shown}");
     let agent = sandbox.agent(&repo).await;
+    let history = agent.call_ok("get_review_history", json!({ "review_id": id })).await;
+    let session = &history["reviews"][0];
+    assert_eq!(
+        (session["status"].as_str(), session["pending"]["state"].as_str()),
+        (Some("awaiting_review"), Some("awaiting_review"))
+    );
     let still = agent.call_ok("await_review", json!({ "review_id": id, "wait_seconds": 0 })).await;
     assert_eq!(still["status"], "pending", "{still:#}");
     cli_ok(&sandbox, &["review", "submit", &id, "--comment"]);

@@ -186,6 +186,12 @@ pub async fn show(id: &str, round: Option<u32>, json: bool) -> anyhow::Result<i3
     if let Some(done) = &session.completion {
         println!("  completed {} as {}: {}", done.at, done.final_status, done.notes.as_deref().unwrap_or(""));
     }
+    if let Some(waiting) = &session.awaiting {
+        println!(
+            "  round {} · asked of a person by {} at {} · waiting ({} draft comment(s)): `parley review diff {}`",
+            waiting.round, waiting.asked_by, waiting.requested_at, waiting.drafts, session.id
+        );
+    }
     if let Some(last) = session.rounds.last() {
         println!("`parley sessions show {} --round {}` prints a round's review.", session.id, last.round);
     }

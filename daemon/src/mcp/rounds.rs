@@ -315,12 +315,21 @@ fn pending(run: &Arc<Run>) -> Result<CallToolResult, String> {
     let step = run.step();
     let elapsed = run.started.elapsed().as_secs();
     let (id, round) = (&run.review_id, run.round);
-    let message = format!(
-        "Round {round} of review {id} is still running ({}, {elapsed} s so far). It goes on in Parley whatever happens to \
-         this conversation: call await_review with review_id \"{id}\" to wait for it (each call waits up to {MAX_WAIT} s), \
-         now or after other work. cancel_review stops it.",
-        step.message
-    );
+    let message = if rounds::person::is_waiting(run) {
+        format!(
+            "Round {round} of review {id} is {} ({elapsed} s so far). A person's review can take minutes or hours, and it \
+             is kept in Parley whatever happens to this conversation: call await_review with review_id \"{id}\" to wait \
+             for it (each call waits up to {MAX_WAIT} s), now or after other work. cancel_review withdraws the request.",
+            step.message
+        )
+    } else {
+        format!(
+            "Round {round} of review {id} is still running ({}, {elapsed} s so far). It goes on in Parley whatever happens to \
+             this conversation: call await_review with review_id \"{id}\" to wait for it (each call waits up to {MAX_WAIT} s), \
+             now or after other work. cancel_review stops it.",
+            step.message
+        )
+    };
     let result = PendingReview {
         review_id: id.clone(),
         status: "pending".into(),

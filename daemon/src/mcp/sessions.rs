@@ -201,7 +201,13 @@ pub fn view(session: &Session) -> SessionView {
         final_status: session.completion.as_ref().map(|c| c.final_status),
         notes: session.completion.as_ref().and_then(|c| c.notes.clone()),
         completed_at: session.completion.as_ref().map(|c| c.at.clone()),
-        pending: session.pending.clone(),
+        pending: session.pending.clone().or_else(|| {
+            session.awaiting.as_ref().map(|waiting| crate::sessions::Pending {
+                state: "awaiting_review".into(),
+                since: waiting.requested_at.clone(),
+                error: None,
+            })
+        }),
     }
 }
 

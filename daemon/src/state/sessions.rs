@@ -113,10 +113,8 @@ impl State {
     /// light copies (see [`StateHandle::awaiting_person`]).
     pub(super) fn awaiting_person(&self) -> Vec<Session> {
         let mut waiting: Vec<Session> = self.sessions.values().filter_map(light_copy).collect();
-        waiting.sort_by(|a, b| {
-            let at = |s: &Session| s.awaiting.as_ref().map(|w| w.requested_at.clone()).unwrap_or_default();
-            at(b).cmp(&at(a)).then_with(|| b.id.cmp(&a.id))
-        });
+        let at = |s: &Session| s.awaiting.as_ref().map(|w| w.requested_at.as_str()).unwrap_or_default().to_owned();
+        waiting.sort_by_cached_key(|s| std::cmp::Reverse((at(s), s.id.clone())));
         waiting
     }
 
