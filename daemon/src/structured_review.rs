@@ -169,10 +169,16 @@ impl StructuredReview {
     /// The severity of every finding: comments, missing requirements, and
     /// design violations (critical or major by their impact).
     pub fn severities(&self) -> impl Iterator<Item = Severity> + '_ {
-        let comments = self.comments.iter().map(|c| c.severity);
+        let comments = self.findings().map(|c| c.severity);
         let missing = self.missing_requirements.iter().map(|m| m.severity);
         let violations = self.design_compliance.major_violations.iter().map(Violation::severity);
         comments.chain(missing).chain(violations)
+    }
+
+    /// The comments that are findings: all but the reviewer's overall words
+    /// (see [`ReviewComment::is_overall`]).
+    pub fn findings(&self) -> impl Iterator<Item = &ReviewComment> + '_ {
+        self.comments.iter().filter(|c| !c.is_overall())
     }
 
     /// The counts of this review's content, whatever `summary` says.
@@ -182,7 +188,7 @@ impl StructuredReview {
             ..SummaryCounts::default()
         };
         let severities =
-            self.comments.iter().map(|c| c.severity).chain(self.missing_requirements.iter().map(|m| m.severity));
+            self.findings().map(|c| c.severity).chain(self.missing_requirements.iter().map(|m| m.severity));
         for severity in severities {
             let slot = match severity {
                 Severity::Critical => &mut counts.critical_issues,
@@ -206,6 +212,15 @@ impl StructuredReview {
             };
             assessment.min(called_for)
         })
+    }
+}
+
+impl ReviewComment {
+    /// Whether this is the reviewer's overall word on the change (a general
+    /// comment of category `summary`, as a person's review summary is): not
+    /// a finding, so not counted, and shown above the findings.
+    pub fn is_overall(&self) -> bool {
+        self.r#type == "general" && self.category.as_deref() == Some("summary") && self.file.is_none()
     }
 }
 

@@ -1017,6 +1017,10 @@ pub struct RoundCommentParams {
     /// Replace this draft instead of adding one.
     #[serde(default)]
     pub draft_id: Option<String>,
+    /// Who writes it, as the editor knows the person; by default the login
+    /// name the daemon runs under.
+    #[serde(default)]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1044,6 +1048,10 @@ pub struct RoundSubmitParams {
     pub verdict: String,
     #[serde(default)]
     pub summary: Option<String>,
+    /// Who reviewed, as the editor knows the person; by default the login
+    /// name the daemon runs under.
+    #[serde(default)]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -261,12 +261,23 @@ async fn bad_comments_and_submissions_are_refused_with_what_to_do() {
         .await;
     assert!(busy.contains("waiting for a person"), "{busy}");
 
+    // An editor names the person as it knows them.
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    let draft = window
+        .call(
+            "round/comment",
+            json!({ "review_id": id, "path": "notes.txt", "start_line": 0, "body": "Fine start", "author": "Ana Lima" }),
+        )
+        .await;
+    assert_eq!(draft["draft"]["author"], "Ana Lima");
     cli_ok(&sandbox, &["review", "submit", &id, "--approve"]);
+    let threads = cli_ok(&sandbox, &["feedback", "list", "--workspace", repo.to_str().expect("utf-8")]);
+    assert!(threads.contains("Ana Lima") && threads.contains("Fine start"), "{threads}");
     refused(&["review", "submit", &id, "--approve"], "has no round waiting for a person");
     let (code, _, err) = sandbox.cli(&["review", "submit", &id]);
     assert_eq!(code, 2, "a verdict is required: {err}");
     let answer = verdict(&agent, &id).await;
-    assert_eq!(answer["verdict"], "lgtm");
+    assert_eq!(answer["verdict"], "lgtm_with_suggestions", "approved with a comment left");
 }
 
 #[tokio::test]

@@ -51,6 +51,7 @@ pub async fn comment(peer: &Peer<'_>, p: wire::RoundCommentParams) -> Result<wir
         suggestion: p.suggestion,
         severity: p.severity.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
         replaces: p.draft_id,
+        author: p.author.map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()),
     };
     let (_, draft) = person::comment(peer.cx, &p.review_id, new).await.map_err(errors::round)?;
     Ok(wire::RoundCommentResult { draft: views::draft(&draft) })
@@ -66,7 +67,8 @@ pub async fn uncomment(
 
 pub async fn submit(peer: &Peer<'_>, p: wire::RoundSubmitParams) -> Result<wire::RoundSubmitResult, ErrorObject> {
     let verdict = Verdict::parse(&p.verdict).map_err(errors::round)?;
-    let submitted = person::submit(peer.cx, &p.review_id, verdict, p.summary).await.map_err(errors::round)?;
+    let author = p.author.map(|a| a.trim().to_owned()).filter(|a| !a.is_empty());
+    let submitted = person::submit(peer.cx, &p.review_id, verdict, p.summary, author).await.map_err(errors::round)?;
     let outcome = &submitted.outcome;
     Ok(wire::RoundSubmitResult {
         review_id: outcome.session.id.clone(),

@@ -239,7 +239,7 @@ impl ParleyMcp {
                         HostChoice::Approve => rounds::person::Verdict::Approve,
                         HostChoice::RequestChanges => rounds::person::Verdict::RequestChanges,
                     };
-                    if let Err(e) = rounds::person::submit(&cx, &id, verdict, Some(answer.message)).await {
+                    if let Err(e) = rounds::person::submit(&cx, &id, verdict, Some(answer.message), None).await {
                         tracing::warn!("the verdict given in the agent's host was not taken: {e}");
                     }
                 }

@@ -16,6 +16,9 @@ pub fn render_markdown(review_id: &str, round: u32, review: &StructuredReview, v
             label(review.overall_assessment)
         );
     }
+    for overall in review.comments.iter().filter(|c| c.is_overall()) {
+        let _ = writeln!(out, "\n> {}", overall.comment.trim().replace('\n', "\n> "));
+    }
     design_compliance(&mut out, review);
     missing_requirements(&mut out, review);
     comments(&mut out, review);
@@ -77,12 +80,12 @@ fn missing_requirements(out: &mut String, review: &StructuredReview) {
 
 fn comments(out: &mut String, review: &StructuredReview) {
     out.push_str("\n## Comments\n");
-    if review.comments.is_empty() {
+    if review.findings().next().is_none() {
         out.push_str("\nNone.\n");
         return;
     }
     for severity in Severity::ALL {
-        let group: Vec<_> = review.comments.iter().filter(|c| c.severity == severity).collect();
+        let group: Vec<_> = review.findings().filter(|c| c.severity == severity).collect();
         if group.is_empty() {
             continue;
         }
@@ -206,6 +209,25 @@ mod tests {
         for needle in absent {
             assert!(!shown.contains(needle), "{needle:?} should not be in:\n{shown}");
         }
+    }
+
+    #[test]
+    fn a_persons_summary_leads_the_review_and_is_no_finding() {
+        let review = json!({
+            "overall_assessment": "needs_changes",
+            "comments": [
+                {"type": "general", "category": "summary", "severity": "suggestion", "comment": "Close, two things"},
+                {"type": "specific", "file": "cart.rs", "line": 6, "severity": "major", "comment": "Tax is 8%"},
+            ],
+        });
+        check(
+            review.clone(),
+            Assessment::NeedsChanges,
+            &["## Verdict: ❌ needs changes", "> Close, two things", "### Major (1)", "Tax is 8%"],
+            &["### Suggestions"],
+        );
+        let read: StructuredReview = serde_json::from_value(review).expect("a review");
+        assert_eq!((read.counts().major_issues, read.counts().suggestions), (1, 0));
     }
 
     #[test]

@@ -69,6 +69,8 @@ impl Verdict {
 
 /// The step a waiting round shows to whoever waits for it.
 fn waiting_step(person: &str) -> Step {
+    // The login name is unknown to a daemon started without USER.
+    let person = if person == "human" { "a person" } else { person };
     Step {
         progress: WAITING_STEP,
         message: format!("waiting for {person} to review it (in the editor, or with `parley inbox` at a terminal)"),
@@ -326,6 +328,8 @@ pub struct NewDraft {
     pub severity: Option<String>,
     /// Replace this draft instead of adding one.
     pub replaces: Option<String>,
+    /// Who writes it; by default [`person`].
+    pub author: Option<String>,
 }
 
 /// Adds (or replaces) a draft; answers it once it is durable.
@@ -340,7 +344,7 @@ pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, 
         )));
     }
     let round = waiting.round;
-    let author = person();
+    let author = new.author.clone().unwrap_or_else(person);
     let at = crate::clock::now_rfc3339();
     let made = Arc::new(std::sync::Mutex::new(None));
     let made_in = made.clone();
@@ -467,10 +471,13 @@ fn check_place(waiting: &PersonRound, new: &NewDraft) -> Result<(), RoundError> 
     };
     let lines = text.lines().count().max(1) as u32;
     if new.end_line < new.start_line || new.end_line >= lines {
+        let asked = if new.start_line == new.end_line {
+            format!("line {}", new.start_line + 1)
+        } else {
+            format!("lines {}-{}", new.start_line + 1, new.end_line + 1)
+        };
         return Err(RoundError::Invalid(format!(
-            "lines {}-{} are not in the {} side of {}, which has {lines} lines (1-{lines})",
-            new.start_line + 1,
-            new.end_line + 1,
+            "{asked} is not in the {} side of {}, which has {lines} lines (1-{lines})",
             new.side.name(),
             file.path
         )));
@@ -493,7 +500,9 @@ pub async fn submit(
     id: &str,
     verdict: Verdict,
     summary: Option<String>,
+    author: Option<String>,
 ) -> Result<Submitted, RoundError> {
+    let reviewer = author.unwrap_or_else(person);
     let (session, waiting) = waiting(cx, id).await?;
     let run = run_for(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
     let settings = {
@@ -516,7 +525,7 @@ pub async fn submit(
         changed_files: waiting.files.iter().map(|f| f.path.clone()).collect(),
         verdict: review.overall_assessment,
         review,
-        reviewer: format!("{} (in person)", person()),
+        reviewer: format!("{reviewer} (in person)"),
         elapsed_ms,
         files: waiting.files.clone(),
     };
@@ -665,7 +674,6 @@ async fn open_threads(
 ) -> (Vec<String>, Vec<String>) {
     let mut opened = Vec::new();
     let mut warnings = Vec::new();
-    let by = person();
     let comments = round.review.comments.iter().filter(|c| c.r#type == "specific");
     for (draft, comment) in waiting.drafts.iter().zip(comments) {
         if draft.side != Side::New {
@@ -689,7 +697,7 @@ async fn open_threads(
             encoding: PositionEncoding::Utf8,
             expected_text: None,
             body,
-            author: by.clone(),
+            author: draft.author.clone(),
             finding: Some(Box::new(Finding {
                 review_id: session.id.clone(),
                 round: round.round,
