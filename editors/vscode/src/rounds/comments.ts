@@ -176,7 +176,8 @@ export class RoundComments implements vscode.Disposable {
   }
 
   private earlierComment(comment: EarlierComment): RoundComment {
-    return new RoundComment(new vscode.MarkdownString(comment.body), vscode.CommentMode.Preview, { name: `Round ${comment.round}` }, 'earlier', undefined, undefined, earlierLabel(comment));
+    // The thread's label says the round and the state; the comment is the person's own.
+    return new RoundComment(new vscode.MarkdownString(comment.body), vscode.CommentMode.Preview, { name: this.author() }, 'earlier', undefined);
   }
 
   /** The reply box's "Add Review Comment" on a new thread: the text becomes a draft (its ```suggestion block the suggestion). */
