@@ -387,7 +387,7 @@ impl ParleyMcp {
 
 /// The name an agent's comments go under: the client's own name, as its
 /// `initialize` or (2026-07-28) each request's `_meta` gives it.
-fn author_of(context: &RequestContext<RoleServer>) -> String {
+pub(crate) fn author_of(context: &RequestContext<RoleServer>) -> String {
     context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty()).unwrap_or_else(|| "agent".into())
 }
 
@@ -639,7 +639,11 @@ impl ParleyMcp {
     }
 
     /// What a review tool's arguments ask for, in this agent's workspace.
-    fn review_ask(&self, args: RequestReviewArgs) -> Result<crate::usecases::rounds::ReviewAsk, String> {
+    fn review_ask(
+        &self,
+        args: RequestReviewArgs,
+        asked_by: String,
+    ) -> Result<crate::usecases::rounds::ReviewAsk, String> {
         let folder = self
             .workspace()
             .or_else(|| self.agent.cwd.clone())
@@ -652,6 +656,8 @@ impl ParleyMcp {
             scope: args.scope,
             folder,
             env: self.agent.env.clone(),
+            reviewer: args.reviewer,
+            asked_by,
         })
     }
 

@@ -30,7 +30,7 @@ const MAX_WAIT: u32 = 50;
 impl ParleyMcp {
     #[tool(
         title = "Request a code review",
-        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p). Waits up to wait_seconds (default 45, at most 50) for the round: if it finishes, returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict), also shown in the editor. If not, returns status \"pending\" with the review_id: the round goes on in Parley whatever happens to this call, and await_review returns it when done. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
+        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p), or from a person with reviewer \"human\": they review the diff in their editor (or at a terminal) and submit a verdict, which can take minutes or hours. Waits up to wait_seconds (default 45, at most 50) for the round: if it finishes, returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict), also shown in the editor. If not, returns status \"pending\" with the review_id: the round goes on in Parley whatever happens to this call, and await_review returns it when done. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
     )]
@@ -41,7 +41,7 @@ impl ParleyMcp {
     ) -> Result<CallToolResult, String> {
         let _call = self.context.shutdown.call();
         let wait = wait_limit(args.wait_seconds)?;
-        let ask = self.review_ask(args)?;
+        let ask = self.review_ask(args, super::author_of(&context))?;
         let (progress, forwarder) = progress_sink(&context);
         let started = rounds::start(&self.context, ask, &|step, message| progress(step, message)).await;
         let run = match started {

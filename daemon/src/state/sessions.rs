@@ -43,6 +43,7 @@ impl State {
             request,
             rounds: Vec::new(),
             completion: None,
+            awaiting: None,
             pending: None,
         };
         self.stage_session(session, reply);
@@ -73,6 +74,8 @@ impl State {
         };
         round.round = session.rounds.len() as u32 + 1;
         session.rounds.push(round);
+        // The round a person was asked for is answered (or replaced).
+        session.awaiting = None;
         session.pending = None;
         session.updated_at = now_rfc3339();
         self.stage_session(session, reply);
@@ -88,10 +91,36 @@ impl State {
         }
     }
 
+    pub(super) fn edit_session(&mut self, id: &str, edit: super::SessionEdit, reply: Reply) {
+        let Some(mut session) = self.latest_session(id).cloned() else {
+            let _ = reply.send(Err(SessionError::NotFound(id.to_owned())));
+            return;
+        };
+        match edit(&mut session) {
+            Ok(()) => {
+                session.updated_at = now_rfc3339();
+                self.stage_session(session, reply);
+            }
+            Err(refused) => {
+                let _ = reply.send(Err(refused));
+            }
+        }
+    }
+
+    /// Sessions with a round waiting on a person, newest request first.
+    pub(super) fn awaiting_person(&self) -> Vec<Session> {
+        let mut waiting: Vec<Session> = self.sessions.values().filter(|s| s.awaiting.is_some()).cloned().collect();
+        waiting.sort_by(|a, b| {
+            let at = |s: &Session| s.awaiting.as_ref().map(|w| w.requested_at.clone()).unwrap_or_default();
+            at(b).cmp(&at(a)).then_with(|| b.id.cmp(&a.id))
+        });
+        waiting
+    }
+
     pub(super) fn discard_empty_session(&mut self, id: &str) {
-        let empty = self
-            .latest_session(id)
-            .is_some_and(|s| s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none());
+        let empty = self.latest_session(id).is_some_and(|s| {
+            s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none() && s.awaiting.is_none()
+        });
         if !empty {
             return;
         }
@@ -130,6 +159,8 @@ impl State {
         }
         let now = now_rfc3339();
         session.completion = Some(Completion { final_status, notes, at: now.clone() });
+        // A round still waiting on a person is no longer wanted.
+        session.awaiting = None;
         session.updated_at = now;
         self.stage_session(session, reply);
     }
