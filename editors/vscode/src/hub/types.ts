@@ -184,6 +184,8 @@ export interface Draft {
   body: string;
   suggestion: string | null;
   severity: string | null;
+  /** Who wrote it; absent from daemons before it was recorded. */
+  author?: string;
   at: string;
 }
 
@@ -193,10 +195,14 @@ export type EarlierState = 'open' | 'seen' | 'addressed' | 'resolved';
 export interface EarlierComment {
   round: number;
   path: string;
+  /** Where the thread is now. */
   line: number;
+  end_line?: number;
   body: string;
   state: EarlierState;
   thread_id: string;
+  /** The whole conversation, oldest first (the agent's answers too). */
+  comments?: Comment[];
 }
 
 /** round/get's answer: a round with its files, drafts and the earlier rounds' comments. */
@@ -236,5 +242,6 @@ export interface SubmitResult {
   review: { comments?: unknown[]; overall_assessment?: string };
   markdown: string;
   threads: string[];
-  warnings: string[];
+  /** Left out when there are none. */
+  warnings?: string[];
 }

@@ -138,7 +138,7 @@ export class RoundComments implements vscode.Disposable {
 
   private draftComment(draft: Draft, thread: vscode.CommentThread | undefined): RoundComment {
     const body = new vscode.MarkdownString(renderDraft(draft));
-    return new RoundComment(body, vscode.CommentMode.Preview, { name: this.author() }, 'draft', thread, draft.id, 'Draft', new Date(draft.at));
+    return new RoundComment(body, vscode.CommentMode.Preview, { name: draft.author ?? this.author() }, 'draft', thread, draft.id, 'Draft', new Date(draft.at));
   }
 
   private addDraft(detail: RoundDetail, draft: Draft): void {
@@ -161,10 +161,12 @@ export class RoundComments implements vscode.Disposable {
       // A file the agent did not touch again is not in this round: its threads are on the code.
       if (!file) continue;
       const version: Version = file.after !== null ? 'after' : 'before';
-      const line = clampLine(comment.line, lineCount(textOf(file, version)));
-      const shown = this.earlierComment(comment);
-      const thread = this.controller.createCommentThread(roundUri(detail, version, comment.path), new vscode.Range(line, 0, line, 0), [shown]);
-      shown.parent = thread;
+      const lines = lineCount(textOf(file, version));
+      const start = clampLine(comment.line, lines);
+      const end = Math.max(start, clampLine(comment.end_line ?? comment.line, lines));
+      const shown = this.earlierComments(comment);
+      const thread = this.controller.createCommentThread(roundUri(detail, version, comment.path), new vscode.Range(start, 0, end, 0), shown);
+      for (const c of shown) c.parent = thread;
       thread.label = earlierLabel(comment);
       thread.contextValue = 'earlier';
       thread.canReply = false;
@@ -175,9 +177,13 @@ export class RoundComments implements vscode.Disposable {
     }
   }
 
-  private earlierComment(comment: EarlierComment): RoundComment {
-    // The thread's label says the round and the state; the comment is the person's own.
-    return new RoundComment(new vscode.MarkdownString(comment.body), vscode.CommentMode.Preview, { name: this.author() }, 'earlier', undefined);
+  /** The conversation of an earlier round's comment: the person's comment and what the agent answered. */
+  private earlierComments(comment: EarlierComment): RoundComment[] {
+    const conversation = comment.comments && comment.comments.length > 0 ? comment.comments : [{ author: this.author(), body: comment.body, created_at: '' }];
+    // The thread's label says the round and the state.
+    return conversation.map(
+      (c) => new RoundComment(new vscode.MarkdownString(c.body), vscode.CommentMode.Preview, { name: c.author }, 'earlier', undefined, undefined, undefined, c.created_at ? new Date(c.created_at) : undefined),
+    );
   }
 
   /** The reply box's "Add Review Comment" on a new thread: the text becomes a draft (its ```suggestion block the suggestion). */

@@ -15,6 +15,8 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
   /** Rounds this window has told the person about (review id and round), so a hello's repeat does not tell again. */
   private readonly told = new Set<string>();
   private open: RoundDetail | undefined;
+  /** The review this window is submitting: its round/changed can come before the answer, and is no news here. */
+  private submitting: string | undefined;
   private mode: DiffMode = 'whole';
   /** Rounds fetched for their texts (documents of a round outlive the review: tabs restored, say). */
   private readonly held = new Map<string, RoundDetail>();
@@ -112,8 +114,8 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     this.renderStatus();
     if (ours) {
       this.close();
+      if (this.submitting === change.review_id) return;
       const what = change.state === 'cancelled' ? 'was cancelled by the agent' : `was submitted elsewhere${change.verdict ? ` (${change.verdict.replace(/_/g, ' ')})` : ''}`;
-      // Submitting here closes the review before this arrives: only a change from elsewhere is news.
       void vscode.window.showInformationMessage(`Parley: round ${change.round} of review ${change.review_id} ${what}.`);
     }
   }
@@ -293,19 +295,22 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     const params: Record<string, unknown> = { review_id: detail.review_id, verdict: choice.verdict };
     if (summary.trim() !== '') params.summary = summary.trim();
     let result: SubmitResult;
+    this.submitting = detail.review_id;
     try {
       result = await this.hub.request<SubmitResult>('round/submit', params);
     } catch (error) {
       void vscode.window.showErrorMessage(`Parley could not submit the review: ${(error as Error).message}`);
       return;
+    } finally {
+      this.submitting = undefined;
     }
     this.log.info(`submitted review ${result.review_id} round ${result.round}: ${result.verdict}`);
     this.log.trace('round-submitted', { review_id: result.review_id, round: result.round, verdict: result.verdict });
     this.waiting.delete(detail.review_id);
     this.renderStatus();
     if (this.open?.review_id === detail.review_id) this.close();
-    const warnings = result.warnings.length > 0 ? ` Warnings: ${result.warnings.join('; ')}` : '';
-    void vscode.window.showInformationMessage(`${submittedText(result, detail.asked_by)}${warnings}`);
+    const warnings = (result.warnings ?? []).length > 0 ? ` Warnings: ${(result.warnings ?? []).join('; ')}` : '';
+    void vscode.window.showInformationMessage(`${submittedText(result, detail.asked_by, drafts)}${warnings}`);
   }
 
   /** Closes the review: its threads, its tree and its diff tabs. */

@@ -248,10 +248,9 @@ export function verdictChoices(drafts: number): VerdictChoice[] {
   ];
 }
 
-/** What the person is told once the review is sent. */
-export function submittedText(result: SubmitResult, askedBy: string): string {
-  const comments = result.review.comments?.length ?? 0;
+/** What the person is told once the review is sent, with the number of comments they wrote (the review the agent gets may add the summary as one). */
+export function submittedText(result: SubmitResult, askedBy: string, comments: number): string {
   const verdict = result.verdict.replace(/_/g, ' ');
   const threads = result.threads.length > 0 ? `; ${result.threads.length === 1 ? '1 comment is' : `${result.threads.length} comments are`} now a thread on the code` : '';
-  return `Review of round ${result.round} sent to ${agentName(askedBy)}: ${verdict}, ${comments === 1 ? '1 comment' : `${comments} comments`}${threads}.`;
+  return `Review of round ${result.round} sent to ${agentName(askedBy)}: ${verdict}, ${comments === 0 ? 'no comments' : comments === 1 ? '1 comment' : `${comments} comments`}${threads}.`;
 }

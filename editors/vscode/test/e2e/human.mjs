@@ -51,7 +51,8 @@ setTimeout(() => {
 /** Runs one step; takes a screenshot named after it (what the person saw), and on failure ends the run. */
 async function step(name, body) {
   const started = Date.now();
-  const shot = (suffix) => path.join(sandbox.shots, `${String(passed + failed + 1).padStart(2, '0')}-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}${suffix}.png`);
+  const number = passed + failed + 1;
+  const shot = (suffix) => path.join(sandbox.shots, `${String(number).padStart(2, '0')}-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}${suffix}.png`);
   try {
     await body();
     passed++;
@@ -128,7 +129,7 @@ await step("Review opens the round: its files in the Parley Review view, and the
   const pane = workbench.pane('Parley Review');
   await pane.locator('.monaco-list-row', { hasText: 'lib.rs' }).waitFor({ timeout: 10_000 });
   expect(/modified/.test((await pane.locator('.monaco-list-row', { hasText: 'lib.rs' }).textContent()) ?? ''), 'the file row does not say modified');
-  expect(/Take the login token from the vault/.test((await pane.textContent()) ?? ''), "the view does not show the agent's summary");
+  await until("the view to show the agent's summary", async () => /test-agent asks: Take the login token from the vault/.test((await pane.textContent()) ?? ''), 10_000);
   await until('the base on the left and the change on the right', async () => {
     const left = plain(await workbench.editor('original').locator('.view-lines').textContent());
     const right = plain(await workbench.editor('modified').locator('.view-lines').textContent());
@@ -139,8 +140,8 @@ await step("Review opens the round: its files in the Parley Review view, and the
 await step('a comment on a removed line (the left side) becomes a draft on the old side', async () => {
   await workbench.clickCommentGutter(4, 'original');
   await workbench.submitComment('Keep a fallback for offline logins', 'Add Review Comment');
-  await widget('Keep a fallback for offline logins').waitFor({ timeout: 10_000 });
-  expect(/Draft · on the old text/.test((await widget('Keep a fallback for offline logins').textContent()) ?? ''), 'the thread is not labelled as a draft on the old text');
+  // The thread holds the typed text at once; once saved it is labelled as a draft on the old side.
+  await until('the draft thread on the old text', async () => /Draft · on the old text/.test((await widget('Keep a fallback for offline logins').textContent()) ?? ''), 10_000);
   hub = await hubClient(sandbox.socket);
   const { drafts } = await hub.call('round/get', { review_id: reviewId });
   expect(drafts.length === 1 && drafts[0].side === 'old' && drafts[0].start_line === 3, `the daemon holds ${JSON.stringify(drafts)}`);
@@ -149,10 +150,13 @@ await step('a comment on a removed line (the left side) becomes a draft on the o
 await step('a comment with a ```suggestion on an added line (the right side) sends the suggestion apart from the text', async () => {
   await workbench.clickCommentGutter(4, 'modified');
   await workbench.submitComment(`Do not panic when the vault is down.\n\n\`\`\`suggestion\n${SUGGESTION}\n\`\`\``, 'Add Review Comment');
-  const thread = widget('Do not panic when the vault is down.');
-  await thread.waitFor({ timeout: 10_000 });
-  const text = plain(await thread.textContent());
-  expect(text.includes('Suggested change') && text.includes('unwrap_or_default()'), `the draft does not show its suggestion: ${text}`);
+  let text = '';
+  await until('the draft to show its suggestion', async () => {
+    text = plain(await widget('Do not panic when the vault is down.').textContent());
+    return text.includes('Suggested change (line 4)') && text.includes('unwrap_or_default()');
+  }, 10_000).catch((error) => {
+    throw new Error(`${error.message}; the thread reads: ${text}`);
+  });
   const { drafts } = await hub.call('round/get', { review_id: reviewId });
   const added = drafts.find((d) => d.side === 'new');
   expect(added?.start_line === 3 && added.body === 'Do not panic when the vault is down.' && added.suggestion === SUGGESTION, `the daemon holds ${JSON.stringify(drafts)}`);
@@ -173,15 +177,18 @@ await step('Submit Review with "Request changes": the review closes, the person 
   await workbench.pick('Request changes');
   await workbench.answer('Two things before this goes in');
   await workbench.toast('sent to test-agent: needs changes, 2 comments').waitFor({ timeout: 20_000 });
-  await until('the diff to close', async () => !/round 1/.test(await workbench.activeTab().catch(() => '')));
+  await until('the diff to close', async () => (await workbench.page.locator('.tab', { hasText: 'round 1' }).count()) === 0);
+  await until('the Parley Review view to go', async () => (await workbench.page.locator('.pane-header', { hasText: 'Parley Review' }).count()) === 0);
   await until('the status bar to drop the waiting review', async () => (await workbench.page.locator('.statusbar-item', { hasText: 'review waiting' }).count()) === 0);
 });
 
 await step("the agent's await_review returns needs_changes with both comments, the suggestion as the fix", async () => {
   const result = await awaitVerdict();
   expect(result.status === 'needs_changes' && result.overall_assessment === 'needs_changes', `verdict ${result.status} / ${result.overall_assessment}`);
-  const comments = result.comments ?? [];
-  expect(comments.length === 2, `${comments.length} comments: ${JSON.stringify(comments)}`);
+  // The person's two line comments, and their summary as a general comment.
+  const comments = (result.comments ?? []).filter((c) => c.type === 'specific');
+  expect(comments.length === 2, `${comments.length} line comments: ${JSON.stringify(result.comments)}`);
+  expect((result.comments ?? []).some((c) => c.type === 'general' && c.comment === 'Two things before this goes in'), `the summary is not in the review: ${JSON.stringify(result.comments)}`);
   const old = comments.find((c) => c.comment.includes('Keep a fallback for offline logins'));
   const suggested = comments.find((c) => c.comment.includes('Do not panic when the vault is down.'));
   expect(old && old.file === 'src/lib.rs', `the removed line's comment: ${JSON.stringify(old)}`);
@@ -223,6 +230,8 @@ await step('Approve: the agent gets lgtm, and mark_review_complete finishes the 
   await workbench.pick('Approve');
   await workbench.answer('Good to go');
   await workbench.toast('sent to test-agent: lgtm').waitFor({ timeout: 20_000 });
+  // The daemon's round/changed can come before the answer: this window submitted it, so that is no news.
+  expect((await workbench.toast('submitted elsewhere').count()) === 0, 'the window says the review it submitted was submitted elsewhere');
   const result = await awaitVerdict();
   expect(result.overall_assessment === 'lgtm' && result.round === 2, `round 2 answered ${result.status} / ${result.overall_assessment}`);
   const done = await mcp.call('mark_review_complete', { review_id: reviewId, final_status: 'approved' });

@@ -19,6 +19,7 @@ import {
   roundPath,
   sideOf,
   sortWaiting,
+  submittedText,
   textOf,
   verdictChoices,
 } from '../../src/rounds/model';
@@ -196,4 +197,10 @@ test('the verdicts say what the agent gets', () => {
   assert.match(approve.detail, /lgtm_with_suggestions/);
   assert.match(changes.detail, /needs_changes, with your 2 comments/);
   assert.match(verdictChoices(0)[0].detail, /\(lgtm\)/);
+});
+
+test('the person is told the verdict, their comments and the threads they became', () => {
+  const result = { review_id: 'r', round: 1, verdict: 'needs_changes', status: 'needs_changes', review: { comments: [1, 2, 3] }, markdown: '', threads: ['t1'] };
+  assert.equal(submittedText(result, 'claude-code', 2), 'Review of round 1 sent to Claude: needs changes, 2 comments; 1 comment is now a thread on the code.');
+  assert.equal(submittedText({ ...result, verdict: 'lgtm', threads: [] }, 'x', 0), 'Review of round 1 sent to x: lgtm, no comments.');
 });
