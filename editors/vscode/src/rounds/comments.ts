@@ -250,7 +250,7 @@ export class RoundComments implements vscode.Disposable {
     const comment = new RoundComment(
       composeComment(entry.draft.body, entry.draft.suggestion),
       vscode.CommentMode.Editing,
-      { name: this.author() },
+      { name: entry.draft.author ?? this.author() },
       'draft-editing',
       entry.thread,
       entry.draft.id,

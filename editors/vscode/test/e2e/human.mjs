@@ -172,6 +172,47 @@ await step('a draft written from the terminal appears in the window, and its Del
   expect(drafts.length === 2, `the daemon still holds ${drafts.length} drafts`);
 });
 
+await step('Suggest Change on selected lines opens a comment holding them; saved, edited and deleted, the daemon follows', async () => {
+  const line = workbench.editor('modified').locator('.view-line', { hasText: 'check_token(user, &token)' }).first();
+  await line.click();
+  await workbench.page.keyboard.press('End');
+  await workbench.page.keyboard.press('Shift+Home');
+  await workbench.runCommand('Parley: Suggest Change');
+  const editing = widget('New suggestion');
+  await editing.waitFor({ timeout: 10_000 });
+  await editing.getByRole('button', { name: 'Save' }).click();
+  let drafts = [];
+  await until('the suggestion to be a draft', async () => {
+    ({ drafts } = await hub.call('round/get', { review_id: reviewId }));
+    return drafts.length === 3;
+  }, 10_000);
+  const made = drafts.find((d) => d.start_line === 4 && d.side === 'new');
+  expect(made?.suggestion === '    check_token(user, &token)' && made.body === 'Suggested change.', `the draft: ${JSON.stringify(made)}`);
+  // Edit: the text comes back with its suggestion block; what is typed before it becomes the body.
+  // Its text, shown and then edited (the other draft's reads "Suggested change (line 4)").
+  const thread = widget('Suggested change.');
+  await thread.waitFor({ timeout: 10_000 });
+  await thread.locator('.comment-body, .review-comment').first().hover();
+  await thread.locator('a.action-label[aria-label="Edit"]').first().click();
+  const input = thread.locator('.review-comment .monaco-editor').first();
+  await input.waitFor({ timeout: 10_000 });
+  await input.click();
+  await workbench.page.keyboard.press('Control+Home');
+  await workbench.page.keyboard.insertText('Borrow it once.');
+  await thread.getByRole('button', { name: 'Save' }).click();
+  await until('the edit to reach the daemon', async () => {
+    ({ drafts } = await hub.call('round/get', { review_id: reviewId }));
+    return drafts.find((d) => d.id === made.id)?.body === 'Borrow it once.Suggested change.';
+  }, 10_000).catch((error) => {
+    throw new Error(`${error.message}; drafts ${JSON.stringify(drafts)}`);
+  });
+  expect(drafts.find((d) => d.id === made.id)?.suggestion === '    check_token(user, &token)', `the edit lost the suggestion: ${JSON.stringify(drafts)}`);
+  await widget('Borrow it once.').locator('.head a.action-label[aria-label="Delete Draft"]').click();
+  await until('the draft to go', async () => (await hub.call('round/get', { review_id: reviewId })).drafts.length === 2, 10_000);
+  const row = workbench.pane('Parley Review').locator('.monaco-list-row', { hasText: 'lib.rs' });
+  await until('the view to count 2 drafts on the file', async () => /2 drafts/.test((await row.textContent()) ?? ''), 10_000);
+});
+
 await step('Submit Review with "Request changes": the review closes, the person is told what was sent', async () => {
   await workbench.runCommand('Parley: Submit Review');
   await workbench.pick('Request changes');
