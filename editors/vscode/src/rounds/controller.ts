@@ -186,6 +186,11 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
 
   /** Opens round `reviewId` for review: the tree of its files and the first file's diff. */
   async openRound(reviewId: string): Promise<void> {
+    // A notification outlives its round: its Review button may come after the round was submitted or cancelled.
+    if (!this.waiting.has(reviewId)) {
+      void vscode.window.showInformationMessage(`Parley: review ${reviewId} is no longer waiting for you (it was submitted or cancelled).`);
+      return;
+    }
     let detail: RoundDetail;
     try {
       detail = await this.hub.request<RoundDetail>('round/get', { review_id: reviewId });

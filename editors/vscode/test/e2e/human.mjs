@@ -288,6 +288,28 @@ await step('Approve: the agent gets lgtm, and mark_review_complete finishes the 
   expect(inbox.rounds.length === 0, `rounds still waiting: ${JSON.stringify(inbox.rounds)}`);
 });
 
+await step("two rounds waiting: the status bar counts both, Review Agent Changes offers a pick, and the agent's cancel closes the review", async () => {
+  const second = await mcp.call('request_review', { summary: 'Second change: logging', reviewer: 'human', wait_seconds: 0 });
+  const third = await mcp.call('request_review', { summary: 'Third change: metrics', reviewer: 'human', wait_seconds: 0 });
+  expect(second.status === 'pending' && third.status === 'pending', `request_review answered ${JSON.stringify([second, third])}`);
+  await until('the status bar to count two rounds', async () => (await roundsStatus()) === '2 reviews waiting');
+  await workbench.runCommand('Parley: Review Agent Changes');
+  const rows = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
+  await until('both rounds in the pick', async () => {
+    const text = (await rows.allTextContents()).join(' | ');
+    return text.includes('test-agent: Second change: logging') && text.includes('test-agent: Third change: metrics');
+  }, 10_000);
+  await workbench.screenshot(path.join(sandbox.shots, 'pick-among-waiting-rounds.png'));
+  await workbench.pick('Third change: metrics');
+  await until('the third round open', async () => /test-agent asks: Third change: metrics/.test((await workbench.pane('Parley Review').textContent()) ?? ''), 10_000);
+  await mcp.call('cancel_review', { review_id: third.review_id });
+  await workbench.toast('was cancelled by the agent').waitFor({ timeout: 10_000 });
+  await until('the review to close', async () => (await workbench.page.locator('.pane-header', { hasText: 'Parley Review' }).count()) === 0, 10_000);
+  await until('the status bar to count one round', async () => (await roundsStatus()) === '1 review waiting');
+  await mcp.call('cancel_review', { review_id: second.review_id });
+  await until('the status bar to count none', async () => (await roundsStatus()) === '', 10_000);
+});
+
 hub?.close();
 await mcp?.close().catch(() => {});
 await finish();
