@@ -91,9 +91,9 @@ async function awaitVerdict() {
 
 /** The text of the status bar item counting the rounds waiting for review ('' when hidden). */
 async function roundsStatus() {
-  const item = workbench.page.locator('.statusbar-item[id$="parley.rounds"]');
-  if ((await item.count()) === 0 || !(await item.first().isVisible())) return '';
-  return ((await item.first().textContent()) ?? '').trim();
+  // The item leaves the page when hidden, possibly between two looks at it.
+  const item = workbench.page.locator('.statusbar-item[id$="parley.rounds"]').first();
+  return ((await item.textContent({ timeout: 500 }).catch(() => '')) ?? '').trim();
 }
 
 /** The comment thread widget showing `text`. */
