@@ -276,6 +276,10 @@ enum Command {
     AwaitingPerson {
         reply: oneshot::Sender<Vec<Session>>,
     },
+    ThreadsWaitingOn {
+        person: String,
+        reply: oneshot::Sender<Vec<Thread>>,
+    },
     PublishRound {
         root: PathBuf,
         method: &'static str,
@@ -559,9 +563,17 @@ impl StateHandle {
         self.try_ask(|reply| Command::EditSession { id, edit: EditOfSession(edit), reply }).await
     }
 
-    /// Every session with a round waiting on a person.
+    /// Every session with a round waiting on a person, newest request
+    /// first, as light copies: the waiting round without its files' texts
+    /// and diff, and no earlier rounds.
     pub async fn awaiting_person(&self) -> Result<Vec<Session>, Stopped> {
         self.ask(|reply| Command::AwaitingPerson { reply }).await
+    }
+
+    /// The open threads waiting on `person`'s answer (see
+    /// [`crate::feedback::waits_on`]), newest change first.
+    pub async fn threads_waiting_on(&self, person: String) -> Result<Vec<Thread>, Stopped> {
+        self.ask(|reply| Command::ThreadsWaitingOn { person, reply }).await
     }
 
     /// Tells the editor windows (and subscribed terminals) on the repository
@@ -850,6 +862,12 @@ impl State {
             Command::EditSession { id, edit, reply } => self.edit_session(&id, edit.0, reply),
             Command::AwaitingPerson { reply } => {
                 let _ = reply.send(self.awaiting_person());
+            }
+            Command::ThreadsWaitingOn { person, reply } => {
+                let mut waiting: Vec<Thread> =
+                    self.threads.values().filter(|t| crate::feedback::waits_on(t, &person)).cloned().collect();
+                waiting.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+                let _ = reply.send(waiting);
             }
             Command::PublishRound { root, method, params } => {
                 self.publish(root, Payload::Round { method, params });

@@ -10,7 +10,6 @@ use parley_protocol::methods::{self as wire, Position};
 use crate::feedback::Thread;
 use crate::reviews::{Review, Source};
 use crate::sessions::{Draft, PersonRound, Session};
-use crate::usecases::rounds::person::ForReview;
 
 /// The wire form of a review.
 pub fn review(review: &Review) -> wire::Review {
@@ -197,70 +196,5 @@ pub fn draft(draft: &Draft) -> wire::Draft {
         severity: draft.severity.clone(),
         author: draft.author.clone(),
         at: draft.at.clone(),
-    }
-}
-
-/// A waiting round as a person reviews it (`round/get`).
-pub fn round_for_review(found: &ForReview) -> wire::RoundForReview {
-    let (session, waiting) = (&found.session, &found.waiting);
-    let previous_files = found.previous.as_ref().map(|(_, files)| files.as_slice()).unwrap_or_default();
-    let files = waiting
-        .files
-        .iter()
-        .map(|file| {
-            let before_this = previous_files.iter().find(|p| p.path == file.path);
-            let previous = before_this.and_then(|p| p.after.clone());
-            wire::RoundFile {
-                path: file.path.clone(),
-                old_path: file.old_path.clone(),
-                status: file.status.name().into(),
-                before: file.before.clone(),
-                after: file.after.clone(),
-                changed_since_previous: before_this.is_none_or(|p| p.after != file.after),
-                previous,
-                binary: file.binary,
-                too_large: file.too_large,
-            }
-        })
-        .collect();
-    let earlier = found
-        .earlier
-        .iter()
-        .filter_map(|thread| {
-            let finding = thread.finding.as_deref()?;
-            Some(wire::EarlierComment {
-                round: finding.round,
-                path: path_within(thread, &session.workspace),
-                line: thread.span.start_line,
-                end_line: thread.span.end_line,
-                body: thread.comments.first().map(|c| c.body.clone()).unwrap_or_default(),
-                state: thread.standing.name(thread.resolved).into(),
-                thread_id: thread.id.clone(),
-                comments: thread
-                    .comments
-                    .iter()
-                    .map(|c| wire::Comment {
-                        id: c.id.clone(),
-                        body: c.body.clone(),
-                        author: c.author.clone(),
-                        created_at: c.created_at.clone(),
-                    })
-                    .collect(),
-            })
-        })
-        .collect();
-    wire::RoundForReview {
-        review_id: session.id.clone(),
-        round: waiting.round,
-        workspace: session.workspace.clone(),
-        summary: waiting.summary.clone(),
-        focus_areas: waiting.focus_areas.clone(),
-        asked_by: waiting.asked_by.clone(),
-        requested_at: waiting.requested_at.clone(),
-        scope: waiting.scope.clone(),
-        previous_round: found.previous.as_ref().map(|(round, _)| *round),
-        files,
-        drafts: waiting.drafts.iter().map(draft).collect(),
-        earlier,
     }
 }

@@ -8,7 +8,9 @@ use tokio::sync::oneshot;
 use super::State;
 use super::durable::Effect;
 use crate::clock::now_rfc3339;
-use crate::sessions::{self, Completion, FinalStatus, Round, Session, SessionError, SessionRequest};
+use crate::sessions::{
+    self, Completion, FileVersions, FinalStatus, PersonRound, Round, Session, SessionError, SessionRequest,
+};
 use crate::store::Write;
 
 type Reply = oneshot::Sender<Result<Session, SessionError>>;
@@ -107,9 +109,10 @@ impl State {
         }
     }
 
-    /// Sessions with a round waiting on a person, newest request first.
+    /// Sessions with a round waiting on a person, newest request first, as
+    /// light copies (see [`StateHandle::awaiting_person`]).
     pub(super) fn awaiting_person(&self) -> Vec<Session> {
-        let mut waiting: Vec<Session> = self.sessions.values().filter(|s| s.awaiting.is_some()).cloned().collect();
+        let mut waiting: Vec<Session> = self.sessions.values().filter_map(light_copy).collect();
         waiting.sort_by(|a, b| {
             let at = |s: &Session| s.awaiting.as_ref().map(|w| w.requested_at.clone()).unwrap_or_default();
             at(b).cmp(&at(a)).then_with(|| b.id.cmp(&a.id))
@@ -164,4 +167,23 @@ impl State {
         session.updated_at = now;
         self.stage_session(session, reply);
     }
+}
+
+/// A session with a waiting round, without what the inbox does not show:
+/// the files' texts, the diff and the earlier rounds.
+fn light_copy(session: &Session) -> Option<Session> {
+    let waiting = session.awaiting.as_deref()?;
+    let files = waiting.files.iter().map(|f| FileVersions { before: None, after: None, ..f.clone() }).collect();
+    let light = PersonRound { files, diff: String::new(), ..waiting.clone() };
+    Some(Session {
+        id: session.id.clone(),
+        workspace: session.workspace.clone(),
+        created_at: session.created_at.clone(),
+        updated_at: session.updated_at.clone(),
+        request: session.request.clone(),
+        rounds: Vec::new(),
+        completion: session.completion.clone(),
+        awaiting: Some(Box::new(light)),
+        pending: None,
+    })
 }

@@ -106,6 +106,13 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
         && let Some(run) = runs().get(previous).filter(|run| run.result().is_none())
     {
+        if person::is_waiting(&run) {
+            return Err(RoundError::Conflict(format!(
+                "round {} of review {previous} is waiting for a person's review: wait for it with await_review \
+                 (or cancel it with cancel_review) before asking for the next round",
+                run.round
+            )));
+        }
         return Err(still_running(previous, run.round));
     }
     let cancel = cx.shutdown.close.child_token();
@@ -184,7 +191,7 @@ pub async fn wait(
         Some(run) => Some(run),
         // A round waiting on a person since before a restart.
         None => match get(cx, id, repository).await {
-            Ok(session) => person::run_of(cx, &session),
+            Ok(session) => person::run_for(cx, &session),
             Err(_) => None,
         },
     };
@@ -214,7 +221,7 @@ pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result
     let known = match known_run(id, repository) {
         Some(run) if run.result().is_none() => Some(run),
         known => match get(cx, id, repository).await {
-            Ok(session) => person::run_of(cx, &session).or(known),
+            Ok(session) => person::run_for(cx, &session).or(known),
             Err(_) => known,
         },
     };

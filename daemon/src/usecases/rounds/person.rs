@@ -5,7 +5,7 @@
 //! code, as a reviewer command's findings do. The agent waits for it with
 //! `await_review` exactly as for a slow reviewer command.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -73,6 +73,11 @@ fn waiting_step(person: &str) -> Step {
         progress: WAITING_STEP,
         message: format!("waiting for {person} to review it (in the editor, or with `parley inbox` at a terminal)"),
     }
+}
+
+/// Whether a run is a round waiting on a person.
+pub fn is_waiting(run: &Run) -> bool {
+    run.step().progress == WAITING_STEP && run.step().message.starts_with("waiting for")
 }
 
 /// Who reviews in person: the user the daemon runs as.
@@ -144,7 +149,7 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
 
 /// The run of a round waiting on a person, registering it when this daemon
 /// has none (it was asked before a restart). `None` when nothing waits.
-pub(super) fn run_of(cx: &Context, session: &Session) -> Option<Arc<Run>> {
+pub fn run_for(cx: &Context, session: &Session) -> Option<Arc<Run>> {
     let waiting = session.awaiting.as_ref()?;
     if let Some(run) = runs().get(&session.id).filter(|run| run.round == waiting.round && run.result().is_none()) {
         return Some(run);
@@ -255,6 +260,17 @@ fn not_waiting(session: &Session) -> RoundError {
     ))
 }
 
+/// Whether an editor window is open on the repository at `root` (a window
+/// whose folder holds it or lies inside it): a person there can review.
+pub async fn watched(cx: &Context, root: &Path) -> bool {
+    match cx.state.status().await {
+        Ok(facts) => facts.editors.iter().any(|editor| {
+            editor.workspaces.iter().any(|w| crate::workspace::holds(w, root) || crate::workspace::holds(root, w))
+        }),
+        Err(_) => false,
+    }
+}
+
 /// What the inbox holds.
 #[derive(Debug, Default)]
 pub struct Inbox {
@@ -269,22 +285,8 @@ pub async fn inbox(cx: &Context, folder: Option<&Path>) -> Result<Inbox, RoundEr
         |root: &Path| folder.is_none_or(|f| crate::workspace::holds(f, root) || crate::workspace::holds(root, f));
     let rounds: Vec<Session> =
         cx.state.awaiting_person().await?.into_iter().filter(|s| concerned(&s.workspace)).collect();
-    let scope = folder.map_or_else(|| PathBuf::from("/"), Path::to_owned);
-    let me = person();
-    let mut waiting: Vec<Thread> = cx
-        .state
-        .threads(scope, None, false)
-        .await?
-        .into_iter()
-        .filter(|t| concerned(&t.workspace))
-        .filter(|t| {
-            let last = t.comments.last().map(|c| c.author.as_str());
-            // A finding nobody answered yet waits on the agent, not a person.
-            let fresh_finding = t.finding.is_some() && t.comments.len() == 1;
-            last.is_some_and(|author| author != me) && !fresh_finding
-        })
-        .collect();
-    waiting.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    let waiting: Vec<Thread> =
+        cx.state.threads_waiting_on(person()).await?.into_iter().filter(|t| concerned(&t.workspace)).collect();
     Ok(Inbox { rounds, threads: waiting })
 }
 
@@ -493,7 +495,7 @@ pub async fn submit(
     summary: Option<String>,
 ) -> Result<Submitted, RoundError> {
     let (session, waiting) = waiting(cx, id).await?;
-    let run = run_of(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
+    let run = run_for(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
     let settings = {
         let root = session.workspace.clone();
         tokio::task::spawn_blocking(move || crate::config::review_settings(&root))
