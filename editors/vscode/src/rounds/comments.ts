@@ -72,7 +72,7 @@ export class RoundComments implements vscode.Disposable {
     this.controller = vscode.comments.createCommentController(ROUND_CONTROLLER_ID, 'Parley review');
     this.controller.options = {
       prompt: 'Comment on this change…',
-      placeHolder: 'Say what should change. A ```suggestion block proposes replacement lines.',
+      placeHolder: 'Say what should change. A ```suggestion block proposes replacement lines; [major] at the start sets the severity.',
     };
     this.controller.commentingRangeProvider = {
       provideCommentingRanges: (document: vscode.TextDocument) => {
@@ -206,9 +206,10 @@ export class RoundComments implements vscode.Disposable {
       return false;
     }
     if (text.trim() === '') return false;
-    const { body, suggestion } = parseComment(text);
+    const { body, suggestion, severity } = parseComment(text);
     const params: Record<string, unknown> = { review_id: found.detail.review_id, path: found.file.path, side, start_line: range.start.line, end_line: range.end.line, body };
     if (suggestion !== null) params.suggestion = suggestion;
+    if (severity !== null) params.severity = severity;
     if (draftId !== undefined) params.draft_id = draftId;
     try {
       const { draft } = await this.hub.request<{ draft: Draft }>('round/comment', params);
@@ -248,7 +249,7 @@ export class RoundComments implements vscode.Disposable {
     const entry = this.entryOf(arg);
     if (!entry) return;
     const comment = new RoundComment(
-      composeComment(entry.draft.body, entry.draft.suggestion),
+      composeComment(entry.draft.body, entry.draft.suggestion, entry.draft.severity),
       vscode.CommentMode.Editing,
       { name: entry.draft.author ?? this.author() },
       'draft-editing',

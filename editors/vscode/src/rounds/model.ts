@@ -89,17 +89,27 @@ export function commentableLines(file: RoundFile, version: Version): { start: nu
 }
 
 const FENCE_OPEN = /^\s*(`{3,}|~{3,})\s*suggestion\s*$/;
+const SEVERITIES = ['critical', 'major', 'minor', 'suggestion'];
+
+/** A comment may start with its severity in brackets, as in Neovim: `[major] Check the length`. Without one, the daemon takes it from the verdict. */
+export function splitSeverity(text: string): { severity: string | null; rest: string } {
+  const match = /^\s*\[([A-Za-z]+)\]\s*([\s\S]*)$/.exec(text);
+  if (match && SEVERITIES.includes(match[1].toLowerCase()) && match[2].trim() !== '') return { severity: match[1].toLowerCase(), rest: match[2] };
+  return { severity: null, rest: text };
+}
 
 /**
- * Splits a comment as a person writes it into its text and a suggested replacement for the
- * lines: a fenced block whose info string is `suggestion`, as on GitHub. The rest of the text
- * is the comment; a suggestion alone gets a body saying so (the daemon refuses an empty body).
- * An empty block suggests deleting the lines. Only the first block is a suggestion.
+ * Splits a comment as a person writes it into its text, a suggested replacement for the
+ * lines and a severity: a fenced block whose info string is `suggestion`, as on GitHub, and a
+ * leading `[major]`. The rest of the text is the comment; a suggestion alone gets a body
+ * saying so (the daemon refuses an empty body). An empty block suggests deleting the lines.
+ * Only the first block is a suggestion.
  */
-export function parseComment(text: string): { body: string; suggestion: string | null } {
-  const lines = text.replace(/\r\n/g, '\n').split('\n');
+export function parseComment(text: string): { body: string; suggestion: string | null; severity: string | null } {
+  const { severity, rest } = splitSeverity(text);
+  const lines = rest.replace(/\r\n/g, '\n').split('\n');
   const open = lines.findIndex((line) => FENCE_OPEN.test(line));
-  if (open < 0) return { body: text.trim(), suggestion: null };
+  if (open < 0) return { body: rest.trim(), suggestion: null, severity };
   const fence = (FENCE_OPEN.exec(lines[open]) ?? ['', '```'])[1];
   let close = -1;
   for (let i = open + 1; i < lines.length; i++) {
@@ -114,7 +124,7 @@ export function parseComment(text: string): { body: string; suggestion: string |
   const suggestion = lines.slice(open + 1, end).join('\n');
   // Text before and after the block stay separate paragraphs.
   const body = [lines.slice(0, open).join('\n').trim(), lines.slice(end + 1).join('\n').trim()].filter((part) => part !== '').join('\n\n');
-  return { body: body === '' ? 'Suggested change.' : body, suggestion };
+  return { body: body === '' ? 'Suggested change.' : body, suggestion, severity };
 }
 
 function fenceFor(text: string): string {
@@ -123,11 +133,12 @@ function fenceFor(text: string): string {
   return fence;
 }
 
-/** A draft's text as the person edits it again: the body, then its suggestion as a ```suggestion block. */
-export function composeComment(body: string, suggestion: string | null): string {
-  if (suggestion === null) return body;
+/** A draft's text as the person edits it again: its severity tag, the body, then its suggestion as a ```suggestion block. */
+export function composeComment(body: string, suggestion: string | null, severity: string | null = null): string {
+  const text = severity ? `[${severity}] ${body}` : body;
+  if (suggestion === null) return text;
   const fence = fenceFor(suggestion);
-  return `${body}\n\n${fence}suggestion\n${suggestion}\n${fence}`;
+  return `${text}\n\n${fence}suggestion\n${suggestion}\n${fence}`;
 }
 
 /** 1-based lines for people: `line 4` or `lines 4-6`. */

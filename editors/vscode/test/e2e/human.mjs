@@ -153,14 +153,15 @@ await step("Review opens the round: its files in the Parley Review view, and the
   });
 });
 
-await step('a comment on a removed line (the left side) becomes a draft on the old side', async () => {
+await step('a comment on a removed line (the left side), with its severity, becomes a draft on the old side', async () => {
   await workbench.clickCommentGutter(4, 'original');
-  await workbench.submitComment('Keep a fallback for offline logins', 'Add Review Comment');
+  await workbench.submitComment('[minor] Keep a fallback for offline logins', 'Add Review Comment');
   // The thread holds the typed text at once; once saved it is labelled as a draft on the old side.
   await until('the draft thread on the old text', async () => /Draft · on the old text/.test((await widget('Keep a fallback for offline logins').textContent()) ?? ''), 10_000);
   hub = await hubClient(sandbox.socket);
   const { drafts } = await hub.call('round/get', { review_id: reviewId });
   expect(drafts.length === 1 && drafts[0].side === 'old' && drafts[0].start_line === 3, `the daemon holds ${JSON.stringify(drafts)}`);
+  expect(drafts[0].severity === 'minor' && drafts[0].body === 'Keep a fallback for offline logins', `the [minor] tag is not the severity: ${JSON.stringify(drafts)}`);
 });
 
 await step('a comment with a ```suggestion on an added line (the right side) sends the suggestion apart from the text', async () => {
@@ -248,7 +249,7 @@ await step("the agent's await_review returns needs_changes with both comments, t
   expect((result.comments ?? []).some((c) => c.type === 'general' && c.comment === 'Two things before this goes in'), `the summary is not in the review: ${JSON.stringify(result.comments)}`);
   const old = comments.find((c) => c.comment.includes('Keep a fallback for offline logins'));
   const suggested = comments.find((c) => c.comment.includes('Do not panic when the vault is down.'));
-  expect(old && old.file === 'src/lib.rs', `the removed line's comment: ${JSON.stringify(old)}`);
+  expect(old && old.file === 'src/lib.rs' && old.severity === 'minor', `the removed line's comment: ${JSON.stringify(old)}`);
   expect(suggested && suggested.file === 'src/lib.rs' && suggested.line === 4 && suggested.suggested_fix?.includes('unwrap_or_default()'), `the suggestion's comment: ${JSON.stringify(suggested)}`);
 });
 

@@ -47,27 +47,37 @@ test('a ```suggestion block is the suggestion, the rest the body', () => {
   assert.deepEqual(parseComment('Use the vault.\n\n```suggestion\n    let token = vault::token();\n```\n'), {
     body: 'Use the vault.',
     suggestion: '    let token = vault::token();',
+    severity: null,
   });
-  assert.deepEqual(parseComment('Before\n```suggestion\nx\ny\n```\nAfter'), { body: 'Before\n\nAfter', suggestion: 'x\ny' });
+  assert.deepEqual(parseComment('Before\n```suggestion\nx\ny\n```\nAfter'), { body: 'Before\n\nAfter', suggestion: 'x\ny', severity: null });
 });
 
 test('a comment without a block has no suggestion, and keeps other code blocks', () => {
-  assert.deepEqual(parseComment('  Why?  '), { body: 'Why?', suggestion: null });
-  assert.deepEqual(parseComment('See\n```rust\nfn x() {}\n```'), { body: 'See\n```rust\nfn x() {}\n```', suggestion: null });
+  assert.deepEqual(parseComment('  Why?  '), { body: 'Why?', suggestion: null, severity: null });
+  assert.deepEqual(parseComment('See\n```rust\nfn x() {}\n```'), { body: 'See\n```rust\nfn x() {}\n```', suggestion: null, severity: null });
 });
 
 test('a suggestion alone gets a body; an empty block suggests deleting the lines; an unclosed one runs to the end', () => {
-  assert.deepEqual(parseComment('```suggestion\nfoo\n```'), { body: 'Suggested change.', suggestion: 'foo' });
-  assert.deepEqual(parseComment('Drop these\n```suggestion\n```'), { body: 'Drop these', suggestion: '' });
-  assert.deepEqual(parseComment('Try\n~~~~ suggestion\nbar\r\nbaz'), { body: 'Try', suggestion: 'bar\nbaz' });
+  assert.deepEqual(parseComment('```suggestion\nfoo\n```'), { body: 'Suggested change.', suggestion: 'foo', severity: null });
+  assert.deepEqual(parseComment('Drop these\n```suggestion\n```'), { body: 'Drop these', suggestion: '', severity: null });
+  assert.deepEqual(parseComment('Try\n~~~~ suggestion\nbar\r\nbaz'), { body: 'Try', suggestion: 'bar\nbaz', severity: null });
 });
 
 test('a longer fence lets the suggestion hold ``` itself, and composing then parsing gives the draft back', () => {
   const suggestion = '/// ```\n/// x\n/// ```';
   const text = composeComment('Doc it', suggestion);
   assert.match(text, /^Doc it\n\n````suggestion\n/);
-  assert.deepEqual(parseComment(text), { body: 'Doc it', suggestion });
+  assert.deepEqual(parseComment(text), { body: 'Doc it', suggestion, severity: null });
   assert.equal(composeComment('Plain', null), 'Plain');
+  assert.deepEqual(parseComment(composeComment('Doc it', suggestion, 'major')), { body: 'Doc it', suggestion, severity: 'major' });
+});
+
+test('a leading [severity] sets the severity, as in Neovim; other brackets are text', () => {
+  assert.deepEqual(parseComment('[Major] Check the length'), { body: 'Check the length', suggestion: null, severity: 'major' });
+  assert.deepEqual(parseComment('[critical]\n```suggestion\nx\n```'), { body: 'Suggested change.', suggestion: 'x', severity: 'critical' });
+  assert.deepEqual(parseComment('[wip] not a severity'), { body: '[wip] not a severity', suggestion: null, severity: null });
+  // A tag alone is the comment, not an empty one.
+  assert.deepEqual(parseComment('[minor]'), { body: '[minor]', suggestion: null, severity: null });
 });
 
 test('lines are counted as git counts them', () => {
