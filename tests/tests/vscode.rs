@@ -1,16 +1,22 @@
 //! The VS Code extension (`editors/vscode`): its unit tests under `node --test`,
-//! and its end-to-end run in a real VS Code (code-server in headless Chromium,
+//! and its end-to-end runs in a real VS Code (code-server in headless Chromium,
 //! driven by Playwright) against the real daemon and the real `parley-mcp`
-//! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`).
+//! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`,
+//! and `human.mjs`: a person reviewing an agent's rounds).
 //!
 //! Needs what scripts/test installs: the extension's npm packages, the built
 //! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 use std::time::SystemTime;
 
 use parley_tests::bin;
+
+/// One code-server and Chromium at a time: two at once on a small machine make
+/// both slow enough to miss their waits.
+static IN_A_BROWSER: Mutex<()> = Mutex::new(());
 
 const INSTALL: &str = "run scripts/test (it installs the extension's dependencies, Node 24, code-server, playwright-core and chromium, and packages the extension)";
 
@@ -59,9 +65,9 @@ fn extension_unit_tests_pass() {
     assert!(stdout.contains("# fail 0") && !stdout.contains("# pass 0"), "node --test ran no tests:\n{stdout}");
 }
 
-/// What a person and an agent do together in a real VS Code window.
-#[test]
-fn extension_works_in_a_real_vs_code() {
+/// Runs the end-to-end scenario `script` (under `test/e2e/`) against the packaged extension.
+fn run_scenario(script: &str) {
+    let _one_at_a_time = IN_A_BROWSER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = extension_dir();
     let vsix = dir.join("parley.vsix");
     let built = std::fs::metadata(&vsix)
@@ -71,13 +77,27 @@ fn extension_works_in_a_real_vs_code() {
         .max(newest(&dir.join("media")))
         .max(std::fs::metadata(dir.join("package.json")).and_then(|m| m.modified()).expect("package.json"));
     assert!(built >= sources, "{} is older than the extension's sources: {INSTALL}", vsix.display());
-    let run = node(&dir, &["test/e2e/run.mjs"])
+    let run = node(&dir, &[&format!("test/e2e/{script}")])
         .env("PARLEY_BIN", bin("parley"))
         .env("PARLEY_MCP_BIN", bin("parley-mcp"))
         .env("PARLEY_VSIX", &vsix)
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{}", report("the end-to-end run in code-server", &run));
-    assert!(stdout.contains(" passed, 0 failed"), "the end-to-end run printed no summary:\n{stdout}");
+    assert!(run.status.success(), "{}", report(&format!("the end-to-end run {script} in code-server"), &run));
+    assert!(stdout.contains(" passed, 0 failed"), "the end-to-end run {script} printed no summary:\n{stdout}");
+}
+
+/// What a person and an agent do together in a real VS Code window.
+#[test]
+fn extension_works_in_a_real_vs_code() {
+    run_scenario("run.mjs");
+}
+
+/// A person reviews an agent's change round after round while the agent waits
+/// for the verdict: comments on both sides of the diff, a suggestion, request
+/// changes, the changes since round 1, approve.
+#[test]
+fn a_person_reviews_an_agents_rounds_in_vs_code() {
+    run_scenario("human.mjs");
 }

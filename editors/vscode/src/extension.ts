@@ -4,9 +4,10 @@ import * as vscode from 'vscode';
 import { exportToTerminals, offerMcpServer } from './agents';
 import { HubClient } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
-import { FeedbackChanged, HelloParams, Review, ReviewUpdated, Thread } from './hub/types';
+import { FeedbackChanged, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
 import { Log } from './log';
 import { ReviewPanel, ReviewStore } from './review/panel';
+import { RoundsController } from './rounds/controller';
 import { SelectionReporter } from './selection';
 import { StatusBar } from './statusBar';
 import { ThreadsController } from './threads/controller';
@@ -33,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): void {
   let panel: ReviewPanel | undefined;
   let threads: ThreadsController | undefined;
   let selection: SelectionReporter | undefined;
+  let rounds: RoundsController | undefined;
 
   const hub = new HubClient({
     resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), settings().get<string>('executable', 'parley') || 'parley', process.env, (line) => log.info(line)),
@@ -58,6 +60,8 @@ export function activate(context: vscode.ExtensionContext): void {
     onNotification: (method, params) => {
       if (method === 'review/updated') store.apply((params as ReviewUpdated).review, true);
       else if (method === 'feedback/changed') threads?.onChanged(params as FeedbackChanged);
+      else if (method === 'round/requested') rounds?.onRequested(params as WaitingRound);
+      else if (method === 'round/changed') rounds?.onChanged(params as RoundChanged);
     },
     onRequest: async (method) => {
       if (method === 'selection/get') {
@@ -78,6 +82,8 @@ export function activate(context: vscode.ExtensionContext): void {
         store.replace(reviews.reviews);
         if (reviews.reviews.length > 0 && !panel?.visible) status.setReviewWaiting(true);
       }
+      // Rounds waiting since before this window connected (or while it was away) are told now.
+      await rounds?.onConnected().catch((error: Error) => log.info(`reading the rounds waiting for review failed: ${error.message}`));
       log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes });
     },
   });
@@ -86,7 +92,9 @@ export function activate(context: vscode.ExtensionContext): void {
   panel = new ReviewPanel(context.extensionUri, store, log, () => status.setReviewWaiting(false));
   threads = new ThreadsController(hub, log);
   selection = new SelectionReporter(hub, panel);
-  context.subscriptions.push(panel, threads, selection, { dispose: () => hub.stop() });
+  const author = threads.author.bind(threads);
+  rounds = new RoundsController(hub, log, author, workspaceFolders);
+  context.subscriptions.push(panel, threads, selection, rounds, { dispose: () => hub.stop() });
   context.subscriptions.push(
     threads.onDidChangeCount((open) => status.setThreads(open)),
     store.onDidChange(({ live }) => {
@@ -108,6 +116,18 @@ export function activate(context: vscode.ExtensionContext): void {
   command('parley.reopenThread', (args) => threads?.reopen(args));
   command('parley.showThreads', () => threads?.showThreads());
   command('parley.showLog', () => log.show());
+  command('parley.reviewAgentChanges', () => rounds?.reviewAgentChanges());
+  command('parley.submitReview', () => rounds?.submit());
+  command('parley.suggestChange', () => rounds?.comments.suggestChange());
+  command('parley.round.openFile', (path) => rounds?.openFile(path));
+  command('parley.round.showSince', () => rounds?.setMode('since'));
+  command('parley.round.showWhole', () => rounds?.setMode('whole'));
+  command('parley.round.close', () => rounds?.close());
+  command('parley.round.addComment', (reply) => rounds?.comments.addFromReply(reply as vscode.CommentReply));
+  command('parley.round.deleteDraft', (arg) => rounds?.comments.deleteDraft(arg));
+  command('parley.round.editDraft', (arg) => rounds?.comments.editDraft(arg));
+  command('parley.round.saveDraft', (arg) => rounds?.comments.saveDraft(arg));
+  command('parley.round.cancelEdit', (arg) => rounds?.comments.cancelEdit(arg));
   command('parley.reconnect', () => {
     log.info('reconnecting at the user\'s request');
     hub.restart();

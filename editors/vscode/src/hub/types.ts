@@ -143,3 +143,105 @@ export interface ReplayResult {
   seq: number;
   instance: string;
 }
+
+/** A round waiting for a person's review (docs/protocol.md, inbox and round/requested). Lines everywhere below are 0-based. */
+export interface WaitingRound {
+  review_id: string;
+  round: number;
+  workspace: string;
+  summary: string;
+  focus_areas: string[];
+  asked_by: string;
+  requested_at: string;
+  files: string[];
+  drafts: number;
+}
+
+export type RoundFileStatus = 'modified' | 'added' | 'deleted' | 'renamed';
+
+/** One file of a round, with its texts: `before` (the base), `after` (as the agent left it), `previous` (at the previous round). */
+export interface RoundFile {
+  path: string;
+  old_path: string | null;
+  status: RoundFileStatus;
+  before: string | null;
+  after: string | null;
+  previous: string | null;
+  changed_since_previous: boolean;
+  binary: boolean;
+  too_large: boolean;
+}
+
+export type DraftSide = 'old' | 'new';
+
+/** A comment of the person's review not submitted yet, kept by the daemon. */
+export interface Draft {
+  id: string;
+  path: string;
+  side: DraftSide;
+  start_line: number;
+  end_line: number;
+  body: string;
+  suggestion: string | null;
+  severity: string | null;
+  /** Who wrote it; absent from daemons before it was recorded. */
+  author?: string;
+  at: string;
+}
+
+export type EarlierState = 'open' | 'seen' | 'addressed' | 'resolved';
+
+/** A comment of an earlier round of the same review, which became a thread. */
+export interface EarlierComment {
+  round: number;
+  path: string;
+  /** Where the thread is now. */
+  line: number;
+  end_line?: number;
+  body: string;
+  state: EarlierState;
+  thread_id: string;
+  /** The whole conversation, oldest first (the agent's answers too). */
+  comments?: Comment[];
+}
+
+/** round/get's answer: a round with its files, drafts and the earlier rounds' comments. */
+export interface RoundDetail {
+  review_id: string;
+  round: number;
+  workspace: string;
+  summary: string;
+  focus_areas: string[];
+  asked_by: string;
+  requested_at: string;
+  scope: string;
+  previous_round: number | null;
+  files: RoundFile[];
+  drafts: Draft[];
+  earlier: EarlierComment[];
+}
+
+export type RoundState = 'drafts' | 'submitted' | 'cancelled';
+
+export interface RoundChanged {
+  review_id: string;
+  round: number;
+  workspace: string;
+  state: RoundState;
+  drafts: Draft[];
+  verdict?: string;
+}
+
+export type Verdict = 'approve' | 'request_changes' | 'comment';
+
+export interface SubmitResult {
+  review_id: string;
+  round: number;
+  verdict: string;
+  status: string;
+  review: { comments?: unknown[]; overall_assessment?: string };
+  markdown: string;
+  threads: string[];
+  /** Left out when there are none. */
+  warnings?: string[];
+}

@@ -109,8 +109,12 @@ export class Sandbox {
     };
   }
 
-  /** Installs the .vsix and starts code-server on `folder`; resolves once it answers. */
-  async startCodeServer(folder, settings = {}) {
+  /**
+   * Installs the .vsix and starts code-server on `folder`; resolves once it answers. With
+   * `toasts`, without the smoke-test driver: the workbench shows no notification toasts
+   * while it is on (they go straight to the notification center).
+   */
+  async startCodeServer(folder, settings = {}, { toasts = false } = {}) {
     const ud = path.join(this.dir, 'ud');
     const ext = path.join(this.dir, 'ext');
     fs.mkdirSync(path.join(ud, 'User'), { recursive: true });
@@ -140,7 +144,11 @@ export class Sandbox {
     // detached: setsid, so the server and everything it starts form one process group, killed together.
     const child = spawn(
       this.tools.codeServer,
-      ['--config', config, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--reconnection-grace-time', '5', '--extensions-dir', ext, '--user-data-dir', ud, '--vscode-option', 'enable-smoke-test-driver', folder],
+      [
+        ...['--config', config, '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--reconnection-grace-time', '5', '--extensions-dir', ext, '--user-data-dir', ud],
+        ...(toasts ? [] : ['--vscode-option', 'enable-smoke-test-driver']),
+        folder,
+      ],
       { detached: true, env: this.env(), stdio: ['ignore', log, log] },
     );
     fs.closeSync(log);

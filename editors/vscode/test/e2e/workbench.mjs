@@ -82,9 +82,18 @@ export class Workbench {
     return (await this.page.locator('.editor-group-container.active .tab.active').first().textContent({ timeout: 5000 }))?.trim() ?? '';
   }
 
-  /** Hovers line `line` (1-based) of the active editor and clicks the comment "+" in its gutter. */
-  async clickCommentGutter(line) {
-    const editor = this.page.locator('.editor-group-container.active .monaco-editor').first();
+  /**
+   * The active editor, or in a diff editor its `original` (left) or `modified` (right) side.
+   */
+  editor(side) {
+    const group = this.page.locator('.editor-group-container.active');
+    if (side === undefined) return group.locator('.monaco-editor').first();
+    return group.locator(`.monaco-diff-editor .monaco-editor.${side}-in-monaco-diff-editor`).first();
+  }
+
+  /** Hovers line `line` (1-based) of the active editor (`side` of a diff editor) and clicks the comment "+" in its gutter. */
+  async clickCommentGutter(line, side) {
+    const editor = this.editor(side);
     const number = editor.locator('.line-numbers', { hasText: new RegExp(`^${line}$`) }).first();
     const box = await number.boundingBox();
     if (!box) throw new Error(`line ${line} is not visible`);
@@ -98,14 +107,44 @@ export class Workbench {
     await this.page.mouse.click(x, y);
   }
 
-  /** Types `text` into the open comment widget's editor and presses its button named `button`. */
+  /**
+   * Types `text` into the open comment widget's editor and presses its button named `button`.
+   * Text with several lines is inserted whole, as a paste would, so that the editor's
+   * auto-closing of backticks and auto-indent leave it as written.
+   */
   async submitComment(text, button) {
     const widget = this.page.locator('.review-widget').last();
     const input = widget.locator('.comment-form .monaco-editor, .comment-form textarea').first();
     await input.waitFor({ timeout: 10_000 });
     await input.click();
-    await this.page.keyboard.type(text);
+    if (text.includes('\n') || text.includes('`')) await this.page.keyboard.insertText(text);
+    else await this.page.keyboard.type(text);
     await widget.getByRole('button', { name: button }).first().click();
+  }
+
+  /** The notification toast whose text matches `text`. */
+  toast(text) {
+    return this.page.locator('.notifications-toasts .notification-toast', { hasText: text });
+  }
+
+  /** Picks the row `label` of the open quick pick. */
+  async pick(label) {
+    const row = this.page.locator('.quick-input-widget .quick-input-list .monaco-list-row', { hasText: label }).first();
+    await row.waitFor({ timeout: 10_000 });
+    await row.click();
+  }
+
+  /** Types `text` into the open input box and presses Enter. */
+  async answer(text) {
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 10_000 });
+    await input.fill(text);
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** A view's pane in the side bar, by its title ("Parley Review"). */
+  pane(title) {
+    return this.page.locator('.pane', { has: this.page.locator('.pane-header', { hasText: title }) }).first();
   }
 
   /** The 1-based lines of the active editor whose margin shows a comment thread's glyph. */
