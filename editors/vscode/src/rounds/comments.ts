@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { HubClient } from '../hub/client';
 import { Draft, DraftSide, EarlierComment, RoundDetail, RoundFile } from '../hub/types';
 import { Log } from '../log';
+import { authorName } from '../author';
 import {
   SCHEME,
   Version,
@@ -211,6 +212,7 @@ export class RoundComments implements vscode.Disposable {
     if (suggestion !== null) params.suggestion = suggestion;
     if (severity !== null) params.severity = severity;
     if (draftId !== undefined) params.draft_id = draftId;
+    params.author = authorName();
     try {
       const { draft } = await this.hub.request<{ draft: Draft }>('round/comment', params);
       this.log.info(`draft ${draft.id} on ${draft.path}:${draft.start_line + 1} (${draft.side} side) of review ${found.detail.review_id}`);

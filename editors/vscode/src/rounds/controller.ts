@@ -7,6 +7,7 @@ import { Log } from '../log';
 import { ROUND_CONTROLLER_ID, RoundComments, roundUri } from './comments';
 import { DiffMode, SCHEME, agentName, diffSides, parseRoundPath, requestText, shortSummary, sortWaiting, submittedText, textOf, verdictChoices, waitingLabel } from './model';
 import { RoundTree, VIEW_ID } from './tree';
+import { authorName } from '../author';
 
 export { ROUND_CONTROLLER_ID };
 
@@ -299,6 +300,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     if (summary === undefined) return;
     const params: Record<string, unknown> = { review_id: detail.review_id, verdict: choice.verdict };
     if (summary.trim() !== '') params.summary = summary.trim();
+    params.author = authorName();
     let result: SubmitResult;
     this.submitting = detail.review_id;
     try {

@@ -1,6 +1,5 @@
 // Feedback threads in VS Code's Comments API: one comment controller for the window, a CommentThread per daemon thread, the gutter "+" and the thread actions (reply, resolve, reopen) sending hub requests, ranges tracked while the user types, and unsaved text sent to the daemon (buffer/changed) so threads stay on their text before a save.
 
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { HubClient } from '../hub/client';
 import { FeedbackChanged, Thread } from '../hub/types';
@@ -8,6 +7,7 @@ import { Log } from '../log';
 import { threadView } from './model';
 import { TextChange, applyChanges } from './tracking';
 import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, SHOW_WITHIN_SCREENS, TOP_LINES, wanted } from './window';
+import { authorName } from '../author';
 
 export const CONTROLLER_ID = 'parley';
 /** How long typing must pause before the buffer goes to the daemon. */
@@ -121,13 +121,7 @@ export class ThreadsController implements vscode.Disposable {
 
   /** The author comments are signed with. */
   author(): string {
-    const configured = vscode.workspace.getConfiguration('parley').get<string>('author', '');
-    if (configured.trim() !== '') return configured.trim();
-    try {
-      return os.userInfo().username;
-    } catch {
-      return process.env.USER ?? 'vscode';
-    }
+    return authorName();
   }
 
   openCount(): number {
