@@ -78,16 +78,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         state: thread.state.name().into(),
         confidence: thread.state.rounded_confidence(),
         resolved: thread.resolved,
-        comments: thread
-            .comments
-            .iter()
-            .map(|c| wire::Comment {
-                id: c.id.clone(),
-                body: c.body.clone(),
-                author: c.author.clone(),
-                created_at: c.created_at.clone(),
-            })
-            .collect(),
+        comments: thread.comments.iter().map(comment).collect(),
         created_at: thread.created_at.clone(),
         updated_at: thread.updated_at.clone(),
         finding: thread.finding.as_deref().map(|f| wire::ThreadFinding {
@@ -104,6 +95,16 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         addressed_at: thread.standing.addressed.as_ref().map(|m| m.at.clone()),
         resolved_by: thread.standing.resolver(thread.resolved).map(str::to_owned),
         resolved_at: thread.resolved.then(|| thread.standing.resolved.as_ref().map(|m| m.at.clone())).flatten(),
+    }
+}
+
+/// The wire form of a thread's comment.
+pub fn comment(comment: &crate::feedback::Comment) -> wire::Comment {
+    wire::Comment {
+        id: comment.id.clone(),
+        body: comment.body.clone(),
+        author: comment.author.clone(),
+        created_at: comment.created_at.clone(),
     }
 }
 

@@ -118,16 +118,7 @@ fn round_for_review(found: &ForReview) -> wire::RoundForReview {
                 body: thread.comments.first().map(|c| c.body.clone()).unwrap_or_default(),
                 state: thread.standing.name(thread.resolved).into(),
                 thread_id: thread.id.clone(),
-                comments: thread
-                    .comments
-                    .iter()
-                    .map(|c| wire::Comment {
-                        id: c.id.clone(),
-                        body: c.body.clone(),
-                        author: c.author.clone(),
-                        created_at: c.created_at.clone(),
-                    })
-                    .collect(),
+                comments: thread.comments.iter().map(views::comment).collect(),
             })
         })
         .collect();

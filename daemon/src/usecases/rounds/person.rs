@@ -354,11 +354,7 @@ pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, 
             session.id.clone(),
             Box::new(move |s: &mut Session| {
                 let id = s.id.clone();
-                let Some(waiting) = s.awaiting.as_mut().filter(|w| w.round == round) else {
-                    return Err(SessionError::NotWaiting(format!(
-                        "round {round} of review {id} is no longer waiting: it was submitted or cancelled"
-                    )));
-                };
+                let waiting = still_waiting(s, round)?;
                 let draft_id = match &new.replaces {
                     Some(replaced) => {
                         let Some(index) = waiting.drafts.iter().position(|d| &d.id == replaced) else {
@@ -414,11 +410,7 @@ pub async fn uncomment(cx: &Context, id: &str, draft_id: &str) -> Result<Session
             session.id.clone(),
             Box::new(move |s: &mut Session| {
                 let id = s.id.clone();
-                let Some(waiting) = s.awaiting.as_mut().filter(|w| w.round == round) else {
-                    return Err(SessionError::NotWaiting(format!(
-                        "round {round} of review {id} is no longer waiting: it was submitted or cancelled"
-                    )));
-                };
+                let waiting = still_waiting(s, round)?;
                 let before = waiting.drafts.len();
                 waiting.drafts.retain(|d| d.id != wanted);
                 if waiting.drafts.len() == before {
@@ -432,6 +424,17 @@ pub async fn uncomment(cx: &Context, id: &str, draft_id: &str) -> Result<Session
         .await?;
     announce_drafts(cx, &session).await;
     Ok(session)
+}
+
+/// The session's waiting round `round`, to edit; refused once it was
+/// submitted or cancelled.
+fn still_waiting(session: &mut Session, round: u32) -> Result<&mut PersonRound, SessionError> {
+    let id = session.id.clone();
+    session.awaiting.as_deref_mut().filter(|w| w.round == round).ok_or_else(|| {
+        SessionError::NotWaiting(format!(
+            "round {round} of review {id} is no longer waiting: it was submitted or cancelled"
+        ))
+    })
 }
 
 async fn announce_drafts(cx: &Context, session: &Session) {
