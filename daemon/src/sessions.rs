@@ -63,8 +63,9 @@ pub struct Round {
     pub verdict: Assessment,
     pub reviewer: String,
     pub elapsed_ms: u64,
-    /// The files as the person reviewed them, for a round a person answered:
-    /// the next round shows what changed since.
+    /// The files as the round reviewed them, so that a person reviewing the
+    /// next round sees what changed since: both versions for a round a
+    /// person answered, the reviewed version only for a reviewer command's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileVersions>,
 }

@@ -345,3 +345,33 @@ async fn with_no_editor_open_the_person_answers_in_the_agents_host() {
     let inbox = cli_ok(&sandbox, &["inbox"]);
     assert!(inbox.contains("Added a helper"), "the round still waits for the window: {inbox}");
 }
+
+#[tokio::test]
+async fn after_a_reviewer_commands_round_the_person_sees_what_changed_since() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let repo = project(&sandbox, "app");
+    // The stand-in reviewer records its prompts in the repository: keep them out of the diff.
+    std::fs::write(repo.join(".git/info/exclude"), ".fake-reviewer/\n.reviews/\n").expect("exclude");
+    let reviewer = repo_root().join("tests/fixtures/fake_reviewer.py");
+    let config =
+        format!("[review]\nreviewer = [\"python3\", {:?}, \"needs_changes\"]\n", reviewer.display().to_string());
+    let dir = sandbox.dir.path().join("config/parley");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(dir.join("config.toml"), config).expect("config");
+    let agent = sandbox.agent(&repo).await;
+    let first = agent.call_ok("request_review", json!({ "summary": "First try", "wait_seconds": 50 })).await;
+    assert_eq!(first["round"], 1, "{first:#}");
+    let id = first["review_id"].as_str().expect("id").to_owned();
+
+    std::fs::write(repo.join("notes.txt"), "one\nthree\nfour point five\nfive\n").expect("fix");
+    assert_eq!(ask(&agent, Some(&id)).await, id);
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    let round = window.call("round/get", json!({ "review_id": id })).await;
+    assert_eq!(round["previous_round"], 1, "{round:#}");
+    let file = &round["files"][0];
+    assert_eq!(file["previous"], AFTER, "the version the reviewer command saw");
+    assert_eq!(file["changed_since_previous"], true);
+    let since = cli_ok(&sandbox, &["review", "diff", &id, "--since"]);
+    assert!(since.contains("│-four point zero") && since.contains("│+four point five"), "{since}");
+}

@@ -232,6 +232,13 @@ pub(super) async fn review(
     }
 
     progress(5.0, "storing the review".into());
+    // The version reviewed, so that a person reviewing the next round can
+    // see what changed since (the base is not kept: the next round has it).
+    let reviewed = {
+        let changes = changes.clone();
+        blocking(move || Ok(git::versions(&changes)?)).await.unwrap_or_default()
+    };
+    let files = reviewed.into_iter().map(|f| sessions::FileVersions { before: None, ..f }).collect();
     let round = Round {
         round: 0,
         at: crate::clock::now_rfc3339(),
@@ -243,7 +250,7 @@ pub(super) async fn review(
         review,
         reviewer: reviewer.to_string(),
         elapsed_ms: finished.elapsed.as_millis() as u64,
-        files: Vec::new(),
+        files,
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
