@@ -139,6 +139,9 @@ pub fn capture(root: &Path, scope: &Scope, ignored: &[String]) -> Result<Changes
 
 /// Files bigger than this are shown to a person as "too large", not as text.
 const MAX_VERSION_BYTES: usize = 1024 * 1024;
+/// A round keeps at most this much text in all; the files past it are shown
+/// as "too large", so a huge change cannot swamp the store or an editor.
+const MAX_ROUND_BYTES: usize = 32 * 1024 * 1024;
 
 /// Both versions of every file in `changes`, as a person reviews them: the
 /// base version (where the scope's diff starts) and the version under review.
@@ -163,6 +166,7 @@ pub fn versions(changes: &Changes) -> Result<Vec<FileVersions>, GitError> {
             None => (Some(Version::Rev(reference.clone())), Version::WorkTree),
         },
     };
+    let mut kept = 0usize;
     split_files(&changes.diff)
         .into_iter()
         .filter_map(ChunkPaths::of)
@@ -182,7 +186,13 @@ pub fn versions(changes: &Changes) -> Result<Vec<FileVersions>, GitError> {
                 _ => FileStatus::Modified,
             };
             let binary = paths.binary || old.is_binary() || new.is_binary();
-            let too_large = old.is_too_large() || new.is_too_large();
+            let size = old.len() + new.len();
+            let over_budget = kept + size > MAX_ROUND_BYTES;
+            if !over_budget {
+                kept += size;
+            }
+            let too_large = old.is_too_large() || new.is_too_large() || over_budget;
+            let (old, new) = if over_budget { (Text::TooLarge, Text::TooLarge) } else { (old, new) };
             Ok(FileVersions {
                 path: paths.new.clone().or_else(|| paths.old.clone()).unwrap_or_default(),
                 old_path: paths.old,
@@ -226,6 +236,13 @@ impl Text {
         match self {
             Text::Utf8(text) => Some(text),
             _ => None,
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Text::Utf8(text) => text.len(),
+            _ => 0,
         }
     }
 
@@ -382,6 +399,37 @@ mod tests {
         assert_eq!(files, ["src/a.rs", "gone.rs"]);
         assert!(!kept.contains("generated"));
         assert!(kept.contains("+++ /dev/null"));
+    }
+
+    #[test]
+    fn a_file_diff_names_both_sides() {
+        let paths = |chunk: &str| {
+            let found = ChunkPaths::of(chunk).expect("a file diff");
+            (found.old, found.new, found.binary)
+        };
+        let some = |p: &str| Some(p.to_owned());
+        assert_eq!(
+            paths("diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n@@ -1 +1 @@\n-x\n+y\n"),
+            (some("a.rs"), some("a.rs"), false)
+        );
+        assert_eq!(
+            paths(
+                "diff --git a/new.txt b/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hi\n"
+            ),
+            (None, some("new.txt"), false)
+        );
+        assert_eq!(
+            paths("diff --git a/gone.rs b/gone.rs\ndeleted file mode 100644\n--- a/gone.rs\n+++ /dev/null\n"),
+            (some("gone.rs"), None, false)
+        );
+        assert_eq!(
+            paths("diff --git a/old.rs b/new.rs\nsimilarity index 100%\nrename from old.rs\nrename to new.rs\n"),
+            (some("old.rs"), some("new.rs"), false)
+        );
+        assert_eq!(
+            paths("diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"),
+            (some("logo.png"), some("logo.png"), true)
+        );
     }
 
     #[test]
