@@ -218,6 +218,36 @@ pub struct Session {
     pub pending: Option<Pending>,
 }
 
+/// What a round's `reviewer` ends with when a person answered it.
+pub const IN_PERSON: &str = " (in person)";
+
+impl Round {
+    /// Whether a person answered this round (not a reviewer command).
+    pub fn by_person(&self) -> bool {
+        self.reviewer.ends_with(IN_PERSON)
+    }
+
+    /// The round's review as markdown, as the editor shows it.
+    pub fn markdown(&self, review_id: &str) -> String {
+        markdown_of(review_id, self.round, &self.review, self.verdict, self.by_person())
+    }
+}
+
+/// A review as markdown: a person's without the sections they do not fill in.
+pub fn markdown_of(
+    review_id: &str,
+    round: u32,
+    review: &StructuredReview,
+    verdict: Assessment,
+    by_person: bool,
+) -> String {
+    if by_person {
+        crate::structured_review::render_persons_markdown(review_id, round, review, verdict)
+    } else {
+        crate::structured_review::render_markdown(review_id, round, review, verdict)
+    }
+}
+
 impl Session {
     /// Seed 004's status: `in_progress` until a round, then the last round's
     /// verdict (`needs_changes` or `approved`), then the final status; while

@@ -18,7 +18,7 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, render_persons_markdown};
 pub use parse::{ParseError, parse_reviewer_output};
 pub use prompt::{PromptInput, PromptThread, build_prompt};
 pub use verdict::{Thresholds, verdict};

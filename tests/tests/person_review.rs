@@ -124,6 +124,12 @@ async fn a_person_reviews_at_the_terminal_and_the_agent_gets_the_verdict_round_a
     assert_eq!((added["line"].as_u64(), added["severity"].as_str()), (Some(3), Some("major")));
     assert!(comments.iter().any(|c| c["type"] == "general" && c["comment"] == "Two things"), "{review:#}");
 
+    // As the editor shows it: the person's summary under the verdict, and no
+    // empty sections a person does not fill in.
+    let shown = cli_ok(&sandbox, &["sessions", "show", &id, "--round", "1"]);
+    assert!(shown.contains("## Verdict: ❌ needs changes\n\n> Two things"), "{shown}");
+    assert!(!shown.contains("Design compliance") && !shown.contains("Test results"), "{shown}");
+
     // The new-side comment became a thread on the code, linked to the round.
     let threads = agent.call_ok("get_feedback", json!({})).await;
     let thread = threads["threads"]

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::cli_opening;
 use super::client::{HubClient, Refused};
-use crate::structured_review::{self, Assessment, StructuredReview};
+use crate::structured_review::{Assessment, StructuredReview};
 
 async fn client() -> anyhow::Result<HubClient> {
     HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
@@ -227,7 +227,13 @@ fn round_markdown(session_id: &str, round: &wire::Round) -> anyhow::Result<Strin
         )
     })?;
     let verdict = Assessment::from_name(&round.verdict).unwrap_or(review.overall_assessment);
-    Ok(structured_review::render_markdown(session_id, round.round, &review, verdict))
+    Ok(crate::sessions::markdown_of(
+        session_id,
+        round.round,
+        &review,
+        verdict,
+        round.reviewer.ends_with(crate::sessions::IN_PERSON),
+    ))
 }
 
 /// Completes a session with its final status (`approved`, `abandoned` or

@@ -8,6 +8,17 @@ use super::{Assessment, ReviewComment, Severity, StructuredReview, fence_for};
 /// compliance, missing requirements, comments grouped by severity (most severe
 /// first), test results and the summary counts.
 pub fn render_markdown(review_id: &str, round: u32, review: &StructuredReview, verdict: Assessment) -> String {
+    render(review_id, round, review, verdict, false)
+}
+
+/// A review a person wrote: as [`render_markdown`], without the sections a
+/// person does not fill in (design compliance, missing requirements, tests)
+/// when they are empty.
+pub fn render_persons_markdown(review_id: &str, round: u32, review: &StructuredReview, verdict: Assessment) -> String {
+    render(review_id, round, review, verdict, true)
+}
+
+fn render(review_id: &str, round: u32, review: &StructuredReview, verdict: Assessment, by_person: bool) -> String {
     let mut out = format!("# Review {review_id}, round {round}\n\n## Verdict: {}\n", label(verdict));
     if verdict != review.overall_assessment {
         let _ = writeln!(
@@ -19,10 +30,17 @@ pub fn render_markdown(review_id: &str, round: u32, review: &StructuredReview, v
     for overall in review.comments.iter().filter(|c| c.is_overall()) {
         let _ = writeln!(out, "\n> {}", overall.comment.trim().replace('\n', "\n> "));
     }
-    design_compliance(&mut out, review);
-    missing_requirements(&mut out, review);
+    let compliance = &review.design_compliance;
+    if !by_person || compliance.follows_architecture.is_some() || !compliance.major_violations.is_empty() {
+        design_compliance(&mut out, review);
+    }
+    if !by_person || !review.missing_requirements.is_empty() {
+        missing_requirements(&mut out, review);
+    }
     comments(&mut out, review);
-    test_results(&mut out, review);
+    if !by_person || review.test_results.is_some() {
+        test_results(&mut out, review);
+    }
     summary(&mut out, review);
     out
 }
@@ -209,6 +227,21 @@ mod tests {
         for needle in absent {
             assert!(!shown.contains(needle), "{needle:?} should not be in:\n{shown}");
         }
+    }
+
+    #[test]
+    fn a_persons_review_leaves_out_the_sections_a_person_does_not_fill_in() {
+        let review: StructuredReview = serde_json::from_value(json!({
+            "overall_assessment": "lgtm",
+            "comments": [{"type": "general", "category": "summary", "comment": "Ship it"}],
+        }))
+        .expect("a review");
+        let shown = render_persons_markdown("2024-01-15-001", 1, &review, Assessment::Lgtm);
+        assert!(shown.contains("> Ship it") && shown.contains("## Comments"), "{shown}");
+        for absent in ["Design compliance", "Missing requirements", "Test results"] {
+            assert!(!shown.contains(absent), "{absent}: {shown}");
+        }
+        assert!(render_markdown("2024-01-15-001", 1, &review, Assessment::Lgtm).contains("Design compliance"));
     }
 
     #[test]

@@ -212,7 +212,7 @@ pub async fn wait(
             session.id
         )));
     };
-    let markdown = crate::structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
+    let markdown = round.markdown(&session.id);
     Ok(Waited::Finished(Box::new(Outcome { session, round, markdown, shown_in: 0, audit: None, warnings: Vec::new() })))
 }
 

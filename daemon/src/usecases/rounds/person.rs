@@ -531,7 +531,7 @@ pub async fn submit(
         changed_files: waiting.files.iter().map(|f| f.path.clone()).collect(),
         verdict: review.overall_assessment,
         review,
-        reviewer: format!("{reviewer} (in person)"),
+        reviewer: format!("{reviewer}{}", crate::sessions::IN_PERSON),
         elapsed_ms,
         files: waiting.files.clone(),
     };

@@ -293,7 +293,7 @@ pub(super) async fn finish(
             shown.display()
         ));
     }
-    let markdown = structured_review::render_markdown(&session.id, round.round, &round.review, round.verdict);
+    let markdown = round.markdown(&session.id);
     let presentation = Presentation { content: markdown.clone(), mode: Mode::Replace, section: None };
     let source = crate::reviews::Source::Round { review_id: session.id.clone(), round: round.round };
     let shown_in = match shown::present(cx, &changes.root, &presentation, source).await {
