@@ -90,6 +90,9 @@ async fn serve(
     backup(&store, &data_dir);
     let sessions =
         store.sessions().with_context(|| format!("reading review sessions from {}", store.path().display()))?;
+    // Nobody else holds the store yet, so this reopen cannot be refused:
+    // sled lets go of the records the load and the backup read.
+    store.release_memory().await;
     let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions);
     let shutdown = Shutdown::default();
     spawn_signal_handler(shutdown.clone())?;
@@ -160,8 +163,9 @@ async fn periodic_backups(store: Store, data_dir: PathBuf) {
     every.tick().await;
     loop {
         every.tick().await;
-        let (store, dir) = (store.clone(), data_dir.clone());
-        let _ = tokio::task::spawn_blocking(move || backup(&store, &dir)).await;
+        let (handle, dir) = (store.clone(), data_dir.clone());
+        let _ = tokio::task::spawn_blocking(move || backup(&handle, &dir)).await;
+        store.release_memory().await;
     }
 }
 
