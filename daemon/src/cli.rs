@@ -5,6 +5,7 @@ pub mod client;
 mod feedback;
 mod mcp_config;
 mod review;
+mod reviewing;
 mod service;
 mod sessions;
 mod setup;
@@ -53,6 +54,15 @@ enum Command {
     Feedback {
         #[command(subcommand)]
         command: FeedbackCommand,
+    },
+    /// What waits on you: review rounds agents asked of a person, and threads
+    /// waiting for your answer, newest first, across every repository.
+    Inbox {
+        /// Only what concerns the repository holding this folder.
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// Review sessions: list them, read a round's review, mark one complete.
     Sessions {
@@ -232,6 +242,62 @@ enum ReviewCommand {
         /// The review session (its id, a unique prefix, or its number such as 003).
         id: String,
     },
+    /// Show a round asked of a person: its diff, numbered on both sides, with
+    /// your draft comments and earlier rounds' comments inline.
+    Diff {
+        /// The review session (its id, a unique prefix, or its number such as 003).
+        id: String,
+        /// Only what changed since the previous round.
+        #[arg(long)]
+        since: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Comment on a line (or lines) of a round asked of a person. The comment
+    /// is a draft until you submit the review.
+    Comment {
+        /// The review session (its id, a unique prefix, or its number such as 003).
+        id: String,
+        /// FILE:LINE or FILE:START-END, as `parley review diff` numbers them.
+        place: String,
+        /// The comment.
+        message: String,
+        /// `new` (default) or `old`: the base version's numbering, for removed lines.
+        #[arg(long, default_value = "new", value_parser = ["old", "new"])]
+        side: String,
+        /// Replacement text for those lines.
+        #[arg(long = "suggest", value_name = "TEXT")]
+        suggestion: Option<String>,
+        /// critical, major, minor or suggestion (default: from your verdict).
+        #[arg(long, value_parser = ["critical", "major", "minor", "suggestion"])]
+        severity: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove one of your draft comments.
+    Uncomment {
+        id: String,
+        /// The draft's id, such as d2 (`parley review diff` lists them).
+        draft: String,
+    },
+    /// Send your review of a round to the agent waiting for it.
+    #[command(group(clap::ArgGroup::new("verdict").required(true).args(["approve", "request_changes", "comment"])))]
+    Submit {
+        /// The review session (its id, a unique prefix, or its number such as 003).
+        id: String,
+        #[arg(long)]
+        approve: bool,
+        #[arg(long)]
+        request_changes: bool,
+        /// Comments without a verdict: the agent is asked to address them.
+        #[arg(long)]
+        comment: bool,
+        /// What you think overall.
+        #[arg(short = 'm', long = "message", value_name = "SUMMARY")]
+        summary: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the current review of a workspace, an older revision, or the list of kept revisions.
     ///
     /// Every revision says who made it: an agent's presented walkthrough, or a
@@ -340,6 +406,30 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::Review { command: ReviewCommand::Await { id, json } } => sessions::await_round(&id, json).await,
         Command::Review { command: ReviewCommand::Cancel { id } } => sessions::cancel(&id).await,
+        Command::Review { command: ReviewCommand::Diff { id, since, json } } => reviewing::diff(&id, since, json).await,
+        Command::Review {
+            command: ReviewCommand::Comment { id, place, message, side, suggestion, severity, json },
+        } => reviewing::comment(&id, &place, &side, suggestion, severity, &message, json).await,
+        Command::Review { command: ReviewCommand::Uncomment { id, draft } } => reviewing::uncomment(&id, &draft).await,
+        Command::Review {
+            command: ReviewCommand::Submit { id, approve, request_changes, comment: _, summary, json },
+        } => {
+            let verdict = if approve {
+                "approve"
+            } else if request_changes {
+                "request_changes"
+            } else {
+                "comment"
+            };
+            reviewing::submit(&id, verdict, summary, json).await
+        }
+        Command::Inbox { workspace, json } => {
+            let folder = match workspace {
+                Some(folder) => Some(std::path::absolute(&folder)?),
+                None => None,
+            };
+            reviewing::inbox(folder.as_deref(), json).await
+        }
         Command::Sessions { command: SessionsCommand::List { workspace, limit, json } } => {
             sessions::list(&workspace_or_cwd(workspace)?, limit, json).await
         }

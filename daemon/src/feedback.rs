@@ -386,6 +386,14 @@ pub fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
+/// Whether an open thread waits on `person`'s answer: someone else wrote
+/// last (an agent, a reviewer). A finding nobody has answered yet waits on
+/// the agent, not on the person.
+pub fn waits_on(thread: &Thread, person: &str) -> bool {
+    let fresh_finding = thread.finding.is_some() && thread.comments.len() == 1;
+    !thread.resolved && !fresh_finding && thread.comments.last().is_some_and(|c| c.author != person)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

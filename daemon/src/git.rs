@@ -1,9 +1,12 @@
 //! The changes a review covers, captured with the git command line: the
 //! repository root, the diff for a scope (staged, unstaged, all, or against a
-//! base), new untracked files, and the ignored files left out.
+//! base), new untracked files, and the ignored files left out; and, for a
+//! person reviewing, each changed file's two versions as text.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::sessions::{FileStatus, FileVersions};
 
 /// What part of the changes to review.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +135,175 @@ pub fn capture(root: &Path, scope: &Scope, ignored: &[String]) -> Result<Changes
         return Err(GitError::NoChanges { scope: scope.name(), advice });
     }
     Ok(Changes { root: root.to_owned(), scope: scope.clone(), diff, files })
+}
+
+/// Files bigger than this are shown to a person as "too large", not as text.
+const MAX_VERSION_BYTES: usize = 1024 * 1024;
+
+/// Both versions of every file in `changes`, as a person reviews them: the
+/// base version (where the scope's diff starts) and the version under review.
+pub fn versions(changes: &Changes) -> Result<Vec<FileVersions>, GitError> {
+    let root = &changes.root;
+    let has_head = git(root, &["rev-parse", "--verify", "--quiet", "HEAD"])?.status.success();
+    let (before, after) = match &changes.scope {
+        Scope::Staged => (has_head.then(|| Version::Rev("HEAD".into())), Version::Index),
+        Scope::Unstaged => (Some(Version::Index), Version::WorkTree),
+        Scope::All => (has_head.then(|| Version::Rev("HEAD".into())), Version::WorkTree),
+        Scope::Base(reference) => match reference.split_once("..") {
+            Some((from, to)) => {
+                let to = to.trim_start_matches('.');
+                let or_head = |r: &str| if r.is_empty() { "HEAD".to_owned() } else { r.to_owned() };
+                let from = if reference.contains("...") {
+                    checked(root, &["merge-base", &or_head(from), &or_head(to)], "the merge base")?.trim().to_owned()
+                } else {
+                    or_head(from)
+                };
+                (Some(Version::Rev(from)), Version::Rev(or_head(to)))
+            }
+            None => (Some(Version::Rev(reference.clone())), Version::WorkTree),
+        },
+    };
+    split_files(&changes.diff)
+        .into_iter()
+        .filter_map(ChunkPaths::of)
+        .map(|paths| {
+            let old = match (&paths.old, &before) {
+                (Some(old), Some(version)) => version.read(root, old)?,
+                _ => Text::Absent,
+            };
+            let new = match &paths.new {
+                Some(new) => after.read(root, new)?,
+                None => Text::Absent,
+            };
+            let status = match (&paths.old, &paths.new) {
+                (None, _) => FileStatus::Added,
+                (_, None) => FileStatus::Deleted,
+                (Some(old), Some(new)) if old != new => FileStatus::Renamed,
+                _ => FileStatus::Modified,
+            };
+            let binary = paths.binary || old.is_binary() || new.is_binary();
+            let too_large = old.is_too_large() || new.is_too_large();
+            Ok(FileVersions {
+                path: paths.new.clone().or_else(|| paths.old.clone()).unwrap_or_default(),
+                old_path: paths.old,
+                status,
+                before: if binary { None } else { old.text() },
+                after: if binary { None } else { new.text() },
+                binary,
+                too_large,
+            })
+        })
+        .collect()
+}
+
+/// Where one side of a file is read from.
+enum Version {
+    Rev(String),
+    Index,
+    WorkTree,
+}
+
+/// One side of a file as read.
+enum Text {
+    Absent,
+    Binary,
+    TooLarge,
+    Utf8(String),
+}
+
+impl Text {
+    fn of(bytes: Vec<u8>) -> Text {
+        if bytes.len() > MAX_VERSION_BYTES {
+            return Text::TooLarge;
+        }
+        if bytes.contains(&0) {
+            return Text::Binary;
+        }
+        String::from_utf8(bytes).map_or(Text::Binary, Text::Utf8)
+    }
+
+    fn text(self) -> Option<String> {
+        match self {
+            Text::Utf8(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    fn is_binary(&self) -> bool {
+        matches!(self, Text::Binary)
+    }
+
+    fn is_too_large(&self) -> bool {
+        matches!(self, Text::TooLarge)
+    }
+}
+
+impl Version {
+    fn read(&self, root: &Path, path: &str) -> Result<Text, GitError> {
+        let object = match self {
+            Version::Rev(rev) => format!("{rev}:{path}"),
+            Version::Index => format!(":{path}"),
+            Version::WorkTree => {
+                let file = root.join(path);
+                // Only regular files: a FIFO or a device is not a version of anything.
+                let Ok(meta) = std::fs::symlink_metadata(&file) else { return Ok(Text::Absent) };
+                if !meta.is_file() {
+                    return Ok(if meta.file_type().is_symlink() { Text::Binary } else { Text::Absent });
+                }
+                if meta.len() > MAX_VERSION_BYTES as u64 {
+                    return Ok(Text::TooLarge);
+                }
+                return Ok(std::fs::read(&file).map_or(Text::Absent, Text::of));
+            }
+        };
+        let out = git(root, &["cat-file", "blob", &object])?;
+        Ok(if out.status.success() { Text::of(out.stdout) } else { Text::Absent })
+    }
+}
+
+/// A file diff's paths: `None` on the side where the file does not exist.
+struct ChunkPaths {
+    old: Option<String>,
+    new: Option<String>,
+    binary: bool,
+}
+
+impl ChunkPaths {
+    fn of(chunk: &str) -> Option<ChunkPaths> {
+        let header = chunk.lines().next()?.strip_prefix("diff --git ")?;
+        // Without ---/+++ lines (renames, binaries, mode changes) the header
+        // names both sides.
+        let (mut old, mut new) = match header.strip_prefix("a/").and_then(|h| h.split_once(" b/")) {
+            Some((a, b)) => (Some(a.to_owned()), Some(b.to_owned())),
+            None => (None, None),
+        };
+        let mut binary = false;
+        for line in chunk.lines().skip(1) {
+            if line.starts_with("@@") {
+                break;
+            }
+            if line.starts_with("new file mode") {
+                old = None;
+            } else if line.starts_with("deleted file mode") {
+                new = None;
+            } else if let Some(path) = line.strip_prefix("rename from ") {
+                old = Some(path.to_owned());
+            } else if let Some(path) = line.strip_prefix("rename to ") {
+                new = Some(path.to_owned());
+            } else if line == "--- /dev/null" {
+                old = None;
+            } else if let Some(path) = line.strip_prefix("--- a/") {
+                old = Some(path.to_owned());
+            } else if line == "+++ /dev/null" {
+                new = None;
+            } else if let Some(path) = line.strip_prefix("+++ b/") {
+                new = Some(path.to_owned());
+            } else if line.starts_with("Binary files ") || line == "GIT binary patch" {
+                binary = true;
+            }
+        }
+        (old.is_some() || new.is_some()).then_some(ChunkPaths { old, new, binary })
+    }
 }
 
 /// New files git does not track yet, as diffs against nothing.

@@ -6,6 +6,7 @@
 pub mod connection;
 mod errors;
 pub mod listener;
+mod person_rounds;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -74,7 +74,7 @@ Feedback threads are comments on ranges of your workspace's files, left by human
 - The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again. Earlier revisions of the review (a walkthrough a review round replaced, each round's review) stay readable: parley://review/history lists them, parley://review/{revision} reads one.
 - The prompts address-feedback and review-loop walk through the two usual loops.
 
-Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want.";
+Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want. Each finding with a file and line also becomes a feedback thread there (with `finding` in get_feedback): reply to it saying what you did, or why not, and resolve it when done; the next round's reviewer reads those replies, and the open comments people left on the files you changed.";
 
 /// Arguments of `present_review`.
 // Field docs are the schema descriptions agents read, written in the review
@@ -387,7 +387,7 @@ impl ParleyMcp {
 
 /// The name an agent's comments go under: the client's own name, as its
 /// `initialize` or (2026-07-28) each request's `_meta` gives it.
-fn author_of(context: &RequestContext<RoleServer>) -> String {
+pub(crate) fn author_of(context: &RequestContext<RoleServer>) -> String {
     context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty()).unwrap_or_else(|| "agent".into())
 }
 
@@ -639,7 +639,11 @@ impl ParleyMcp {
     }
 
     /// What a review tool's arguments ask for, in this agent's workspace.
-    fn review_ask(&self, args: RequestReviewArgs) -> Result<crate::usecases::rounds::ReviewAsk, String> {
+    fn review_ask(
+        &self,
+        args: RequestReviewArgs,
+        asked_by: String,
+    ) -> Result<crate::usecases::rounds::ReviewAsk, String> {
         let folder = self
             .workspace()
             .or_else(|| self.agent.cwd.clone())
@@ -652,6 +656,8 @@ impl ParleyMcp {
             scope: args.scope,
             folder,
             env: self.agent.env.clone(),
+            reviewer: args.reviewer,
+            asked_by,
         })
     }
 

@@ -1,6 +1,7 @@
 //! Review sessions as data: what an agent asked for, the rounds a reviewer
-//! answered, and how the session ended; ids of the form `YYYY-MM-DD-NNN`.
-//! Pure: the pipeline runs things, the state owner keeps them.
+//! answered, the round waiting on a person, and how the session ended; ids
+//! of the form `YYYY-MM-DD-NNN`. Pure: the pipeline runs things, the state
+//! owner keeps them.
 
 use std::path::PathBuf;
 
@@ -62,6 +63,120 @@ pub struct Round {
     pub verdict: Assessment,
     pub reviewer: String,
     pub elapsed_ms: u64,
+    /// The files as the person reviewed them, for a round a person answered:
+    /// the next round shows what changed since.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileVersions>,
+}
+
+/// A round waiting for a person's verdict. Stored with its session, so it
+/// survives daemon restarts until the person submits or the agent cancels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonRound {
+    /// The round this will be, 1-based.
+    pub round: u32,
+    /// RFC 3339.
+    pub requested_at: String,
+    /// The agent's summary for this round.
+    pub summary: String,
+    pub focus_areas: Vec<String>,
+    pub scope: String,
+    /// The agent (its MCP client name) or `parley` for the terminal.
+    pub asked_by: String,
+    pub files: Vec<FileVersions>,
+    /// The diff as captured, for the audit trail and the terminal.
+    pub diff: String,
+    /// The person's comments, kept until the review is submitted.
+    #[serde(default)]
+    pub drafts: Vec<Draft>,
+    /// The number the next draft's id takes.
+    #[serde(default)]
+    pub next_draft: u32,
+}
+
+/// One changed file of a round, both sides as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileVersions {
+    /// Relative to the repository root, with `/`.
+    pub path: String,
+    /// Differs from `path` on renames; `None` for an added file.
+    pub old_path: Option<String>,
+    pub status: FileStatus,
+    /// The base version; `None` when added, binary or too large.
+    pub before: Option<String>,
+    /// The version under review; `None` when deleted, binary or too large.
+    pub after: Option<String>,
+    #[serde(default)]
+    pub binary: bool,
+    #[serde(default)]
+    pub too_large: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileStatus {
+    Added,
+    Modified,
+    Deleted,
+    Renamed,
+}
+
+impl FileStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileStatus::Added => "added",
+            FileStatus::Modified => "modified",
+            FileStatus::Deleted => "deleted",
+            FileStatus::Renamed => "renamed",
+        }
+    }
+}
+
+/// Which version of a file a person's comment is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The base version: removed lines live here.
+    Old,
+    /// The version under review.
+    New,
+}
+
+impl Side {
+    pub fn parse(name: &str) -> Option<Side> {
+        match name {
+            "old" => Some(Side::Old),
+            "new" => Some(Side::New),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Old => "old",
+            Side::New => "new",
+        }
+    }
+}
+
+/// A person's comment on a waiting round, not yet sent to the agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Draft {
+    /// `d1`, `d2`, … within the round.
+    pub id: String,
+    pub path: String,
+    pub side: Side,
+    /// Zero-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    pub body: String,
+    /// Replacement text for the lines, when the person suggests one.
+    pub suggestion: Option<String>,
+    /// `critical`, `major`, `minor` or `suggestion`; by default from the verdict.
+    pub severity: Option<String>,
+    pub author: String,
+    /// RFC 3339.
+    pub at: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +208,9 @@ pub struct Session {
     pub request: SessionRequest,
     pub rounds: Vec<Round>,
     pub completion: Option<Completion>,
+    /// The round waiting for a person's verdict, stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<Box<PersonRound>>,
     /// A background round in progress or failed; never stored.
     #[serde(skip)]
     pub pending: Option<Pending>,
@@ -100,10 +218,14 @@ pub struct Session {
 
 impl Session {
     /// Seed 004's status: `in_progress` until a round, then the last round's
-    /// verdict (`needs_changes` or `approved`), then the final status.
+    /// verdict (`needs_changes` or `approved`), then the final status; while
+    /// a person is asked, `awaiting_review`.
     pub fn status(&self) -> &'static str {
         if let Some(done) = &self.completion {
             return done.final_status.name();
+        }
+        if self.awaiting.is_some() {
+            return "awaiting_review";
         }
         match self.rounds.last().map(|r| r.verdict) {
             None => "in_progress",
@@ -153,6 +275,12 @@ pub enum SessionError {
         "review session {id} has reached the maximum of {max} rounds; mark it complete with mark_review_complete, or start a new session"
     )]
     TooManyRounds { id: String, max: u32 },
+    /// A change to the session that cannot be made as asked; says why.
+    #[error("{0}")]
+    Refused(String),
+    /// The session has no round waiting on a person (anymore); says why.
+    #[error("{0}")]
+    NotWaiting(String),
     #[error("the review could not be stored: {0}")]
     Store(String),
     #[error("the Parley daemon is shutting down; try again in a moment")]

@@ -268,6 +268,35 @@ enum Command {
         id: String,
         pending: Option<crate::sessions::Pending>,
     },
+    EditSession {
+        id: String,
+        edit: EditOfSession,
+        reply: oneshot::Sender<Result<Session, SessionError>>,
+    },
+    AwaitingPerson {
+        reply: oneshot::Sender<Vec<Session>>,
+    },
+    ThreadsWaitingOn {
+        person: String,
+        reply: oneshot::Sender<Vec<Thread>>,
+    },
+    PublishRound {
+        root: PathBuf,
+        method: &'static str,
+        params: Value,
+    },
+}
+
+/// A change to one session, made by the state owner on its newest version.
+pub type SessionEdit = Box<dyn FnOnce(&mut Session) -> Result<(), SessionError> + Send>;
+
+/// A [`SessionEdit`] in a command (the edit itself has nothing to print).
+struct EditOfSession(SessionEdit);
+
+impl std::fmt::Debug for EditOfSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EditOfSession")
+    }
 }
 
 /// What an import brought in, and every open thread's file (to watch).
@@ -527,6 +556,31 @@ impl StateHandle {
     pub async fn set_pending(&self, id: String, pending: Option<crate::sessions::Pending>) {
         self.tell(Command::SetPending { id, pending }).await;
     }
+
+    /// Changes a session (its round waiting on a person, say); answers the
+    /// new version once it is durable, or the edit's refusal.
+    pub async fn edit_session(&self, id: String, edit: SessionEdit) -> Result<Session, SessionError> {
+        self.try_ask(|reply| Command::EditSession { id, edit: EditOfSession(edit), reply }).await
+    }
+
+    /// Every session with a round waiting on a person, newest request
+    /// first, as light copies: the waiting round without its files' texts
+    /// and diff, and no earlier rounds.
+    pub async fn awaiting_person(&self) -> Result<Vec<Session>, Stopped> {
+        self.ask(|reply| Command::AwaitingPerson { reply }).await
+    }
+
+    /// The open threads waiting on `person`'s answer (see
+    /// [`crate::feedback::waits_on`]), newest change first.
+    pub async fn threads_waiting_on(&self, person: String) -> Result<Vec<Thread>, Stopped> {
+        self.ask(|reply| Command::ThreadsWaitingOn { person, reply }).await
+    }
+
+    /// Tells the editor windows (and subscribed terminals) on the repository
+    /// at `root` about a round waiting on a person.
+    pub async fn publish_round(&self, root: PathBuf, method: &'static str, params: Value) {
+        self.tell(Command::PublishRound { root, method, params }).await;
+    }
 }
 
 impl From<Stopped> for ThreadError {
@@ -564,7 +618,15 @@ struct Client {
 #[derive(Debug, Clone)]
 enum Payload {
     Review(Review),
-    Thread { change: &'static str, thread: Box<Thread> },
+    Thread {
+        change: &'static str,
+        thread: Box<Thread>,
+    },
+    /// A round waiting on a person: `round/requested` or `round/changed`.
+    Round {
+        method: &'static str,
+        params: Value,
+    },
 }
 
 impl Payload {
@@ -582,6 +644,7 @@ impl Payload {
                     + thread.comments.iter().map(|c| c.body.len() + c.author.len() + 96).sum::<usize>()
                     + 512
             }
+            Payload::Round { params, .. } => params.to_string().len(),
         }
     }
 }
@@ -796,6 +859,19 @@ impl State {
                 self.complete_session(&id, final_status, notes, reply);
             }
             Command::SetPending { id, pending } => self.set_pending(&id, pending),
+            Command::EditSession { id, edit, reply } => self.edit_session(&id, edit.0, reply),
+            Command::AwaitingPerson { reply } => {
+                let _ = reply.send(self.awaiting_person());
+            }
+            Command::ThreadsWaitingOn { person, reply } => {
+                let mut waiting: Vec<Thread> =
+                    self.threads.values().filter(|t| crate::feedback::waits_on(t, &person)).cloned().collect();
+                waiting.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+                let _ = reply.send(waiting);
+            }
+            Command::PublishRound { root, method, params } => {
+                self.publish(root, Payload::Round { method, params });
+            }
             Command::DiscardEmptySession { id } => self.discard_empty_session(&id),
         }
     }
@@ -856,11 +932,18 @@ impl State {
     /// is dropped, and its connection closes when its task sees the queue end.
     fn publish(&mut self, path: PathBuf, payload: Payload) -> Vec<Delivery> {
         let what = match &payload {
-            Payload::Review(_) => ChangedWhat::Review,
-            Payload::Thread { change, .. } => ChangedWhat::Thread(change),
+            Payload::Review(_) => Some(ChangedWhat::Review),
+            Payload::Thread { change, .. } => Some(ChangedWhat::Thread(change)),
+            // Agents hear of rounds through await_review, not resources.
+            Payload::Round { .. } => None,
         };
-        // Fails only when no agent listens, which is nothing to report.
-        let _ = self.changes.send(Changed { path: path.clone(), what });
+        if let Some(what) = what {
+            // Fails only when no agent listens, which is nothing to report.
+            let _ = self.changes.send(Changed { path: path.clone(), what });
+        }
+        // A round is about a whole repository: a window open on a folder
+        // inside it is told too.
+        let round = matches!(payload, Payload::Round { .. });
         self.seq += 1;
         let seq = self.seq;
         let mut lines: HashMap<PositionEncoding, Arc<Vec<u8>>> = HashMap::new();
@@ -868,7 +951,8 @@ impl State {
         let mut too_slow = Vec::new();
         for (id, client) in &self.clients {
             let Some(outbox) = &client.outbox else { continue };
-            if !client.subscribed || !client.facts.workspaces.iter().any(|w| in_workspace(w, &path)) {
+            let concerned = |w: &PathBuf| in_workspace(w, &path) || (round && in_workspace(&path, w));
+            if !client.subscribed || !client.facts.workspaces.iter().any(concerned) {
                 continue;
             }
             let line = lines
@@ -1001,6 +1085,7 @@ fn render(seq: u64, payload: &Payload, encoding: PositionEncoding) -> wire::Even
                 thread: views::thread(thread, encoding),
             }),
         ),
+        Payload::Round { method, params } => (*method, Ok(params.clone())),
     };
     wire::Event { seq, method: method.into(), params: params.expect("wire types always serialize") }
 }

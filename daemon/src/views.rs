@@ -1,5 +1,6 @@
-//! How domain values look on the hub wire: reviews and threads converted to
-//! the protocol's types, with positions in the client's encoding.
+//! How domain values look on the hub wire: reviews, threads, sessions and
+//! rounds waiting on a person converted to the protocol's types, with
+//! positions in the client's encoding.
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use parley_protocol::methods::{self as wire, Position};
 
 use crate::feedback::Thread;
 use crate::reviews::{Review, Source};
-use crate::sessions::Session;
+use crate::sessions::{Draft, PersonRound, Session};
 
 /// The wire form of a review.
 pub fn review(review: &Review) -> wire::Review {
@@ -158,10 +159,42 @@ pub fn session(session: &Session) -> wire::Session {
             notes: c.notes.clone(),
             at: c.at.clone(),
         }),
+        awaiting: session.awaiting.as_deref().map(|waiting| waiting_round(session, waiting)),
         pending: session.pending.as_ref().map(|p| wire::Pending {
             state: p.state.clone(),
             since: p.since.clone(),
             error: p.error.clone(),
         }),
+    }
+}
+
+/// A round waiting on a person, in brief (`round/requested`, `inbox`).
+pub fn waiting_round(session: &Session, waiting: &PersonRound) -> wire::WaitingRound {
+    wire::WaitingRound {
+        review_id: session.id.clone(),
+        round: waiting.round,
+        workspace: session.workspace.clone(),
+        summary: waiting.summary.clone(),
+        focus_areas: waiting.focus_areas.clone(),
+        asked_by: waiting.asked_by.clone(),
+        requested_at: waiting.requested_at.clone(),
+        files: waiting.files.iter().map(|f| f.path.clone()).collect(),
+        drafts: waiting.drafts.len(),
+    }
+}
+
+/// The wire form of a person's draft comment.
+pub fn draft(draft: &Draft) -> wire::Draft {
+    wire::Draft {
+        id: draft.id.clone(),
+        path: draft.path.clone(),
+        side: draft.side.name().into(),
+        start_line: draft.start_line,
+        end_line: draft.end_line,
+        body: draft.body.clone(),
+        suggestion: draft.suggestion.clone(),
+        severity: draft.severity.clone(),
+        author: draft.author.clone(),
+        at: draft.at.clone(),
     }
 }

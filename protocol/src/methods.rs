@@ -676,6 +676,10 @@ pub struct ReviewRequestParams {
     /// `all` (default), `staged`, `unstaged`, or a base ref / commit range.
     #[serde(default)]
     pub scope: Option<String>,
+    /// `human` (a person answers) or `command` (the configured reviewer
+    /// command); by default what the repository's config names.
+    #[serde(default)]
+    pub reviewer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -779,6 +783,9 @@ pub struct Session {
     /// A round started in the background that is `running`, or `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<Pending>,
+    /// The round waiting on a person, when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<WaitingRound>,
 }
 
 /// What the agent asked for when the session began.
@@ -827,4 +834,244 @@ pub struct Pending {
     pub since: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Client → daemon request: the rounds waiting on a person and the threads
+/// waiting on a person's answer.
+pub const INBOX: &str = "inbox";
+/// Client → daemon request: a round waiting on a person, with both versions
+/// of its files, the person's drafts and earlier rounds' comments.
+pub const ROUND_GET: &str = "round/get";
+/// Client → daemon request: add (or edit) a draft comment on a waiting round.
+pub const ROUND_COMMENT: &str = "round/comment";
+/// Client → daemon request: remove a draft comment.
+pub const ROUND_UNCOMMENT: &str = "round/uncomment";
+/// Client → daemon request: send the person's review with a verdict.
+pub const ROUND_SUBMIT: &str = "round/submit";
+/// Daemon → client notification: an agent asks a person to review.
+pub const ROUND_REQUESTED: &str = "round/requested";
+/// Daemon → client notification: a waiting round's drafts changed, or it was
+/// submitted or cancelled.
+pub const ROUND_CHANGED: &str = "round/changed";
+
+method!(
+    /// Rounds and threads waiting on a person.
+    Inbox = INBOX, InboxParams => InboxResult
+);
+method!(
+    /// A round waiting on a person, whole.
+    RoundGet = ROUND_GET, ReviewIdParams => RoundForReview
+);
+method!(
+    /// A draft comment on a waiting round.
+    RoundComment = ROUND_COMMENT, RoundCommentParams => RoundCommentResult
+);
+method!(
+    /// A draft comment removed.
+    RoundUncomment = ROUND_UNCOMMENT, RoundUncommentParams => RoundUncommentResult
+);
+method!(
+    /// The person's review sent, with a verdict.
+    RoundSubmit = ROUND_SUBMIT, RoundSubmitParams => RoundSubmitResult
+);
+notification!(
+    /// An agent asks a person to review.
+    RoundRequestedNotification = ROUND_REQUESTED, WaitingRound
+);
+notification!(
+    /// A waiting round changed.
+    RoundChangedNotification = ROUND_CHANGED, RoundChanged
+);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InboxParams {
+    /// An absolute folder: only what concerns the repository holding it (or
+    /// the repositories inside it). Everything when absent.
+    #[serde(default)]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxResult {
+    /// Newest request first.
+    pub rounds: Vec<WaitingRound>,
+    /// Open threads whose last word is not the person's, newest first.
+    pub threads: Vec<Thread>,
+}
+
+/// A round waiting on a person, in brief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitingRound {
+    pub review_id: String,
+    pub round: u32,
+    /// The repository root.
+    pub workspace: PathBuf,
+    /// What the agent says it did.
+    pub summary: String,
+    pub focus_areas: Vec<String>,
+    /// The agent that asked (its MCP client name), or `parley` for a terminal.
+    pub asked_by: String,
+    /// RFC 3339.
+    pub requested_at: String,
+    /// Relative to `workspace`.
+    pub files: Vec<String>,
+    /// How many draft comments the person has written so far.
+    pub drafts: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewIdParams {
+    /// Whole, or a unique prefix, or its `-NNN` tail.
+    pub review_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundForReview {
+    pub review_id: String,
+    pub round: u32,
+    pub workspace: PathBuf,
+    pub summary: String,
+    pub focus_areas: Vec<String>,
+    pub asked_by: String,
+    pub requested_at: String,
+    pub scope: String,
+    /// The round before this one, when there is one.
+    pub previous_round: Option<u32>,
+    pub files: Vec<RoundFile>,
+    pub drafts: Vec<Draft>,
+    /// Comments of earlier rounds of this session that became threads.
+    pub earlier: Vec<EarlierComment>,
+}
+
+/// One changed file of a waiting round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundFile {
+    pub path: String,
+    /// `None` for an added file.
+    pub old_path: Option<String>,
+    /// `added`, `modified`, `deleted` or `renamed`.
+    pub status: String,
+    /// The base version; `None` when added, binary or too large.
+    pub before: Option<String>,
+    /// The version under review; `None` when deleted, binary or too large.
+    pub after: Option<String>,
+    /// The version the person saw in the previous round, when they did.
+    pub previous: Option<String>,
+    /// Whether the file differs from the previous round (true on the first).
+    pub changed_since_previous: bool,
+    pub binary: bool,
+    pub too_large: bool,
+}
+
+/// A person's draft comment on a waiting round. Lines are zero-based.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Draft {
+    pub id: String,
+    pub path: String,
+    /// `old` (the base version: removed lines) or `new`.
+    pub side: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub body: String,
+    pub suggestion: Option<String>,
+    pub severity: Option<String>,
+    pub author: String,
+    pub at: String,
+}
+
+/// A comment of an earlier round that became a thread, with how it stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EarlierComment {
+    pub round: u32,
+    pub path: String,
+    /// Zero-based: where the thread is now.
+    pub line: u32,
+    pub end_line: u32,
+    pub body: String,
+    /// `open`, `seen`, `addressed` or `resolved`.
+    pub state: String,
+    pub thread_id: String,
+    /// Every comment of the thread, oldest first.
+    pub comments: Vec<Comment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundCommentParams {
+    pub review_id: String,
+    pub path: String,
+    /// `old` or `new` (default).
+    #[serde(default)]
+    pub side: Option<String>,
+    /// Zero-based, inclusive.
+    pub start_line: u32,
+    #[serde(default)]
+    pub end_line: Option<u32>,
+    pub body: String,
+    #[serde(default)]
+    pub suggestion: Option<String>,
+    #[serde(default)]
+    pub severity: Option<String>,
+    /// Replace this draft instead of adding one.
+    #[serde(default)]
+    pub draft_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundCommentResult {
+    pub draft: Draft,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundUncommentParams {
+    pub review_id: String,
+    pub draft_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundUncommentResult {
+    pub removed: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoundSubmitParams {
+    pub review_id: String,
+    /// `approve`, `request_changes` or `comment`.
+    pub verdict: String,
+    #[serde(default)]
+    pub summary: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundSubmitResult {
+    pub review_id: String,
+    pub round: u32,
+    /// `needs_changes`, `lgtm_with_suggestions` or `lgtm`.
+    pub verdict: String,
+    /// The session's status after it.
+    pub status: String,
+    /// The review as the agent receives it (seed 004's format).
+    pub review: serde_json::Value,
+    pub markdown: String,
+    /// The threads the new-side comments became.
+    pub threads: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundChanged {
+    pub review_id: String,
+    pub round: u32,
+    pub workspace: PathBuf,
+    /// `drafts`, `submitted` or `cancelled`.
+    pub state: String,
+    pub drafts: Vec<Draft>,
+    /// Once submitted: `needs_changes`, `lgtm_with_suggestions` or `lgtm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }

@@ -23,19 +23,16 @@
 //! report and asserts nothing about timings; every loop is bounded in count
 //! and time, and a watchdog ends the run if anything stalls.
 
-use std::io::{BufRead, BufReader, Write};
 use std::ops::Range;
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use parley_daemon::anchor::{Reanchorer, capture};
 use parley_daemon::feedback::span_of;
 use parley_daemon::position::LineIndex;
-use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
-use parley_protocol::jsonrpc::{Id, Request, to_line};
 use parley_tests::bench::{
-    Call, LineChild, Report, Stats, fmt_duration, fmt_kib, rss_kib, shim_command, start_daemon, status_kib, watchdog,
+    Call, HubClient, LineChild, Report, Stats, fmt_duration, fmt_kib, rss_kib, shim_command, start_daemon, status_kib,
+    watchdog,
 };
 use parley_tests::{DaemonProcess, Sandbox, bin};
 use serde_json::{Value, json};
@@ -731,48 +728,3 @@ fn in_process(report: &mut Report, big: &BigFile) {
 }
 
 // --- the hub client -------------------------------------------------------------------
-
-/// A blocking hub client with role `cli`.
-struct HubClient {
-    stream: UnixStream,
-    reader: BufReader<UnixStream>,
-    next_id: i64,
-}
-
-impl HubClient {
-    fn connect(socket: &Path, cwd: &Path) -> HubClient {
-        let hello = Hello {
-            protocol: parley_protocol::PROTOCOL_VERSION,
-            role: Role::Cli,
-            client: ClientInfo { name: "parley-bench".into(), version: "bench".into() },
-            pid: Some(std::process::id()),
-            cwd: Some(cwd.to_owned()),
-            workspaces: vec![cwd.to_owned()],
-            editor_id: None,
-            position_encoding: PositionEncoding::Utf8,
-            env: Default::default(),
-        };
-        let stream = UnixStream::connect(socket).expect("connect to the daemon");
-        let reader = BufReader::new(stream.try_clone().expect("clone the socket"));
-        let mut client = HubClient { stream, reader, next_id: 0 };
-        client.call("hello", serde_json::to_value(&hello).expect("hello serializes"));
-        client
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.stream.write_all(&to_line(&Request::new(Id::Number(id), method, params))).expect("send to the daemon");
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = self.reader.read_line(&mut line).expect("read from the daemon");
-            assert!(n > 0, "the daemon closed the connection during {method}");
-            let message: Value = serde_json::from_str(&line).expect("the daemon sends JSON");
-            if message["id"] == json!(id) {
-                assert!(message.get("error").is_none(), "{method} failed: {line}");
-                return message["result"].clone();
-            }
-        }
-    }
-}

@@ -15,11 +15,10 @@
 //! It prints a report and asserts nothing about timings.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parley_tests::bench::{Call, LineChild, Report, Stats, fmt_duration, shim_command, start_daemon, watchdog};
-use parley_tests::{Sandbox, bin};
+use parley_tests::{Sandbox, bin, git};
 use serde_json::{Value, json};
 
 /// The whole run, whatever happens.
@@ -32,16 +31,6 @@ const FINDINGS: usize = 500;
 
 fn fake_reviewer() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake_reviewer.py")
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Bench", "-c", "user.email=bench@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A repository with a committed file and an uncommitted change to it, and

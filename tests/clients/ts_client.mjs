@@ -14,9 +14,7 @@
 //
 // Prints one line per check, then `N passed, N failed`; exits 1 on any failure.
 
-import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { scenarioSetup, tally } from "./scenario.mjs";
 import { isDeepStrictEqual } from "node:util";
 
 const SDK_VERSION = "1.32.2";
@@ -26,86 +24,17 @@ const CALL_TIMEOUT_MS = 10_000;
 const SCENARIO_TIMEOUT_MS = 90_000;
 const SEED_MODE_ERROR = "Mode must be 'replace', 'update-section', or 'append'";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const nodeModules = process.env.PARLEY_TEST_NODE_MODULES ?? resolve(here, "../../.test-deps/node/node_modules");
-const [shimArg, workspaceArg] = process.argv.slice(2);
-if (!shimArg || !workspaceArg) {
-  console.error("usage: node ts_client.mjs SHIM WORKSPACE");
-  process.exit(2);
-}
-for (const name of ["PARLEY_SOCKET", "PARLEY_DATA_DIR", "PARLEY_DAEMON"]) {
-  if (!process.env[name]) {
-    console.error(`${name} is not set: the test passes the sandbox's daemon to the shim through it`);
-    process.exit(2);
-  }
-}
-// The shim is spawned in the workspace, so a relative path must not be read from there.
-const shim = resolve(shimArg);
-const workspace = realpathSync(workspaceArg);
-
-// The SDK lives outside this directory, so a bare `import "@modelcontextprotocol/sdk/..."`
-// would not find it; load the files its export map names for `import` instead.
-const sdkRoot = join(nodeModules, "@modelcontextprotocol/sdk");
-if (!existsSync(join(sdkRoot, "package.json"))) {
-  console.error(`the MCP TypeScript SDK is not installed in ${nodeModules}: run scripts/test (it installs the SDK clients)`);
-  process.exit(2);
-}
-const installed = JSON.parse(readFileSync(join(sdkRoot, "package.json"), "utf8")).version;
-const sdk = (file) => import(pathToFileURL(join(sdkRoot, "dist/esm", file)).href);
+const { workspace, sdkVersion: installed, sdk, shimLaunch } = scenarioSetup("ts_client.mjs");
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
-
-let passed = 0;
-let failed = 0;
-
-/** Records one check; `detail` says what was seen when it fails. */
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${name}${detail ? `: ${detail}` : ""}`);
-  }
-  return ok;
-}
-
-/** Runs one step; an exception fails it instead of ending the scenario. */
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    check(name, false, `threw ${error?.stack ?? error}`);
-  }
-}
-
-function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
-}
-
-setTimeout(() => {
-  check(`the scenario finishes within ${SCENARIO_TIMEOUT_MS / 1000} s`, false, "it hung");
-  finish();
-}, SCENARIO_TIMEOUT_MS).unref();
+const { check, step, finish } = tally(SCENARIO_TIMEOUT_MS);
 
 const textOf = (result) => result?.content?.find((c) => c.type === "text")?.text ?? "";
 const show = (value) => JSON.stringify(value);
 
 check(`the pinned SDK is installed (${SDK_VERSION})`, installed === SDK_VERSION, `found ${installed}`);
 
-const transport = new StdioClientTransport({
-  command: shim,
-  args: [],
-  env: {
-    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
-    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
-    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
-    ...(process.env.PARLEY_LOG ? { PARLEY_LOG: process.env.PARLEY_LOG } : {}),
-  },
-  cwd: workspace,
-  stderr: "inherit",
-});
+const transport = new StdioClientTransport(shimLaunch);
 // The client hands the negotiated version to transports that want it (HTTP
 // does); stdio does not, so catch it here.
 let negotiated;

@@ -6,47 +6,19 @@
 //
 // Usage: node ts_long_round.mjs SHIM WORKSPACE
 // Environment: PARLEY_SOCKET, PARLEY_DATA_DIR and PARLEY_DAEMON for the shim;
-// PARLEY_TEST_NODE_MODULES: where the SDK is installed.
+// PARLEY_TEST_NODE_MODULES overrides where the SDK is installed.
 //
 // Prints one line per check, then `N passed, N failed`; exits 1 on any failure.
 
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 
-const [shimArg, workspaceArg] = process.argv.slice(2);
-const nodeModules = process.env.PARLEY_TEST_NODE_MODULES;
-if (!shimArg || !workspaceArg || !nodeModules) {
-  console.error("usage: PARLEY_TEST_NODE_MODULES=… node ts_long_round.mjs SHIM WORKSPACE");
-  process.exit(2);
-}
-const shim = resolve(shimArg);
-const workspace = realpathSync(workspaceArg);
-const sdkRoot = join(nodeModules, "@modelcontextprotocol/sdk");
-const sdk = (file) => import(pathToFileURL(join(sdkRoot, "dist/esm", file)).href);
+import { scenarioSetup, tally } from "./scenario.mjs";
+
+const { workspace, sdk, shimLaunch } = scenarioSetup("ts_long_round.mjs");
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
-
-let passed = 0;
-let failed = 0;
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${name}${detail ? `: ${detail}` : ""}`);
-  }
-  return ok;
-}
-function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
-}
-setTimeout(() => {
-  check("the scenario finishes within 240 s", false, "it hung");
-  finish();
-}, 240_000).unref();
+const { check, finish } = tally(240_000);
 
 const show = (value) => JSON.stringify(value);
 const record = join(workspace, ".fake-reviewer");
@@ -60,17 +32,7 @@ const alive = (pid) => {
   }
 };
 
-const transport = new StdioClientTransport({
-  command: shim,
-  args: [],
-  env: {
-    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
-    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
-    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
-  },
-  cwd: workspace,
-  stderr: "inherit",
-});
+const transport = new StdioClientTransport(shimLaunch);
 const client = new Client({ name: "parley-long-round-test", version: "0.0.0" });
 await client.connect(transport);
 

@@ -17,9 +17,7 @@
 // Prints one line per check, then `N passed, N failed`; exits 1 on any failure.
 
 import { execFileSync } from "node:child_process";
-import { existsSync, realpathSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { scenarioSetup, tally } from "./scenario.mjs";
 
 /** How long any one request, or the wait for a notification, may take. */
 const CALL_TIMEOUT_MS = 10_000;
@@ -29,62 +27,11 @@ const CLIENT_NAME = "parley-ts-sdk-test";
 /** The four hints every tool states, each a boolean. */
 const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
 
-const here = dirname(fileURLToPath(import.meta.url));
-const nodeModules = process.env.PARLEY_TEST_NODE_MODULES ?? resolve(here, "../../.test-deps/node/node_modules");
-const [shimArg, workspaceArg] = process.argv.slice(2);
-if (!shimArg || !workspaceArg) {
-  console.error("usage: node ts_threads.mjs SHIM WORKSPACE");
-  process.exit(2);
-}
-for (const name of ["PARLEY_SOCKET", "PARLEY_DATA_DIR", "PARLEY_DAEMON"]) {
-  if (!process.env[name]) {
-    console.error(`${name} is not set: the test passes the sandbox's daemon to the shim through it`);
-    process.exit(2);
-  }
-}
-const shim = resolve(shimArg);
-const workspace = realpathSync(workspaceArg);
-const sdkRoot = join(nodeModules, "@modelcontextprotocol/sdk");
-if (!existsSync(join(sdkRoot, "package.json"))) {
-  console.error(`the MCP TypeScript SDK is not installed in ${nodeModules}: run scripts/test (it installs the SDK clients)`);
-  process.exit(2);
-}
-const sdk = (file) => import(pathToFileURL(join(sdkRoot, "dist/esm", file)).href);
+const { workspace, sdk, shimLaunch } = scenarioSetup("ts_threads.mjs");
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 const { ResourceUpdatedNotificationSchema } = await sdk("types.js");
-
-let passed = 0;
-let failed = 0;
-
-function check(name, ok, detail = "") {
-  if (ok) {
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } else {
-    failed += 1;
-    console.log(`FAIL ${name}${detail ? `: ${detail}` : ""}`);
-  }
-  return ok;
-}
-
-async function step(name, body) {
-  try {
-    await body();
-  } catch (error) {
-    check(name, false, `threw ${error?.stack ?? error}`);
-  }
-}
-
-function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  process.exit(failed === 0 ? 0 : 1);
-}
-
-setTimeout(() => {
-  check(`the scenario finishes within ${SCENARIO_TIMEOUT_MS / 1000} s`, false, "it hung");
-  finish();
-}, SCENARIO_TIMEOUT_MS).unref();
+const { check, step, finish } = tally(SCENARIO_TIMEOUT_MS);
 
 const textOf = (result) => result?.content?.find((c) => c.type === "text")?.text ?? "";
 const show = (value) => JSON.stringify(value);
@@ -99,18 +46,7 @@ function humanComments(location, body) {
   });
 }
 
-const transport = new StdioClientTransport({
-  command: shim,
-  args: [],
-  env: {
-    PARLEY_SOCKET: process.env.PARLEY_SOCKET,
-    PARLEY_DATA_DIR: process.env.PARLEY_DATA_DIR,
-    PARLEY_DAEMON: process.env.PARLEY_DAEMON,
-    ...(process.env.PARLEY_LOG ? { PARLEY_LOG: process.env.PARLEY_LOG } : {}),
-  },
-  cwd: workspace,
-  stderr: "inherit",
-});
+const transport = new StdioClientTransport(shimLaunch);
 const client = new Client({ name: CLIENT_NAME, version: "0.0.0" });
 
 // Every resources/updated the server sends, in order; waiters take them.

@@ -1,6 +1,6 @@
-//! The toolkit the bench binaries (`benches/mcp.rs`, `benches/feedback.rs`)
-//! share: timing statistics, the report of DESIGN §9's targets, the watchdog
-//! that ends a stalled run, and raw line-protocol clients for the release
+//! The toolkit the bench binaries (`benches/*.rs`) share: timing
+//! statistics, the report of DESIGN §9's targets, the watchdog that ends a
+//! stalled run, and raw line-protocol clients (MCP and hub) for the release
 //! binaries.
 //!
 //! Everything here blocks: a bench drives each client from its own thread, and
@@ -13,6 +13,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
+use parley_protocol::jsonrpc::{Id, Request, to_line};
 use serde_json::{Value, json};
 
 use crate::{DaemonProcess, Sandbox};
@@ -400,5 +402,52 @@ pub mod watchdog {
     /// A process to kill if the watchdog fires.
     pub fn guard(pid: u32) {
         PIDS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+    }
+}
+
+// --- the hub --------------------------------------------------------------------
+
+/// A blocking hub client with role `cli`.
+pub struct HubClient {
+    stream: UnixStream,
+    reader: BufReader<UnixStream>,
+    next_id: i64,
+}
+
+impl HubClient {
+    pub fn connect(socket: &Path, cwd: &Path) -> HubClient {
+        let hello = Hello {
+            protocol: parley_protocol::PROTOCOL_VERSION,
+            role: Role::Cli,
+            client: ClientInfo { name: "parley-bench".into(), version: "bench".into() },
+            pid: Some(std::process::id()),
+            cwd: Some(cwd.to_owned()),
+            workspaces: vec![cwd.to_owned()],
+            editor_id: None,
+            position_encoding: PositionEncoding::Utf8,
+            env: Default::default(),
+        };
+        let stream = UnixStream::connect(socket).expect("connect to the daemon");
+        let reader = BufReader::new(stream.try_clone().expect("clone the socket"));
+        let mut client = HubClient { stream, reader, next_id: 0 };
+        client.call("hello", serde_json::to_value(&hello).expect("hello serializes"));
+        client
+    }
+
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.stream.write_all(&to_line(&Request::new(Id::Number(id), method, params))).expect("send to the daemon");
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self.reader.read_line(&mut line).expect("read from the daemon");
+            assert!(n > 0, "the daemon closed the connection during {method}");
+            let message: Value = serde_json::from_str(&line).expect("the daemon sends JSON");
+            if message["id"] == json!(id) {
+                assert!(message.get("error").is_none(), "{method} failed: {line}");
+                return message["result"].clone();
+            }
+        }
     }
 }

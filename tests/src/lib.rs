@@ -197,6 +197,29 @@ fn unique() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Runs `git` in `repo` as a test user (no signing), failing the test on an error.
+pub fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The repository root: `tests/` is this package's manifest directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the repository root").to_owned()
+}
+
+/// A path under `.test-deps/` that scripts/test creates; fails with advice when it is missing.
+pub fn test_dep(relative: &str) -> PathBuf {
+    let path = repo_root().join(".test-deps").join(relative);
+    assert!(path.exists(), "{} is missing: run scripts/test (it installs the test tools)", path.display());
+    path
+}
+
 /// A daemon started by a test; killed when dropped.
 pub struct DaemonProcess {
     pub child: Child,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use parley_tests::{DEADLINE, Editor, Sandbox, bin, review_args, text_of};
+use parley_tests::{DEADLINE, Editor, Sandbox, bin, repo_root, review_args, test_dep, text_of};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ReadResourceRequestParams,
     ResourceContents, ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams,
@@ -315,16 +315,6 @@ struct Script {
     program: PathBuf,
     args: Vec<OsString>,
     env: Vec<(&'static str, OsString)>,
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the repository root").to_owned()
-}
-
-fn test_dep(relative: &str) -> PathBuf {
-    let path = repo_root().join(".test-deps").join(relative);
-    assert!(path.exists(), "{} is missing: run scripts/test (it installs the SDK clients)", path.display());
-    path
 }
 
 /// Runs a script against the sandbox's daemon with the shim and the

@@ -415,7 +415,7 @@ async fn threads_and_the_review_are_mcp_resources() {
     agent.call_ok("present_review", json!({"content": "# The review"})).await;
     let listed = agent.service.list_all_resources().await.expect("resources/list");
     let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
-    assert_eq!(uris, ["parley://review", "parley://feedback"]);
+    assert_eq!(uris, ["parley://review", "parley://feedback", "parley://review/history"]);
     let read = |uri: &'static str| {
         let service = &agent.service;
         async move {

@@ -1,8 +1,9 @@
 //! The Neovim plugin (`editors/nvim`) in a real headless Neovim against the
 //! real daemon, shim and CLI. Each test runs one busted spec
 //! (`editors/nvim/spec/*_spec.lua`) inside `nvim --headless` and plays the
-//! other side: it presents reviews and answers threads as an agent (rmcp on
-//! the real `parley-mcp`), reads threads with the CLI, and restarts the daemon.
+//! other side: it presents reviews, answers threads and asks for human
+//! reviews as an agent (rmcp on the real `parley-mcp`), reads threads with the
+//! CLI, and restarts the daemon.
 //!
 //! The two sides meet at named marks on a Unix socket (one JSON object per
 //! line, `{"mark": …, "data": …}`): Neovim says where it got to, the test says
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use parley_tests::{DEADLINE, Sandbox, bin, review_args};
+use parley_tests::{DEADLINE, Sandbox, bin, git, review_args};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixListener;
@@ -493,4 +494,135 @@ async fn nvim_catches_up_after_reconnects_and_daemon_restarts() {
     assert_eq!(presented["delivered_to"], json!([{"editor": "nvim", "editorId": "nvim-test"}]), "{presented}");
     nvim.tell("presented", Value::Null).await;
     nvim.finish().await;
+}
+
+/// `AUTH` as the agent leaves it in the first round: the empty check trims
+/// (a line removed, a line added) and logging out ends the session instead of
+/// printing.
+fn auth_round_1() -> String {
+    AUTH.replace("!token.is_empty()", "!token.trim().is_empty()").replace("println!(\"bye\");", "session::end();")
+}
+
+/// The second round: the reviewer's suggestion taken, the goodbye back.
+fn auth_round_2() -> String {
+    AUTH.replace("!token.is_empty()", "!token.trim().is_empty() && token.len() < 4096")
+        .replace("println!(\"bye\");", "println!(\"bye\");\n    session::end();")
+}
+
+#[tokio::test]
+async fn a_human_reviews_an_agents_change_in_nvim_round_after_round() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("docs/notes.md", "# Notes\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/auth.rs"), auth_round_1()).expect("edit");
+    std::fs::write(repo.join("docs/notes.md"), "# Notes\n\nTokens are trimmed.\n").expect("edit");
+    std::fs::write(repo.join("src/retry.rs"), "pub fn retry() {}\n").expect("add");
+    let mut daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+
+    // The agent asks before Neovim is open: the round waits for it.
+    let question = agent
+        .call_ok("add_feedback", json!({"filePath": "src/auth.rs", "startLine": 2, "body": "Is the accent intended?"}))
+        .await;
+    let summary = "Trim tokens before checking them";
+    let pending =
+        agent.call_ok("request_review", json!({"summary": summary, "reviewer": "human", "wait_seconds": 0})).await;
+    assert_eq!((pending["status"].clone(), pending["round"].clone()), (json!("pending"), json!(1)), "{pending}");
+    let id = pending["review_id"].as_str().expect("review_id").to_owned();
+    let mut nvim = Nvim::start(&sandbox, "human_review_spec.lua", &repo, &repo);
+    nvim.tell("requested", json!({"id": id, "summary": summary, "thread": question["threadId"]})).await;
+
+    // The person drafts; the daemon restarts (the drafts are kept); a draft
+    // added at the terminal shows up in Neovim, and the person removes it there.
+    nvim.reached("drafted").await;
+    drop(agent);
+    assert_eq!(daemon.terminate(), Some(0));
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let (code, out, err) = sandbox.cli(&["review", "comment", &id, "docs/notes.md:3", "Say why", "--json"]);
+    assert_eq!(code, 0, "parley review comment: {out}{err}");
+    let added: Value = serde_json::from_str(&out).expect("parley review comment --json prints JSON");
+    nvim.tell("drafted-elsewhere", json!({"draft": added["draft"]["id"]})).await;
+
+    // Changes requested: the agent gets both comments, as a reviewer's findings.
+    nvim.reached("submitted").await;
+    let review = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 10})).await;
+    assert_eq!(review["overall_assessment"], json!("needs_changes"), "{review}");
+    assert_eq!(review["verdict"], json!("needs_changes"), "{review}");
+    let comments = review["comments"].as_array().expect("comments");
+    let general: Vec<&Value> = comments.iter().filter(|c| c["type"] == json!("general")).collect();
+    assert_eq!(general.len(), 1, "the summary: {review}");
+    assert_eq!(general[0]["comment"], json!("Two things to fix"), "{review}");
+    let specific: Vec<&Value> = comments.iter().filter(|c| c["type"] == json!("specific")).collect();
+    assert_eq!(specific.len(), 2, "the removed draft is not sent: {review}");
+    let goodbye = specific
+        .iter()
+        .find(|c| c["comment"].as_str().is_some_and(|c| c.ends_with("Keep saying goodbye")))
+        .expect("the removed line's comment");
+    assert_eq!((goodbye["file"].clone(), goodbye["line"].clone()), (json!("src/auth.rs"), json!(11)), "{goodbye}");
+    assert_eq!(goodbye["severity"], json!("major"), "given in Neovim as [major]: {goodbye}");
+    let quoted = goodbye["comment"].as_str().unwrap_or_default();
+    assert!(quoted.contains("removed line 11") && quoted.contains("println!(\"bye\");"), "{goodbye}");
+    let bound = specific.iter().find(|c| c["comment"] == json!("Bound the length too")).expect("the added line's");
+    assert_eq!((bound["file"].clone(), bound["line"].clone()), (json!("src/auth.rs"), json!(7)), "{bound}");
+    assert!(
+        bound["suggested_fix"]
+            .as_str()
+            .is_some_and(|fix| fix.contains("!token.trim().is_empty() && token.len() < 4096")),
+        "{bound}"
+    );
+
+    // The agent takes the suggestion and asks again.
+    std::fs::write(repo.join("src/auth.rs"), auth_round_2()).expect("edit");
+    let again = agent
+        .call_ok(
+            "request_review",
+            json!({"summary": "Bounded the length, kept the goodbye", "reviewer": "human",
+                   "previous_review_id": id, "wait_seconds": 0}),
+        )
+        .await;
+    assert_eq!((again["status"].clone(), again["round"].clone()), (json!("pending"), json!(2)), "{again}");
+    nvim.tell("requested-again", Value::Null).await;
+
+    nvim.reached("approved").await;
+    let review = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 10})).await;
+    assert_eq!(review["round"], json!(2), "{review}");
+    assert!(
+        review["overall_assessment"] == json!("lgtm") || review["overall_assessment"] == json!("lgtm_with_suggestions"),
+        "{review}"
+    );
+    assert_eq!(review["verdict"], json!("lgtm"), "{review}");
+    let done = agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "approved"})).await;
+    assert_eq!(done["rounds"], json!(2), "{done}");
+    nvim.finish().await;
+}
+
+#[tokio::test]
+async fn a_human_review_the_agent_cancels_closes_in_nvim() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/auth.rs"), auth_round_1()).expect("edit");
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "human_cancel_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    let agent = sandbox.agent(&repo).await;
+    let pending = agent
+        .call_ok("request_review", json!({"summary": "Log out quietly", "reviewer": "human", "wait_seconds": 0}))
+        .await;
+    let id = pending["review_id"].as_str().expect("review_id").to_owned();
+    nvim.tell("requested", json!({"id": id})).await;
+
+    nvim.reached("drafted").await;
+    let cancelled = agent.call_ok("cancel_review", json!({"review_id": id})).await;
+    assert_eq!(cancelled["cancelled"], json!(true), "{cancelled}");
+    nvim.tell("cancelled", Value::Null).await;
+    nvim.finish().await;
+    let (code, out, err) = sandbox.cli(&["inbox", "--json"]);
+    assert_eq!(code, 0, "parley inbox: {out}{err}");
+    let inbox: Value = serde_json::from_str(&out).expect("parley inbox --json prints JSON");
+    assert_eq!(inbox["rounds"], json!([]), "nothing waits any more: {inbox}");
 }

@@ -4,9 +4,9 @@
 //! the MCP resources, each labelled with who made it, across a restart.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use parley_tests::{DEADLINE, Sandbox, text_of};
+use parley_tests::{DEADLINE, Sandbox, git, text_of};
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ReadResourceRequestParams,
     ResourceContents,
@@ -17,16 +17,6 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 
 const WALKTHROUGH: &str = "# Walkthrough: the answer\n\nThe answer is computed in [`src/lib.rs:2`][].\n";
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 /// A repository with one commit and an uncommitted change, and the stand-in
 /// reviewer configured in the user's config file.

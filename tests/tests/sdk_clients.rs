@@ -9,11 +9,11 @@
 //! missing these tests fail, they never skip.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use parley_tests::{Sandbox, bin};
+use parley_tests::{Sandbox, bin, repo_root, test_dep};
 use serde_json::{Value, json};
 
 const SOURCE: &str = "fn main() {\n    println!(\"hi\");\n}\n";
@@ -33,18 +33,6 @@ struct Case {
     env: Vec<(&'static str, OsString)>,
     /// The review content the script presents, verbatim.
     review: &'static str,
-}
-
-/// The repository root: `tests/` is this package's manifest directory.
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the repository root").to_owned()
-}
-
-/// A path under `.test-deps/` that scripts/test creates; fails with advice when it is missing.
-fn test_dep(relative: &str) -> PathBuf {
-    let path = repo_root().join(".test-deps").join(relative);
-    assert!(path.exists(), "{} is missing: run scripts/test (it installs the SDK clients)", path.display());
-    path
 }
 
 fn typescript() -> Case {

@@ -2,26 +2,15 @@
 //! repositories, with a reviewer that is a script printing canned reviews.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use parley_tests::{Agent, RawShim, Sandbox, text_of};
+use parley_tests::{Agent, RawShim, Sandbox, git, test_dep, text_of};
 use serde_json::{Value, json};
 
 const LIB: &str = "pub fn answer() -> u32 {\n    42\n}\n";
 
 fn fake_reviewer() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/fake_reviewer.py")
-}
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=Test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(repo)
-        .output()
-        .expect("run git");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A repository with one commit, then an uncommitted change, and a reviewer
@@ -64,6 +53,17 @@ fn prompts(repo: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// Waits for the stand-in reviewer to start; its pid.
+async fn reviewer_started(repo: &Path) -> String {
+    let pid_file = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned()
 }
 
 /// The next review an editor window is shown (the threads a round's
@@ -360,13 +360,7 @@ async fn progress_is_reported_and_cancelling_kills_the_reviewer() {
             break;
         }
     }
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::task::yield_now().await;
-    }
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    let pid = reviewer_started(&repo).await;
     shim.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"user"}}"#).await;
     shim.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#).await;
     // The next answer is the tools list: the cancelled call gets no answer.
@@ -484,13 +478,9 @@ async fn a_70_second_round_outlasts_the_typescript_sdks_timeout() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox, "after:70", "timeout_secs = 300\n");
     let _daemon = sandbox.start_daemon();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("repository root").to_owned();
-    let modules = root.join(".test-deps/node/node_modules");
-    assert!(
-        modules.join("@modelcontextprotocol/sdk/package.json").exists(),
-        "the MCP TypeScript SDK is missing from {}: run scripts/test (it installs it)",
-        modules.display()
-    );
+    let root = parley_tests::repo_root();
+    test_dep("node/node_modules/@modelcontextprotocol/sdk/package.json");
+    let modules = test_dep("node/node_modules");
     let output = tokio::process::Command::new("node")
         .arg(root.join("tests/clients/ts_long_round.mjs"))
         .arg(parley_tests::bin("parley-mcp"))
@@ -524,12 +514,7 @@ async fn a_client_that_goes_away_leaves_its_round_running() {
     shim.recv().await;
     shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_review","arguments":{"summary":"left behind"}}}"#).await;
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    reviewer_started(&repo).await;
     // The host dies while the call waits.
     drop(shim);
     let other = sandbox.agent(&repo).await;
@@ -548,13 +533,7 @@ async fn cancel_review_stops_a_pending_round_and_a_failed_round_says_why() {
     let pending = agent.call_ok("request_review", json!({"summary": "slow one", "wait_seconds": 0})).await;
     assert_eq!(pending["status"], json!("pending"), "{pending}");
     let id = pending["review_id"].as_str().expect("id").to_owned();
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    let pid = reviewer_started(&repo).await;
     // A second round of the same session is refused while this one runs.
     let busy = agent.call_err("request_review", json!({"summary": "more", "previous_review_id": id})).await;
     assert!(busy.contains("still running") && busy.contains("await_review"), "{busy}");
@@ -621,13 +600,7 @@ async fn stopping_the_cli_stops_its_reviewer() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("run parley review request");
-    let pid_file = repo.join(".fake-reviewer/pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let pid = std::fs::read_to_string(&pid_file).expect("pid").trim().to_owned();
+    let pid = reviewer_started(&repo).await;
     cli.kill().expect("stop the CLI");
     cli.wait().expect("reap the CLI");
     wait_until_gone(&pid).await;
@@ -875,4 +848,8 @@ async fn findings_become_threads_and_the_next_round_hears_what_was_said_in_them(
     let last = findings[0]["comments"].as_array().and_then(|c| c.last()).expect("comments");
     assert!(last["body"].as_str().is_some_and(|b| b.starts_with("Round 2: Name the constant")), "{last}");
     assert_eq!(last["author"], json!("claude"));
+    // A person at the terminal sees which threads are findings, and of which round.
+    let out = sandbox.command("parley").current_dir(&repo).args(["feedback", "list"]).output().expect("run");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains(&format!("finding: minor style, round 1 of review {id}")), "{listed}");
 }

@@ -162,6 +162,9 @@ fn print_thread(t: &wire::Thread) {
         standing(t),
         t.id
     );
+    if let Some(f) = &t.finding {
+        println!("    finding: {} {}, round {} of review {}", f.severity, f.category, f.round, f.review_id);
+    }
     let quote = t.quote.lines().next().unwrap_or("");
     println!("    > {quote}");
     if t.state != "anchored" && t.original_quote != t.quote {

@@ -18,7 +18,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::errors;
+use super::{errors, person_rounds};
 use crate::context::Context;
 use crate::refresh::NewThread;
 use crate::sessions::FinalStatus;
@@ -193,6 +193,11 @@ async fn dispatch(request: &Request, peer: &Peer<'_>) -> Result<Value, ErrorObje
         SessionsGet::NAME => on::<SessionsGet>(request, peer, sessions_get).await,
         SessionsComplete::NAME => on::<SessionsComplete>(request, peer, sessions_complete).await,
         ReviewCancel::NAME => on::<ReviewCancel>(request, peer, review_cancel).await,
+        Inbox::NAME => on::<Inbox>(request, peer, person_rounds::inbox).await,
+        RoundGet::NAME => on::<RoundGet>(request, peer, person_rounds::get).await,
+        RoundComment::NAME => on::<RoundComment>(request, peer, person_rounds::comment).await,
+        RoundUncomment::NAME => on::<RoundUncomment>(request, peer, person_rounds::uncomment).await,
+        RoundSubmit::NAME => on::<RoundSubmit>(request, peer, person_rounds::submit).await,
         HELLO => Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection")),
         other => Err(ErrorObject::new(
             code::METHOD_NOT_FOUND,
@@ -506,6 +511,8 @@ async fn review_request(
         scope: p.scope,
         folder,
         env,
+        reviewer: p.reviewer,
+        asked_by: "parley".into(),
     };
     rounds::request(cx, ask, progress, cancel).await.map_err(errors::round)
 }

@@ -30,7 +30,7 @@ const MAX_WAIT: u32 = 50;
 impl ParleyMcp {
     #[tool(
         title = "Request a code review",
-        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p). Waits up to wait_seconds (default 45, at most 50) for the round: if it finishes, returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict), also shown in the editor. If not, returns status \"pending\" with the review_id: the round goes on in Parley whatever happens to this call, and await_review returns it when done. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
+        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p), or from a person with reviewer \"human\": they review the diff in their editor (or at a terminal) and submit a verdict, which can take minutes or hours. Waits up to wait_seconds (default 45, at most 50) for the round: if it finishes, returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict), also shown in the editor. If not, returns status \"pending\" with the review_id: the round goes on in Parley whatever happens to this call, and await_review returns it when done. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
     )]
@@ -41,7 +41,7 @@ impl ParleyMcp {
     ) -> Result<CallToolResult, String> {
         let _call = self.context.shutdown.call();
         let wait = wait_limit(args.wait_seconds)?;
-        let ask = self.review_ask(args)?;
+        let ask = self.review_ask(args, super::author_of(&context))?;
         let (progress, forwarder) = progress_sink(&context);
         let started = rounds::start(&self.context, ask, &|step, message| progress(step, message)).await;
         let run = match started {
@@ -53,7 +53,11 @@ impl ParleyMcp {
             }
         };
         let report = |step: &Step| progress(step.progress, step.message.clone());
+        let asking = self.ask_in_host(&run, wait, &context).await;
         let waited = run.wait(Some(wait), &context.ct, &report).await;
+        if let Some(asking) = asking {
+            asking.abort();
+        }
         drop(progress);
         finish_forwarding(forwarder).await;
         match waited {
@@ -89,8 +93,18 @@ impl ParleyMcp {
         let root = self.repo_root().await?;
         let (progress, forwarder) = progress_sink(&context);
         let report = |step: &Step| progress(step.progress, step.message.clone());
-        let waited =
-            rounds::wait(&self.context, args.review_id.trim(), Some(&root), Some(wait), &context.ct, &report).await;
+        let id = args.review_id.trim();
+        let asking = match rounds::get(&self.context, id, Some(&root)).await {
+            Ok(session) if session.awaiting.is_some() => match rounds::person::run_for(&self.context, &session) {
+                Some(run) => self.ask_in_host(&run, wait, &context).await,
+                None => None,
+            },
+            _ => None,
+        };
+        let waited = rounds::wait(&self.context, id, Some(&root), Some(wait), &context.ct, &report).await;
+        if let Some(asking) = asking {
+            asking.abort();
+        }
         drop(progress);
         finish_forwarding(forwarder).await;
         match waited.map_err(errors::round)? {
@@ -162,6 +176,77 @@ impl ParleyMcp {
             completed_at: done.at,
             rounds: session.rounds.len(),
             notes: done.notes,
+        }))
+    }
+}
+
+/// A person's verdict given in the agent's host (MCP elicitation).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+struct HostVerdict {
+    /// approve, or request_changes.
+    verdict: HostChoice,
+    /// What should change, or a note with the approval.
+    #[serde(default)]
+    message: String,
+}
+
+/// Elicitation forms take flat fields only: the choice is inlined.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(inline)]
+enum HostChoice {
+    Approve,
+    RequestChanges,
+}
+
+rmcp::elicit_safe!(HostVerdict);
+
+impl ParleyMcp {
+    /// When a round waits on a person, no editor window is open on its
+    /// repository and the agent's host can ask its user (form elicitation),
+    /// asks there for a verdict while the call waits; an answer is submitted
+    /// as the person's review. The task ends with the wait (abort it then).
+    async fn ask_in_host(
+        &self,
+        run: &Arc<Run>,
+        wait: Duration,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        let can_ask = context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form);
+        if wait.is_zero() || !can_ask || !rounds::person::is_waiting(run) {
+            return None;
+        }
+        if rounds::person::watched(&self.context, &run.repository).await {
+            return None;
+        }
+        let session = rounds::get(&self.context, &run.review_id, None).await.ok()?;
+        let waiting = session.awaiting.as_deref()?;
+        let message = format!(
+            "Review round {} of {} in {}: {}\n\nChanged: {}.\n\nNo editor is open on it: approve or request changes here, \
+             or review the diff in your editor (or with `parley review diff {}`).",
+            waiting.round,
+            session.id,
+            session.workspace.display(),
+            waiting.summary.trim(),
+            waiting.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", "),
+            session.id
+        );
+        let (peer, cx, id) = (context.peer.clone(), self.context.clone(), session.id.clone());
+        Some(tokio::spawn(async move {
+            match peer.elicit_with_timeout::<HostVerdict>(message, Some(wait)).await {
+                Ok(Some(answer)) => {
+                    let verdict = match answer.verdict {
+                        HostChoice::Approve => rounds::person::Verdict::Approve,
+                        HostChoice::RequestChanges => rounds::person::Verdict::RequestChanges,
+                    };
+                    if let Err(e) = rounds::person::submit(&cx, &id, verdict, Some(answer.message)).await {
+                        tracing::warn!("the verdict given in the agent's host was not taken: {e}");
+                    }
+                }
+                // Declined, dismissed or timed out: the round waits on.
+                Ok(None) => {}
+                Err(e) => tracing::debug!("no verdict from the agent's host: {e}"),
+            }
         }))
     }
 }

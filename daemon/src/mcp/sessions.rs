@@ -25,6 +25,8 @@ pub struct RequestReviewArgs {
     /// How long to wait for the round before answering "pending" (0 to 50 seconds, default 45); the round goes on either way.
     #[schemars(range(max = 50))]
     pub wait_seconds: Option<u32>,
+    /// Who reviews: "human" (a person, in their editor or at a terminal; their review comes back in the same format) or "command" (the configured reviewer command). Default: what the repository's config names.
+    pub reviewer: Option<String>,
 }
 
 /// Arguments of `await_review`.

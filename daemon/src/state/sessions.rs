@@ -8,7 +8,9 @@ use tokio::sync::oneshot;
 use super::State;
 use super::durable::Effect;
 use crate::clock::now_rfc3339;
-use crate::sessions::{self, Completion, FinalStatus, Round, Session, SessionError, SessionRequest};
+use crate::sessions::{
+    self, Completion, FileVersions, FinalStatus, PersonRound, Round, Session, SessionError, SessionRequest,
+};
 use crate::store::Write;
 
 type Reply = oneshot::Sender<Result<Session, SessionError>>;
@@ -43,6 +45,7 @@ impl State {
             request,
             rounds: Vec::new(),
             completion: None,
+            awaiting: None,
             pending: None,
         };
         self.stage_session(session, reply);
@@ -73,6 +76,8 @@ impl State {
         };
         round.round = session.rounds.len() as u32 + 1;
         session.rounds.push(round);
+        // The round a person was asked for is answered (or replaced).
+        session.awaiting = None;
         session.pending = None;
         session.updated_at = now_rfc3339();
         self.stage_session(session, reply);
@@ -88,10 +93,37 @@ impl State {
         }
     }
 
+    pub(super) fn edit_session(&mut self, id: &str, edit: super::SessionEdit, reply: Reply) {
+        let Some(mut session) = self.latest_session(id).cloned() else {
+            let _ = reply.send(Err(SessionError::NotFound(id.to_owned())));
+            return;
+        };
+        match edit(&mut session) {
+            Ok(()) => {
+                session.updated_at = now_rfc3339();
+                self.stage_session(session, reply);
+            }
+            Err(refused) => {
+                let _ = reply.send(Err(refused));
+            }
+        }
+    }
+
+    /// Sessions with a round waiting on a person, newest request first, as
+    /// light copies (see [`StateHandle::awaiting_person`]).
+    pub(super) fn awaiting_person(&self) -> Vec<Session> {
+        let mut waiting: Vec<Session> = self.sessions.values().filter_map(light_copy).collect();
+        waiting.sort_by(|a, b| {
+            let at = |s: &Session| s.awaiting.as_ref().map(|w| w.requested_at.clone()).unwrap_or_default();
+            at(b).cmp(&at(a)).then_with(|| b.id.cmp(&a.id))
+        });
+        waiting
+    }
+
     pub(super) fn discard_empty_session(&mut self, id: &str) {
-        let empty = self
-            .latest_session(id)
-            .is_some_and(|s| s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none());
+        let empty = self.latest_session(id).is_some_and(|s| {
+            s.rounds.is_empty() && s.completion.is_none() && s.pending.is_none() && s.awaiting.is_none()
+        });
         if !empty {
             return;
         }
@@ -130,7 +162,28 @@ impl State {
         }
         let now = now_rfc3339();
         session.completion = Some(Completion { final_status, notes, at: now.clone() });
+        // A round still waiting on a person is no longer wanted.
+        session.awaiting = None;
         session.updated_at = now;
         self.stage_session(session, reply);
     }
+}
+
+/// A session with a waiting round, without what the inbox does not show:
+/// the files' texts, the diff and the earlier rounds.
+fn light_copy(session: &Session) -> Option<Session> {
+    let waiting = session.awaiting.as_deref()?;
+    let files = waiting.files.iter().map(|f| FileVersions { before: None, after: None, ..f.clone() }).collect();
+    let light = PersonRound { files, diff: String::new(), ..waiting.clone() };
+    Some(Session {
+        id: session.id.clone(),
+        workspace: session.workspace.clone(),
+        created_at: session.created_at.clone(),
+        updated_at: session.updated_at.clone(),
+        request: session.request.clone(),
+        rounds: Vec::new(),
+        completion: session.completion.clone(),
+        awaiting: Some(Box::new(light)),
+        pending: None,
+    })
 }

@@ -4,6 +4,7 @@
 //! rounds running now in `running`; a round reaches them only through here.
 
 mod findings;
+pub mod person;
 mod pipeline;
 mod running;
 
@@ -66,6 +67,8 @@ impl From<SessionError> for RoundError {
         match error {
             SessionError::NotFound(_) => RoundError::NotFound(text),
             SessionError::Completed { .. } | SessionError::TooManyRounds { .. } => RoundError::Conflict(text),
+            SessionError::Refused(e) => RoundError::Invalid(e),
+            SessionError::NotWaiting(e) => RoundError::Conflict(e),
             SessionError::Store(e) => RoundError::Store(e),
             SessionError::Stopped => RoundError::Stopped,
         }
@@ -103,10 +106,20 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
         && let Some(run) = runs().get(previous).filter(|run| run.result().is_none())
     {
+        if person::is_waiting(&run) {
+            return Err(RoundError::Conflict(format!(
+                "round {} of review {previous} is waiting for a person's review: wait for it with await_review \
+                 (or cancel it with cancel_review) before asking for the next round",
+                run.round
+            )));
+        }
         return Err(still_running(previous, run.round));
     }
     let cancel = cx.shutdown.close.child_token();
     let prepared = pipeline::prepare(cx, ask, progress, &cancel).await?;
+    if prepared.reviewer == pipeline::Reviewer::Person {
+        return person::open(cx, prepared, cancel).await;
+    }
     let id = prepared.session.id.clone();
     let round = prepared.session.rounds.len() as u32 + 1;
     let opened = prepared.session.rounds.is_empty();
@@ -142,12 +155,12 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
 }
 
 /// The rounds this daemon is running (one registry per daemon process).
-fn runs() -> &'static Runs {
+pub(super) fn runs() -> &'static Runs {
     static RUNS: std::sync::OnceLock<Runs> = std::sync::OnceLock::new();
     RUNS.get_or_init(Runs::default)
 }
 
-fn still_running(id: &str, round: u32) -> RoundError {
+pub(super) fn still_running(id: &str, round: u32) -> RoundError {
     RoundError::Conflict(format!(
         "round {round} of review {id} is still running: wait for it with await_review (or `parley review await {id}`), \
          or stop it with cancel_review, before asking for the next round"
@@ -174,7 +187,15 @@ pub async fn wait(
     stop: &CancellationToken,
     on_step: &(dyn Fn(&Step) + Send + Sync),
 ) -> Result<Waited, RoundError> {
-    if let Some(run) = known_run(id, repository) {
+    let known = match known_run(id, repository) {
+        Some(run) => Some(run),
+        // A round waiting on a person since before a restart.
+        None => match get(cx, id, repository).await {
+            Ok(session) => person::run_for(cx, &session),
+            Err(_) => None,
+        },
+    };
+    if let Some(run) = known {
         return match run.wait(limit, stop, on_step).await {
             Some(Ok(outcome)) => Ok(Waited::Finished(Box::new(outcome))),
             Some(Err(error)) => Err(error),
@@ -197,7 +218,14 @@ pub async fn wait(
 
 /// Stops the running round of session `id` and waits for it to end.
 pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result<u32, RoundError> {
-    let run = match known_run(id, repository) {
+    let known = match known_run(id, repository) {
+        Some(run) if run.result().is_none() => Some(run),
+        known => match get(cx, id, repository).await {
+            Ok(session) => person::run_for(cx, &session).or(known),
+            Err(_) => known,
+        },
+    };
+    let run = match known {
         Some(run) if run.result().is_none() => run,
         known => {
             let what = match known.map(|run| run.result()) {
@@ -298,7 +326,11 @@ pub async fn complete(
 ) -> Result<Session, RoundError> {
     let session = get(cx, id, repository).await?;
     let notes = notes.filter(|n| !n.trim().is_empty());
+    let waiting = session.awaiting.as_ref().map(|w| w.round);
     let session = cx.state.complete_session(session.id, final_status, notes).await?;
+    if let Some(round) = waiting {
+        person::dropped(cx, &session, round).await;
+    }
     let root = session.workspace.clone();
     let recorded = session.clone();
     let _ = tokio::task::spawn_blocking(move || {

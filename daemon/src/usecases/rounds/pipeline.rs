@@ -37,6 +37,18 @@ pub struct ReviewAsk {
     /// The asker's environment, which the reviewer and the test command run
     /// with (over the daemon's own).
     pub env: std::sync::Arc<std::collections::BTreeMap<String, String>>,
+    /// `human` to ask a person, `command` for the configured reviewer
+    /// command; by default whatever the config names.
+    pub reviewer: Option<String>,
+    /// Who asks: the agent's MCP client name, or `parley` at a terminal.
+    pub asked_by: String,
+}
+
+/// Who answers a round.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Reviewer {
+    Command(CommandLine),
+    Person,
 }
 
 /// What a finished round gives back.
@@ -61,12 +73,12 @@ pub type Progress<'a> = &'a (dyn Fn(f64, String) + Send + Sync);
 /// the slow part (tests and the reviewer).
 #[derive(Debug, Clone)]
 pub(super) struct Prepared {
-    ask: ReviewAsk,
-    root: PathBuf,
+    pub ask: ReviewAsk,
+    pub root: PathBuf,
     settings: ReviewSettings,
-    reviewer: CommandLine,
-    scope: Scope,
-    changes: Changes,
+    pub reviewer: Reviewer,
+    pub scope: Scope,
+    pub changes: Changes,
     docs: Vec<(String, String)>,
     pub session: Session,
 }
@@ -91,7 +103,7 @@ pub(super) async fn prepare(
         Ok((root, settings))
     })
     .await?;
-    let reviewer = settings.reviewer.clone().ok_or_else(no_reviewer)?;
+    let reviewer = choose_reviewer(ask.reviewer.as_deref(), settings.reviewer.as_ref())?;
     let previous = match ask.previous_review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
         Some(id) => Some(check_previous(cx, &root, id, settings.max_rounds).await?),
         None => None,
@@ -154,6 +166,9 @@ pub(super) async fn review(
     cancel: &CancellationToken,
 ) -> Result<Outcome, RoundError> {
     let Prepared { ask, root, settings, reviewer, scope, changes, docs, session } = prepared;
+    let Reviewer::Command(reviewer) = reviewer else {
+        return Err(RoundError::Internal("a round for a person has no reviewer command to run".into()));
+    };
     progress(3.0, "running the tests".into());
     still_wanted(cancel)?;
     let tests = match &settings.test_command {
@@ -228,6 +243,7 @@ pub(super) async fn review(
         review,
         reviewer: reviewer.to_string(),
         elapsed_ms: finished.elapsed.as_millis() as u64,
+        files: Vec::new(),
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
@@ -237,7 +253,7 @@ pub(super) async fn review(
 
 /// After the round is stored: the audit trail and the editor. Failures here
 /// are warnings; the review itself is safe.
-async fn finish(
+pub(super) async fn finish(
     cx: &Context,
     settings: &ReviewSettings,
     session: Session,
@@ -288,10 +304,32 @@ fn still_wanted(cancel: &CancellationToken) -> Result<(), RoundError> {
     if cancel.is_cancelled() { Err(RoundError::Cancelled("the round was cancelled".into())) } else { Ok(()) }
 }
 
+/// Who answers: a person when the asker or the config says `human`, else
+/// the configured reviewer command.
+fn choose_reviewer(asked: Option<&str>, configured: Option<&CommandLine>) -> Result<Reviewer, RoundError> {
+    let is_person = |c: &CommandLine| c.to_string().trim() == "human";
+    match asked.map(str::trim).filter(|a| !a.is_empty()) {
+        Some("human") => Ok(Reviewer::Person),
+        Some("command") => match configured {
+            Some(command) if !is_person(command) => Ok(Reviewer::Command(command.clone())),
+            _ => Err(no_reviewer()),
+        },
+        Some(other) => Err(RoundError::Invalid(format!(
+            "reviewer must be \"human\" (a person reviews in their editor) or \"command\" (the configured reviewer command), not {other:?}"
+        ))),
+        None => match configured {
+            Some(command) if is_person(command) => Ok(Reviewer::Person),
+            Some(command) => Ok(Reviewer::Command(command.clone())),
+            None => Err(no_reviewer()),
+        },
+    }
+}
+
 fn no_reviewer() -> RoundError {
     RoundError::Config("no reviewer is configured. Add one to .parley.toml in the repository (or to ~/.config/parley/config.toml):\n\
      [review]\n\
-     reviewer = \"claude -p --output-format json\"   # or \"codex exec\", or any command that reads the prompt on stdin and prints the review as JSON"
+     reviewer = \"claude -p --output-format json\"   # or \"codex exec\", or any command that reads the prompt on stdin and prints the review as JSON,\n\
+     # or \"human\" to have a person review in their editor (or pass reviewer: \"human\" to request_review)"
         .into(),
     )
 }
@@ -311,6 +349,13 @@ async fn check_previous(cx: &Context, root: &Path, id: &str, max_rounds: u32) ->
     let session = cx.state.check_session(id.to_owned(), max_rounds).await?;
     if session.workspace != root {
         return Err(sessions::SessionError::NotFound(id.to_owned()).into());
+    }
+    if let Some(waiting) = &session.awaiting {
+        return Err(RoundError::Conflict(format!(
+            "round {} of review {id} is waiting for a person's review: wait for it with await_review \
+             (or cancel it with cancel_review) before asking for the next round",
+            waiting.round
+        )));
     }
     Ok(session)
 }

@@ -18,11 +18,11 @@ M.defaults = {
   editor_id = nil,
   -- The author of your comments. Default: $USER.
   author = nil,
-  -- Sign column text for threads (1 or 2 cells).
-  signs = { thread = "C", orphaned = "?" },
+  -- Sign column text for threads, and for draft comments in a review round's diff (1 or 2 cells).
+  signs = { thread = "C", orphaned = "?", draft = "D" },
   -- Show the latest comment at the end of a thread's first line.
   virtual_text = true,
-  -- vim.notify when a review arrives or an agent answers a thread.
+  -- vim.notify when a review arrives, an agent asks you to review, or an agent answers a thread.
   notify = true,
   -- How long typing must pause before unsaved text is sent for re-anchoring.
   debounce_ms = 300,

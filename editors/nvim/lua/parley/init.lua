@@ -1,12 +1,14 @@
 -- Parley for Neovim: connects this window to the Parley daemon as an editor,
 -- shows the reviews agents present and the feedback threads on its files,
--- and answers agents' requests for the selection.
+-- lets the person review an agent's change when the agent asks a human
+-- (review rounds), and answers agents' requests for the selection.
 --
 --   require("parley").setup({})   -- options: lua/parley/config.lua, README.md
 
 local config = require("parley.config")
 local rpc = require("parley.rpc")
 local review = require("parley.review")
+local rounds = require("parley.rounds")
 local selection = require("parley.selection")
 local sync = require("parley.sync")
 local threads = require("parley.threads")
@@ -59,6 +61,8 @@ local function highlights()
     highlight default link ParleyText Comment
     highlight default link ParleyOrphanedText DiagnosticWarn
     highlight default link ParleyStanding NonText
+    highlight default link ParleyDraftSign DiagnosticSignHint
+    highlight default link ParleyDraftText DiagnosticHint
   ]])
   api.nvim_set_hl(0, "ParleyRange", { default = true })
 end
@@ -98,6 +102,51 @@ local function commands()
   command("ParleyThreads", function()
     threads.to_quickfix()
   end, { desc = "Parley: list open threads in the quickfix list" })
+  command("ParleyInbox", function()
+    rounds.inbox()
+  end, { desc = "Parley: review rounds and threads waiting on you, in the quickfix list" })
+  command("ParleyReviewRound", function(o)
+    rounds.review(o.args)
+  end, {
+    nargs = "*",
+    complete = function()
+      local words = { "since", "all" }
+      for _, w in ipairs(rounds.waiting_list()) do
+        words[#words + 1] = w.review_id
+      end
+      return words
+    end,
+    desc = "Parley: open a review round (ID, `since` for the changes since the last round)",
+  })
+  command("ParleyRoundComment", function(o)
+    rounds.comment(o)
+  end, { range = true, nargs = "*", desc = "Parley: a draft comment on these lines of the round's diff" })
+  command("ParleyRoundSuggest", function(o)
+    rounds.suggest(o)
+  end, { range = true, nargs = "*", desc = "Parley: a draft suggesting new text for these lines" })
+  command("ParleyRoundEdit", function()
+    rounds.edit()
+  end, { desc = "Parley: edit the draft under the cursor" })
+  command("ParleyRoundUncomment", function()
+    rounds.uncomment()
+  end, { desc = "Parley: remove the draft under the cursor" })
+  command("ParleyRoundDrafts", function()
+    rounds.drafts_to_quickfix()
+  end, { desc = "Parley: the round's drafts in the quickfix list" })
+  command("ParleyRoundSubmit", function(o)
+    rounds.submit(o.args)
+  end, {
+    nargs = "+",
+    complete = function(lead, line)
+      if line:match("^%S+%s+%S+%s") then
+        return {}
+      end
+      return vim.tbl_filter(function(v)
+        return v:sub(1, #lead) == lead
+      end, rounds.verdicts)
+    end,
+    desc = "Parley: submit the review: approve, request_changes or comment, and a summary",
+  })
   command("ParleyConnect", function()
     rpc.restart()
   end, { desc = "Parley: connect to the daemon now" })
@@ -163,8 +212,8 @@ function M.status_line()
   local s = rpc.status()
   if s.hello then
     return string.format(
-      "Parley: connected to daemon %s (hub protocol %d, pid %d) at %s; %d open thread(s)",
-      s.hello.version, s.hello.protocol, s.hello.pid, s.socket or "?", vim.tbl_count(threads.threads)
+      "Parley: connected to daemon %s (hub protocol %d, pid %d) at %s; %d open thread(s); %d review round(s) waiting on you",
+      s.hello.version, s.hello.protocol, s.hello.pid, s.socket or "?", vim.tbl_count(threads.threads), rounds.count()
     )
   end
   return "Parley: " .. s.state .. (s.error and (" — " .. s.error) or "")
@@ -177,6 +226,7 @@ function M.setup(opts)
   commands()
   autocmds()
   sync.attach()
+  rounds.attach()
   rpc.request_handlers["selection/get"] = function()
     return selection.current() or vim.NIL
   end

@@ -1,0 +1,754 @@
+//! Rounds a person answers: the round waits in the store (surviving daemon
+//! restarts) while the person comments on either side of the diff, in an
+//! editor or at the terminal; their drafts become a seed 004 review when they
+//! submit a verdict, and the comments on the new side become threads on the
+//! code, as a reviewer command's findings do. The agent waits for it with
+//! `await_review` exactly as for a slow reviewer command.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::pipeline::{self, Prepared};
+use super::{Outcome, RoundError, Run, Step, runs};
+use crate::context::Context;
+use crate::feedback::{Finding, Thread};
+use crate::git::{self, Changes, Scope};
+use crate::refresh::NewThread;
+use crate::sessions::{Draft, FileStatus, FileVersions, PersonRound, Round, Session, SessionError, Side};
+use crate::structured_review::{Assessment, ReviewComment, Severity, StructuredReview};
+use crate::usecases::feedback as threads;
+use parley_protocol::hello::PositionEncoding;
+use parley_protocol::methods::{self as wire, Position, Range};
+
+/// Progress a waiting round reports: the steps before the reviewer are done.
+const WAITING_STEP: f64 = 4.0;
+
+/// The person's verdict on a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Approve,
+    RequestChanges,
+    Comment,
+}
+
+impl Verdict {
+    pub fn parse(name: &str) -> Result<Verdict, RoundError> {
+        match name.trim() {
+            "approve" | "approved" => Ok(Verdict::Approve),
+            "request_changes" | "request-changes" | "changes" => Ok(Verdict::RequestChanges),
+            "comment" => Ok(Verdict::Comment),
+            other => {
+                Err(RoundError::Invalid(format!("verdict must be approve, request_changes or comment, not {other:?}")))
+            }
+        }
+    }
+
+    /// What a comment weighs when the person did not say.
+    fn default_severity(self) -> Severity {
+        match self {
+            Verdict::RequestChanges => Severity::Major,
+            Verdict::Comment => Severity::Minor,
+            Verdict::Approve => Severity::Suggestion,
+        }
+    }
+
+    /// Seed 004's assessment: approve is lgtm (with suggestions when comments
+    /// remain), request changes is needs_changes, and a comment without a
+    /// verdict asks for its comments to be addressed.
+    fn assessment(self, commented: bool) -> Assessment {
+        match (self, commented) {
+            (Verdict::Approve, false) => Assessment::Lgtm,
+            (Verdict::Approve, true) => Assessment::LgtmWithSuggestions,
+            (Verdict::RequestChanges, _) | (Verdict::Comment, true) => Assessment::NeedsChanges,
+            (Verdict::Comment, false) => Assessment::LgtmWithSuggestions,
+        }
+    }
+}
+
+/// The step a waiting round shows to whoever waits for it.
+fn waiting_step(person: &str) -> Step {
+    Step {
+        progress: WAITING_STEP,
+        message: format!("waiting for {person} to review it (in the editor, or with `parley inbox` at a terminal)"),
+    }
+}
+
+/// Whether a run is a round waiting on a person.
+pub fn is_waiting(run: &Run) -> bool {
+    run.step().progress == WAITING_STEP && run.step().message.starts_with("waiting for")
+}
+
+/// Who reviews in person: the user the daemon runs as.
+pub fn person() -> String {
+    crate::config::user_name()
+}
+
+/// Stores the round as waiting on a person, tells the editor windows on the
+/// repository, and registers it so that `await_review` waits for it.
+pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationToken) -> Result<Arc<Run>, RoundError> {
+    let changes = prepared.changes.clone();
+    let files = tokio::task::spawn_blocking(move || git::versions(&changes))
+        .await
+        .map_err(|e| RoundError::Internal(e.to_string()))??;
+    let session = &prepared.session;
+    let round = session.rounds.len() as u32 + 1;
+    let waiting = PersonRound {
+        round,
+        requested_at: crate::clock::now_rfc3339(),
+        summary: prepared.ask.summary.clone(),
+        focus_areas: prepared.ask.focus_areas.clone(),
+        scope: prepared.scope.name(),
+        asked_by: prepared.ask.asked_by.clone(),
+        files,
+        diff: prepared.changes.diff.clone(),
+        drafts: Vec::new(),
+        next_draft: 1,
+    };
+    let run = runs()
+        .begin(&session.id, &prepared.root, round, cancel.clone(), waiting_step(&person()))
+        .map_err(|running| super::still_running(&session.id, running))?;
+    let stored = Box::new(waiting);
+    let result = cx
+        .state
+        .edit_session(
+            session.id.clone(),
+            Box::new(move |s: &mut Session| {
+                if let Some(waiting) = &s.awaiting {
+                    return Err(SessionError::NotWaiting(format!(
+                        "round {} of review {} is already waiting for a person's review",
+                        waiting.round, s.id
+                    )));
+                }
+                s.awaiting = Some(stored);
+                Ok(())
+            }),
+        )
+        .await;
+    let session = match result {
+        Ok(session) => session,
+        Err(error) => {
+            let error = RoundError::from(error);
+            if prepared.session.rounds.is_empty() {
+                cx.state.discard_empty_session(prepared.session.id.clone()).await;
+            }
+            run.finish(Err(error.clone()));
+            return Err(error);
+        }
+    };
+    watch_for_cancel(cx, run.clone(), cancel);
+    if let Some(waiting) = &session.awaiting {
+        let requested = crate::views::waiting_round(&session, waiting);
+        if let Ok(params) = serde_json::to_value(requested) {
+            cx.state.publish_round(session.workspace.clone(), wire::ROUND_REQUESTED, params).await;
+        }
+    }
+    Ok(run)
+}
+
+/// The run of a round waiting on a person, registering it when this daemon
+/// has none (it was asked before a restart). `None` when nothing waits.
+pub fn run_for(cx: &Context, session: &Session) -> Option<Arc<Run>> {
+    let waiting = session.awaiting.as_ref()?;
+    if let Some(run) = runs().get(&session.id).filter(|run| run.round == waiting.round && run.result().is_none()) {
+        return Some(run);
+    }
+    let cancel = cx.shutdown.close.child_token();
+    let run =
+        runs().begin(&session.id, &session.workspace, waiting.round, cancel.clone(), waiting_step(&person())).ok()?;
+    watch_for_cancel(cx, run.clone(), cancel);
+    Some(run)
+}
+
+/// A waiting round ends when the agent cancels it (the round is dropped
+/// from the store and the windows are told) or when the daemon stops (it
+/// stays stored, to wait again after the restart).
+fn watch_for_cancel(cx: &Context, run: Arc<Run>, cancel: CancellationToken) {
+    let cx = cx.clone();
+    tokio::spawn(async move {
+        cancel.cancelled().await;
+        if run.result().is_some() {
+            return;
+        }
+        if cx.shutdown.close.is_cancelled() {
+            run.finish(Err(RoundError::Stopped));
+            return;
+        }
+        let round = run.round;
+        let dropped = cx
+            .state
+            .edit_session(
+                run.review_id.clone(),
+                Box::new(move |s: &mut Session| match &s.awaiting {
+                    Some(waiting) if waiting.round == round => {
+                        s.awaiting = None;
+                        Ok(())
+                    }
+                    _ => Err(SessionError::NotWaiting("the round is no longer waiting".into())),
+                }),
+            )
+            .await;
+        match dropped {
+            Ok(session) => {
+                announce(&cx, &session, round, "cancelled", Vec::new(), None).await;
+                if session.rounds.is_empty() && session.completion.is_none() {
+                    cx.state.discard_empty_session(session.id.clone()).await;
+                }
+                run.finish(Err(RoundError::Cancelled("the round was cancelled before the person answered".into())));
+            }
+            // Submitted at the same moment: the submission finishes the run.
+            Err(SessionError::NotWaiting(_)) => {}
+            Err(error) => run.finish(Err(error.into())),
+        }
+    });
+}
+
+/// A waiting round the session's completion ended: whoever waits for it and
+/// the windows showing it are told.
+pub(super) async fn dropped(cx: &Context, session: &Session, round: u32) {
+    if let Some(run) = runs().get(&session.id).filter(|run| run.round == round && run.result().is_none()) {
+        run.finish(Err(RoundError::Cancelled(format!(
+            "review {} was completed before the person answered round {round}",
+            session.id
+        ))));
+        run.cancel_token().cancel();
+    }
+    announce(cx, session, round, "cancelled", Vec::new(), None).await;
+}
+
+/// Tells the windows on the session's repository how a waiting round stands.
+async fn announce(
+    cx: &Context,
+    session: &Session,
+    round: u32,
+    state: &str,
+    drafts: Vec<wire::Draft>,
+    verdict: Option<Assessment>,
+) {
+    let changed = wire::RoundChanged {
+        review_id: session.id.clone(),
+        round,
+        workspace: session.workspace.clone(),
+        state: state.into(),
+        drafts,
+        verdict: verdict.map(|v| v.as_str().to_owned()),
+    };
+    if let Ok(params) = serde_json::to_value(changed) {
+        cx.state.publish_round(session.workspace.clone(), wire::ROUND_CHANGED, params).await;
+    }
+}
+
+/// The session `id` (a person may abbreviate it) and its waiting round.
+async fn waiting(cx: &Context, id: &str) -> Result<(Session, Box<PersonRound>), RoundError> {
+    let mut session = super::get(cx, id, None).await?;
+    match session.awaiting.take() {
+        Some(waiting) => Ok((session, waiting)),
+        None => Err(not_waiting(&session)),
+    }
+}
+
+fn not_waiting(session: &Session) -> RoundError {
+    let why = match (&session.completion, session.rounds.last()) {
+        (Some(done), _) => format!("it was completed ({}) at {}", done.final_status.name(), done.at),
+        (None, Some(last)) => format!("its round {} was answered at {} by {}", last.round, last.at, last.reviewer),
+        (None, None) => "no round of it was asked of a person".into(),
+    };
+    RoundError::Conflict(format!(
+        "review {} has no round waiting for a person: {why}. `parley inbox` lists what waits",
+        session.id
+    ))
+}
+
+/// Whether an editor window is open on the repository at `root` (a window
+/// whose folder holds it or lies inside it): a person there can review.
+pub async fn watched(cx: &Context, root: &Path) -> bool {
+    match cx.state.status().await {
+        Ok(facts) => facts.editors.iter().any(|editor| {
+            editor.workspaces.iter().any(|w| crate::workspace::holds(w, root) || crate::workspace::holds(root, w))
+        }),
+        Err(_) => false,
+    }
+}
+
+/// What the inbox holds.
+#[derive(Debug, Default)]
+pub struct Inbox {
+    pub rounds: Vec<Session>,
+    pub threads: Vec<Thread>,
+}
+
+/// The rounds waiting on a person and the open threads whose last word is
+/// not the person's, for the repositories in (or holding) `folder`, or all.
+pub async fn inbox(cx: &Context, folder: Option<&Path>) -> Result<Inbox, RoundError> {
+    let concerned =
+        |root: &Path| folder.is_none_or(|f| crate::workspace::holds(f, root) || crate::workspace::holds(root, f));
+    let rounds: Vec<Session> =
+        cx.state.awaiting_person().await?.into_iter().filter(|s| concerned(&s.workspace)).collect();
+    let waiting: Vec<Thread> =
+        cx.state.threads_waiting_on(person()).await?.into_iter().filter(|t| concerned(&t.workspace)).collect();
+    Ok(Inbox { rounds, threads: waiting })
+}
+
+/// A waiting round as a person reviews it: its files, the version of each
+/// at the previous round, the drafts, and earlier rounds' comments.
+pub struct ForReview {
+    pub session: Session,
+    pub waiting: Box<PersonRound>,
+    /// The previous round's files, when a person reviewed it.
+    pub previous: Option<(u32, Vec<FileVersions>)>,
+    pub earlier: Vec<Thread>,
+}
+
+pub async fn get(cx: &Context, id: &str) -> Result<ForReview, RoundError> {
+    let (session, waiting) = waiting(cx, id).await?;
+    let previous = session.rounds.last().map(|r| (r.round, r.files.clone()));
+    let earlier: Vec<Thread> = cx
+        .state
+        .threads(session.workspace.clone(), None, true)
+        .await?
+        .into_iter()
+        .filter(|t| t.finding.as_deref().is_some_and(|f| f.review_id == session.id))
+        .collect();
+    Ok(ForReview { session, waiting, previous, earlier })
+}
+
+/// A person's comment on a waiting round, as asked.
+#[derive(Debug, Clone)]
+pub struct NewDraft {
+    pub path: String,
+    pub side: Side,
+    /// Zero-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    pub body: String,
+    pub suggestion: Option<String>,
+    pub severity: Option<String>,
+    /// Replace this draft instead of adding one.
+    pub replaces: Option<String>,
+}
+
+/// Adds (or replaces) a draft; answers it once it is durable.
+pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, Draft), RoundError> {
+    let (session, waiting) = waiting(cx, id).await?;
+    check_place(&waiting, &new)?;
+    if let Some(severity) = new.severity.as_deref()
+        && Severity::from_name(severity).is_none()
+    {
+        return Err(RoundError::Invalid(format!(
+            "severity must be critical, major, minor or suggestion, not {severity:?}"
+        )));
+    }
+    let round = waiting.round;
+    let author = person();
+    let at = crate::clock::now_rfc3339();
+    let made = Arc::new(std::sync::Mutex::new(None));
+    let made_in = made.clone();
+    let session = cx
+        .state
+        .edit_session(
+            session.id.clone(),
+            Box::new(move |s: &mut Session| {
+                let id = s.id.clone();
+                let Some(waiting) = s.awaiting.as_mut().filter(|w| w.round == round) else {
+                    return Err(SessionError::NotWaiting(format!(
+                        "round {round} of review {id} is no longer waiting: it was submitted or cancelled"
+                    )));
+                };
+                let draft_id = match &new.replaces {
+                    Some(replaced) => {
+                        let Some(index) = waiting.drafts.iter().position(|d| &d.id == replaced) else {
+                            return Err(SessionError::Refused(format!(
+                                "round {round} of review {id} has no draft {replaced}; `parley review diff {id}` shows the drafts"
+                            )));
+                        };
+                        waiting.drafts.remove(index).id
+                    }
+                    None => {
+                        waiting.next_draft = waiting.next_draft.max(1);
+                        let next = format!("d{}", waiting.next_draft);
+                        waiting.next_draft += 1;
+                        next
+                    }
+                };
+                let draft = Draft {
+                    id: draft_id,
+                    path: new.path,
+                    side: new.side,
+                    start_line: new.start_line,
+                    end_line: new.end_line,
+                    body: new.body.trim().to_owned(),
+                    suggestion: new.suggestion,
+                    severity: new.severity,
+                    author,
+                    at,
+                };
+                waiting.drafts.push(draft.clone());
+                waiting.drafts.sort_by(|a, b| {
+                    (&a.path, a.side == Side::New, a.start_line).cmp(&(&b.path, b.side == Side::New, b.start_line))
+                });
+                if let Ok(mut made) = made_in.lock() {
+                    *made = Some(draft);
+                }
+                Ok(())
+            }),
+        )
+        .await?;
+    let draft = made.lock().ok().and_then(|mut d| d.take()).ok_or_else(|| RoundError::Internal("no draft".into()))?;
+    announce_drafts(cx, &session).await;
+    Ok((session, draft))
+}
+
+/// Removes a draft; answers once that is durable.
+pub async fn uncomment(cx: &Context, id: &str, draft_id: &str) -> Result<Session, RoundError> {
+    let (session, waiting) = waiting(cx, id).await?;
+    let round = waiting.round;
+    let wanted = draft_id.trim().to_owned();
+    let session = cx
+        .state
+        .edit_session(
+            session.id.clone(),
+            Box::new(move |s: &mut Session| {
+                let id = s.id.clone();
+                let Some(waiting) = s.awaiting.as_mut().filter(|w| w.round == round) else {
+                    return Err(SessionError::NotWaiting(format!(
+                        "round {round} of review {id} is no longer waiting: it was submitted or cancelled"
+                    )));
+                };
+                let before = waiting.drafts.len();
+                waiting.drafts.retain(|d| d.id != wanted);
+                if waiting.drafts.len() == before {
+                    return Err(SessionError::Refused(format!(
+                        "round {round} of review {id} has no draft {wanted}; `parley review diff {id}` shows the drafts"
+                    )));
+                }
+                Ok(())
+            }),
+        )
+        .await?;
+    announce_drafts(cx, &session).await;
+    Ok(session)
+}
+
+async fn announce_drafts(cx: &Context, session: &Session) {
+    if let Some(waiting) = &session.awaiting {
+        let drafts = waiting.drafts.iter().map(crate::views::draft).collect();
+        announce(cx, session, waiting.round, "drafts", drafts, None).await;
+    }
+}
+
+/// Refuses a comment on a file, side or lines the round does not have.
+fn check_place(waiting: &PersonRound, new: &NewDraft) -> Result<(), RoundError> {
+    if new.body.trim().is_empty() && new.suggestion.as_deref().is_none_or(|s| s.trim().is_empty()) {
+        return Err(RoundError::Invalid("a comment needs a body: say what should change".into()));
+    }
+    let Some(file) = waiting.files.iter().find(|f| f.path == new.path || f.old_path.as_deref() == Some(&new.path))
+    else {
+        let listed: Vec<&str> = waiting.files.iter().take(8).map(|f| f.path.as_str()).collect();
+        return Err(RoundError::Invalid(format!(
+            "{} is not in this round; its files are {}{}",
+            new.path,
+            listed.join(", "),
+            if waiting.files.len() > listed.len() { ", …" } else { "" }
+        )));
+    };
+    let text = match new.side {
+        Side::Old => file.before.as_deref(),
+        Side::New => file.after.as_deref(),
+    };
+    let Some(text) = text else {
+        let why = match (new.side, file.status) {
+            (Side::Old, FileStatus::Added) => "it is a new file: comment on the new side".to_owned(),
+            (Side::New, FileStatus::Deleted) => "the file was deleted: comment on the old side".to_owned(),
+            _ if file.binary => "it is a binary file".to_owned(),
+            _ => "it is too large to show".to_owned(),
+        };
+        return Err(RoundError::Invalid(format!("{} has no {} side to comment on: {why}", file.path, new.side.name())));
+    };
+    let lines = text.lines().count().max(1) as u32;
+    if new.end_line < new.start_line || new.end_line >= lines {
+        return Err(RoundError::Invalid(format!(
+            "lines {}-{} are not in the {} side of {}, which has {lines} lines (1-{lines})",
+            new.start_line + 1,
+            new.end_line + 1,
+            new.side.name(),
+            file.path
+        )));
+    }
+    Ok(())
+}
+
+/// What a submission gave.
+#[derive(Debug)]
+pub struct Submitted {
+    pub outcome: Outcome,
+    pub threads: Vec<String>,
+}
+
+/// Sends the person's review: the drafts and the summary become a seed 004
+/// review, stored as the round (answered once durable); the new-side
+/// comments become threads; the agent waiting for it gets it.
+pub async fn submit(
+    cx: &Context,
+    id: &str,
+    verdict: Verdict,
+    summary: Option<String>,
+) -> Result<Submitted, RoundError> {
+    let (session, waiting) = waiting(cx, id).await?;
+    let run = run_for(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
+    let settings = {
+        let root = session.workspace.clone();
+        tokio::task::spawn_blocking(move || crate::config::review_settings(&root))
+            .await
+            .map_err(|e| RoundError::Internal(e.to_string()))?
+            .map_err(|e| RoundError::Config(e.to_string()))?
+    };
+    let review = review_of(&waiting, verdict, summary.as_deref());
+    let elapsed_ms = chrono::DateTime::parse_from_rfc3339(&waiting.requested_at)
+        .map(|at| (chrono::Utc::now() - at.with_timezone(&chrono::Utc)).num_milliseconds().max(0) as u64)
+        .unwrap_or(0);
+    let round = Round {
+        round: waiting.round,
+        at: crate::clock::now_rfc3339(),
+        summary: waiting.summary.clone(),
+        focus_areas: waiting.focus_areas.clone(),
+        scope: waiting.scope.clone(),
+        changed_files: waiting.files.iter().map(|f| f.path.clone()).collect(),
+        verdict: review.overall_assessment,
+        review,
+        reviewer: format!("{} (in person)", person()),
+        elapsed_ms,
+        files: waiting.files.clone(),
+    };
+    let number = waiting.round;
+    let stored = round.clone();
+    let session = cx
+        .state
+        .edit_session(
+            session.id.clone(),
+            Box::new(move |s: &mut Session| {
+                if s.awaiting.as_ref().is_none_or(|w| w.round != number) {
+                    return Err(SessionError::NotWaiting(format!(
+                        "round {number} of review {} was already submitted or cancelled",
+                        s.id
+                    )));
+                }
+                let mut round = stored;
+                round.round = s.rounds.len() as u32 + 1;
+                s.rounds.push(round);
+                s.awaiting = None;
+                s.pending = None;
+                Ok(())
+            }),
+        )
+        .await?;
+    let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
+    let (opened, mut warnings) = open_threads(cx, &session, &round, &waiting).await;
+    let changes = Changes {
+        root: session.workspace.clone(),
+        scope: Scope::parse(Some(&waiting.scope)),
+        diff: waiting.diff.clone(),
+        files: round.changed_files.clone(),
+    };
+    let outcome = pipeline::finish(cx, &settings, session.clone(), round.clone(), &changes, Vec::new()).await;
+    warnings.extend(outcome.warnings.iter().cloned());
+    let outcome = Outcome { warnings, ..outcome };
+    announce(cx, &session, round.round, "submitted", Vec::new(), Some(round.verdict)).await;
+    if let Some(run) = run {
+        run.finish(Ok(outcome.clone()));
+    }
+    Ok(Submitted { outcome, threads: opened })
+}
+
+/// The review the agent receives: the summary first, then every draft in
+/// order of file and line.
+fn review_of(waiting: &PersonRound, verdict: Verdict, summary: Option<&str>) -> StructuredReview {
+    let mut comments = Vec::new();
+    if let Some(summary) = summary.map(str::trim).filter(|s| !s.is_empty()) {
+        comments.push(ReviewComment {
+            r#type: "general".into(),
+            file: None,
+            line: None,
+            severity: Severity::Suggestion,
+            category: Some("summary".into()),
+            comment: summary.to_owned(),
+            suggested_fix: None,
+        });
+    }
+    let commented = !waiting.drafts.is_empty();
+    for draft in &waiting.drafts {
+        let file = waiting.files.iter().find(|f| f.path == draft.path || f.old_path.as_deref() == Some(&draft.path));
+        let (line, comment) = placed_comment(draft, file);
+        comments.push(ReviewComment {
+            r#type: "specific".into(),
+            file: Some(file.map_or_else(|| draft.path.clone(), |f| f.path.clone())),
+            line: Some(line),
+            severity: draft.severity.as_deref().and_then(Severity::from_name).unwrap_or(verdict.default_severity()),
+            category: Some("review".into()),
+            comment,
+            suggested_fix: draft.suggestion.clone(),
+        });
+    }
+    let mut review = StructuredReview {
+        design_compliance: Default::default(),
+        comments,
+        missing_requirements: Vec::new(),
+        summary: Default::default(),
+        test_results: None,
+        overall_assessment: verdict.assessment(commented),
+    };
+    review.summary = review.counts();
+    review
+}
+
+/// The 1-based line of the new version a draft is about, and its text. A
+/// comment on removed lines points at where they were, and quotes them.
+fn placed_comment(draft: &Draft, file: Option<&FileVersions>) -> (u32, String) {
+    let lines = if draft.start_line == draft.end_line {
+        format!("line {}", draft.start_line + 1)
+    } else {
+        format!("lines {}-{}", draft.start_line + 1, draft.end_line + 1)
+    };
+    match (draft.side, file) {
+        (Side::New, _) | (Side::Old, None) => {
+            let text = if draft.start_line == draft.end_line {
+                draft.body.clone()
+            } else {
+                format!("({lines}) {}", draft.body)
+            };
+            (draft.start_line + 1, text)
+        }
+        (Side::Old, Some(file)) => {
+            let before = file.before.as_deref().unwrap_or_default();
+            let quoted: Vec<&str> = before
+                .lines()
+                .skip(draft.start_line as usize)
+                .take((draft.end_line - draft.start_line + 1) as usize)
+                .collect();
+            let shown = quoted.iter().take(3).map(|l| l.trim()).collect::<Vec<_>>().join(" / ");
+            let more = if quoted.len() > 3 { " / …" } else { "" };
+            let text = format!("On the removed {lines} of the old version (`{shown}{more}`): {}", draft.body);
+            let line = match file.after.as_deref() {
+                Some(after) => new_line_of_old(before, after, draft.start_line) + 1,
+                None => 1,
+            };
+            (line, text)
+        }
+    }
+}
+
+/// Where zero-based line `old` of `before` is, or would be, in `after`:
+/// for a removed line, the line that now follows the removal.
+fn new_line_of_old(before: &str, after: &str, old: u32) -> u32 {
+    let diff = similar::TextDiff::from_lines(before, after);
+    let old = old as usize;
+    for op in diff.ops() {
+        let (tag, olds, news) = op.as_tag_tuple();
+        if olds.contains(&old) || (olds.is_empty() && olds.start == old) {
+            return match tag {
+                similar::DiffTag::Equal => (news.start + (old - olds.start)) as u32,
+                _ => news.start as u32,
+            };
+        }
+    }
+    after.lines().count() as u32
+}
+
+/// Makes a thread of every new-side draft, on its lines as they are now in
+/// the file (found again by their text when the file changed since the
+/// request), linked to the session and round as findings are.
+async fn open_threads(
+    cx: &Context,
+    session: &Session,
+    round: &Round,
+    waiting: &PersonRound,
+) -> (Vec<String>, Vec<String>) {
+    let mut opened = Vec::new();
+    let mut warnings = Vec::new();
+    let by = person();
+    let comments = round.review.comments.iter().filter(|c| c.r#type == "specific");
+    for (draft, comment) in waiting.drafts.iter().zip(comments) {
+        if draft.side != Side::New {
+            continue;
+        }
+        let Some(file) = waiting.files.iter().find(|f| f.path == draft.path) else { continue };
+        let absolute = session.workspace.join(&file.path);
+        let (start, end) = current_lines(&absolute, file.after.as_deref(), draft.start_line, draft.end_line);
+        let mut body = draft.body.clone();
+        if let Some(fix) = draft.suggestion.as_deref().filter(|f| !f.trim().is_empty()) {
+            let fence = if fix.contains("```") { "````" } else { "```" };
+            body.push_str(&format!("\n\nSuggested change:\n{fence}suggestion\n{fix}\n{fence}"));
+        }
+        let new = NewThread {
+            file: absolute,
+            workspace: Some(session.workspace.clone()),
+            range: Range {
+                start: Position { line: start, character: 0 },
+                end: Position { line: end, character: u32::MAX },
+            },
+            encoding: PositionEncoding::Utf8,
+            expected_text: None,
+            body,
+            author: by.clone(),
+            finding: Some(Box::new(Finding {
+                review_id: session.id.clone(),
+                round: round.round,
+                severity: comment.severity.to_string(),
+                category: comment.category.clone().unwrap_or_else(|| "review".into()),
+                suggested_fix: draft.suggestion.clone(),
+            })),
+        };
+        match threads::create(cx, new).await {
+            Ok(thread) => opened.push(thread.id),
+            Err(e) => warnings.push(format!(
+                "the comment on {}:{} did not become a thread: {e}",
+                draft.path,
+                draft.start_line + 1
+            )),
+        }
+    }
+    (opened, warnings)
+}
+
+/// Lines `start..=end` of the reviewed version, where they are in the file
+/// now: the same numbers when they still hold the same text, else where that
+/// text is found, else the same numbers.
+fn current_lines(file: &Path, reviewed: Option<&str>, start: u32, end: u32) -> (u32, u32) {
+    let Some(reviewed) = reviewed else { return (start, end) };
+    let wanted: Vec<&str> = reviewed.lines().skip(start as usize).take((end - start + 1) as usize).collect();
+    let Ok(now) = std::fs::read_to_string(file) else { return (start, end) };
+    let lines: Vec<&str> = now.lines().collect();
+    let holds = |at: usize| lines.get(at..at + wanted.len()).is_some_and(|got| got == wanted.as_slice());
+    if wanted.is_empty() || holds(start as usize) {
+        return (start, end);
+    }
+    let span = end - start;
+    (0..lines.len())
+        .filter(|&at| holds(at))
+        .min_by_key(|&at| at.abs_diff(start as usize))
+        .map_or((start, end), |at| (at as u32, at as u32 + span))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn removed_lines_point_where_they_were() {
+        let before = "a\nb\nc\nd\n";
+        let after = "a\nd\ne\n";
+        assert_eq!(new_line_of_old(before, after, 0), 0, "kept line");
+        assert_eq!(new_line_of_old(before, after, 1), 1, "removed b: where d now is");
+        assert_eq!(new_line_of_old(before, after, 3), 1, "d moved up");
+    }
+
+    #[test]
+    fn verdicts_map_to_seed_assessments() {
+        assert_eq!(Verdict::Approve.assessment(false), Assessment::Lgtm);
+        assert_eq!(Verdict::Approve.assessment(true), Assessment::LgtmWithSuggestions);
+        assert_eq!(Verdict::RequestChanges.assessment(false), Assessment::NeedsChanges);
+        assert_eq!(Verdict::Comment.assessment(true), Assessment::NeedsChanges);
+        assert_eq!(Verdict::Comment.assessment(false), Assessment::LgtmWithSuggestions);
+        assert!(Verdict::parse("lgtm").is_err());
+    }
+}
