@@ -91,8 +91,11 @@ async fn serve(
     let sessions =
         store.sessions().with_context(|| format!("reading review sessions from {}", store.path().display()))?;
     // Nobody else holds the store yet, so this reopen cannot be refused:
-    // sled lets go of the records the load and the backup read.
-    store.release_memory().await;
+    // sled lets go of the records the load and the backup read. A small
+    // store is not worth it: sled holds about 1 KB a record.
+    if threads.len() >= RELEASE_FROM_THREADS {
+        store.release_memory().await;
+    }
     let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions);
     let shutdown = Shutdown::default();
     spawn_signal_handler(shutdown.clone())?;
@@ -146,6 +149,10 @@ async fn serve(
     tracing::info!("stopped");
     Ok(())
 }
+
+/// From how many threads the start reopens the store once it has read them,
+/// to let go of what sled keeps of them (about 10 MiB at this size).
+const RELEASE_FROM_THREADS: usize = 10_000;
 
 /// How often a backup is taken while the daemon runs.
 const BACKUP_EVERY: Duration = Duration::from_secs(600);
