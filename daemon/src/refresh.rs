@@ -40,6 +40,16 @@ pub const SNAPSHOT_MAX_BYTES: usize = 4 * 1024 * 1024;
 
 const MISSING: &str = "missing";
 
+/// A read that re-anchors at least this many threads (the first read after
+/// an import or a start on a changed workspace: every thread is written
+/// again) leaves sled holding what it wrote, about 1 KB a thread; the store
+/// is reopened a moment later to let go of it.
+const RELEASE_AFTER_UPDATES: usize = 10_000;
+/// How long after such a read the store is reopened: its writes are handed
+/// to the store in batches meanwhile, and a reopen between two of them would
+/// release only part.
+const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
 type Failure = FeedbackError;
 
 fn store_failed(e: impl std::fmt::Display) -> Failure {
@@ -149,6 +159,7 @@ async fn check(
     // not wait for the disk. sled writes it within half a second; after a
     // crash before that, the next read re-anchors again (a thread whose old
     // snapshot is gone is found without the line diff).
+    let mut updated = 0;
     for (file, stamp, content) in changed {
         let threads = state.threads_of_file(file.clone()).await?;
         let pending: Vec<Thread> =
@@ -159,7 +170,15 @@ async fn check(
             tokio::task::spawn_blocking(move || recheck_all(pending, content, &new_hash, &store_for_task, true))
                 .await
                 .map_err(internal)??;
+        updated += updates.len();
         state.rechecked(file, Some(stamp), updates).await?;
+    }
+    if updated >= RELEASE_AFTER_UPDATES {
+        let store = store.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(RELEASE_AFTER).await;
+            store.release_memory().await;
+        });
     }
     Ok(())
 }
@@ -213,6 +232,15 @@ fn recheck_all(
             reanchorer.set_pass(pass);
             reanchorer.set_budget(budget);
             for mut thread in std::mem::take(group) {
+                // Memory holds threads without their context; only one that
+                // is not where it was needs it, to be looked for elsewhere.
+                if thread.anchor.contexts_in_store
+                    && !reanchorer.in_place(&thread.anchor)
+                    && let Some((prefix, suffix)) = store.thread_contexts(&thread.id).map_err(store_failed)?
+                {
+                    (thread.anchor.prefix, thread.anchor.suffix) = (prefix, suffix);
+                    thread.anchor.contexts_in_store = false;
+                }
                 let _: Change = feedback::recheck(&mut thread, reanchorer, &index, new_hash);
                 if pass == Pass::Exact && thread.state == ThreadState::Stale {
                     group.push(thread);
@@ -363,4 +391,60 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
     })
     .await
     .map_err(internal)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state;
+
+    /// The state owner holds threads without their context; a thread whose
+    /// text moved, with a copy of it nearer its old place, is still told
+    /// from the copy by the context read back from the store.
+    #[tokio::test]
+    async fn a_moved_thread_is_found_by_its_stored_context() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("store")).expect("open");
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).expect("mkdir");
+        let file = workspace.join("a.rs");
+        let old = "// alpha: the one\ntarget();\n// beta: the one\n";
+        std::fs::write(&file, old).expect("write");
+        let start = old.find("target").expect("quote");
+        let anchor = crate::anchor::capture(old, start..start + "target();".len());
+        let thread = Thread {
+            id: feedback::new_id(),
+            workspace: workspace.as_path().into(),
+            path: "a.rs".into(),
+            original_quote: anchor.quote.clone(),
+            span: feedback::span_of(&LineIndex::new(old), anchor.range.clone()),
+            anchor,
+            // No snapshot of the old text: no line diff to follow, so the
+            // quote is looked for by its text and context.
+            anchored_against: "no snapshot".into(),
+            checked_against: "no snapshot".into(),
+            state: ThreadState::Anchored,
+            comments: Vec::new(),
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+            finding: None,
+            standing: feedback::Standing::default(),
+        };
+        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new());
+        let created = handle.create_thread(thread).await.expect("create");
+        let held = handle.thread(created.id.clone()).await.expect("state").expect("thread");
+        assert!(held.anchor.contexts_in_store && held.anchor.prefix.is_empty(), "memory holds no context");
+        // A copy lands where the thread was; the original moves two lines down.
+        let new = "target();\n// gamma\n// alpha: the one\ntarget();\n// beta: the one\n";
+        std::fs::write(&file, new).expect("write");
+        refresh(&handle, &store, &Freshness::default(), &workspace, Some(&file)).await.expect("refresh");
+        let found = handle.thread(created.id.clone()).await.expect("state").expect("thread");
+        assert_eq!((found.span.start_line, found.state), (3, ThreadState::Moved), "the original, not the copy");
+        // The write kept a context in the store: the one around the new place.
+        store.flush().await.expect("flush");
+        let stored = store.threads().expect("read");
+        let at = new.rfind("target").expect("quote");
+        assert_eq!(stored[0].anchor, crate::anchor::capture(new, at..at + "target();".len()));
+    }
 }

@@ -90,6 +90,12 @@ async fn serve(
     backup(&store, &data_dir);
     let sessions =
         store.sessions().with_context(|| format!("reading review sessions from {}", store.path().display()))?;
+    // Nobody else holds the store yet, so this reopen cannot be refused:
+    // sled lets go of the records the load and the backup read. A small
+    // store is not worth it: sled holds about 1 KB a record.
+    if threads.len() >= RELEASE_FROM_THREADS {
+        store.release_memory().await;
+    }
     let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions);
     let shutdown = Shutdown::default();
     spawn_signal_handler(shutdown.clone())?;
@@ -144,6 +150,10 @@ async fn serve(
     Ok(())
 }
 
+/// From how many threads the start reopens the store once it has read them,
+/// to let go of what sled keeps of them (about 10 MiB at this size).
+const RELEASE_FROM_THREADS: usize = 10_000;
+
 /// How often a backup is taken while the daemon runs.
 const BACKUP_EVERY: Duration = Duration::from_secs(600);
 
@@ -160,8 +170,9 @@ async fn periodic_backups(store: Store, data_dir: PathBuf) {
     every.tick().await;
     loop {
         every.tick().await;
-        let (store, dir) = (store.clone(), data_dir.clone());
-        let _ = tokio::task::spawn_blocking(move || backup(&store, &dir)).await;
+        let (handle, dir) = (store.clone(), data_dir.clone());
+        let _ = tokio::task::spawn_blocking(move || backup(&handle, &dir)).await;
+        store.release_memory().await;
     }
 }
 

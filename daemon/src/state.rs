@@ -661,9 +661,9 @@ struct LoggedEvent {
 struct State {
     clients: HashMap<u64, Client>,
     reviews: BTreeMap<PathBuf, Review>,
-    threads: HashMap<String, Thread>,
+    threads: HashMap<threads::ThreadKey, Box<Thread>>,
     /// Thread ids by absolute file; all of a folder's files are one range.
-    by_file: BTreeMap<PathBuf, BTreeSet<String>>,
+    by_file: BTreeMap<PathBuf, BTreeSet<threads::ThreadKey>>,
     /// What was last read of each file with threads.
     stamps: HashMap<PathBuf, FileStamp>,
     /// Each file's open-thread counts, kept current as threads change.
@@ -816,10 +816,11 @@ impl State {
                 let _ = reply.send(self.threads_of_file(&file).cloned().collect());
             }
             Command::Thread { id, reply } => {
-                let _ = reply.send(self.threads.get(&id).cloned());
+                let _ = reply.send(self.thread(&id).cloned());
             }
             Command::ThreadIdsStartingWith { prefix, reply } => {
-                let found = self.threads.keys().filter(|id| id.starts_with(&prefix)).take(ABBREVIATION_MATCHES);
+                let ids = self.threads.values().map(|t| &t.id);
+                let found = ids.filter(|id| id.starts_with(&prefix)).take(ABBREVIATION_MATCHES);
                 let _ = reply.send(found.cloned().collect());
             }
             Command::SessionIdsMatching { abbreviation, reply } => {
@@ -864,8 +865,12 @@ impl State {
                 let _ = reply.send(self.awaiting_person());
             }
             Command::ThreadsWaitingOn { person, reply } => {
-                let mut waiting: Vec<Thread> =
-                    self.threads.values().filter(|t| crate::feedback::waits_on(t, &person)).cloned().collect();
+                let mut waiting: Vec<Thread> = self
+                    .threads
+                    .values()
+                    .filter(|t| crate::feedback::waits_on(t, &person))
+                    .map(|t| Thread::clone(t))
+                    .collect();
                 waiting.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
                 let _ = reply.send(waiting);
             }
@@ -889,6 +894,9 @@ impl State {
         for file in files {
             self.recount(&file);
         }
+        // The records read from the store are freed now that they are
+        // indexed: let the system have the pages back.
+        crate::store::return_freed_memory();
     }
 
     /// Hands an export to the store; once it is durable, everything in

@@ -577,7 +577,7 @@ proptest! {
         // A captured anchor, and one that matches nothing: a stale range
         // (possibly off char boundaries or past the end) and made-up text.
         let (quote, prefix, suffix, start, len) = stale;
-        let made_up = Anchor { range: start..start + len, quote, prefix, suffix };
+        let made_up = Anchor { range: start..start + len, quote, prefix, suffix, contexts_in_store: false };
         for anchor in [capture(&old, a.min(b)..a.max(b)), made_up] {
             for snapshot in [Some(old.as_str()), None] {
                 assert_consistent(&new, &reanchor(&anchor, snapshot, &new));

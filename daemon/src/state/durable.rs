@@ -165,7 +165,7 @@ impl State {
                 Some(review) => Write::Review(review.clone()),
                 None => Write::RemoveReview(base.clone()),
             },
-            Key::Thread(id) => match self.threads.get(id) {
+            Key::Thread(id) => match self.thread(id) {
                 Some(thread) => Write::Thread(Box::new(thread.clone())),
                 None => Write::RemoveThread(id.clone()),
             },
@@ -310,7 +310,16 @@ mod tests {
         }
         let shown = handle.thread(created.id.clone()).await.expect("state").expect("thread");
         assert_eq!(shown.comments.len(), 20, "no reply was lost to another");
-        let stored = store.threads().expect("read");
+        let mut stored = store.threads().expect("read");
+        // Memory holds the anchor's context only in the store: every write
+        // from memory kept the one the thread was made with.
+        assert_eq!(stored.len(), 1);
+        assert!(!created.anchor.prefix.is_empty() || !created.anchor.suffix.is_empty(), "the test has a context");
+        assert_eq!(
+            (&stored[0].anchor.prefix, &stored[0].anchor.suffix),
+            (&created.anchor.prefix, &created.anchor.suffix)
+        );
+        stored[0].anchor.leave_contexts_in_store();
         assert_eq!(stored, vec![shown]);
     }
 }

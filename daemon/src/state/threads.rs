@@ -35,6 +35,36 @@ pub struct FileToCheck {
     pub stamp: Option<FileStamp>,
 }
 
+/// A thread's id as the state owner's maps hold it. Every id Parley makes is
+/// a UUID: its 16 bytes are kept in place, where a `String` would be 24 bytes
+/// and a 48-byte allocation, twice per thread (the thread map's key and the
+/// per-file index), about 10 MiB for 100,000 threads. Any other id (an
+/// import's) is kept as it is. Lower-case UUIDs order as their text does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ThreadKey {
+    Uuid([u8; 16]),
+    Other(Box<str>),
+}
+
+impl ThreadKey {
+    pub fn of(id: &str) -> ThreadKey {
+        // Upper-case digits would not come back the same from the bytes.
+        if !feedback::is_thread_id(id) || id.bytes().any(|b| b.is_ascii_uppercase()) {
+            return ThreadKey::Other(id.into());
+        }
+        let mut digits = id.bytes().filter(|b| *b != b'-').map(|b| match b {
+            b'0'..=b'9' => b - b'0',
+            _ => b - b'a' + 10,
+        });
+        let mut bytes = [0u8; 16];
+        for byte in &mut bytes {
+            let (high, low) = (digits.next().unwrap_or(0), digits.next().unwrap_or(0));
+            *byte = (high << 4) | low;
+        }
+        ThreadKey::Uuid(bytes)
+    }
+}
+
 /// Which files a read must look at, as the file watcher knows them.
 #[derive(Debug, Clone)]
 pub enum Suspects {
@@ -83,11 +113,12 @@ fn under<'a, V>(map: &'a BTreeMap<PathBuf, V>, scope: &'a Path) -> impl Iterator
 
 impl State {
     pub(super) fn index_thread(&mut self, mut thread: Thread) {
+        thread.anchor.leave_contexts_in_store();
         let ids = self.by_file.entry(views::file_of(&thread)).or_default();
         // A file's threads share their workspace and, once checked against
         // the same text, its hashes: one copy per file instead of one per
         // thread (a thread read from the store comes with its own).
-        if let Some(other) = ids.first().and_then(|id| self.threads.get(id)) {
+        if let Some(other) = ids.first().and_then(|key| self.threads.get(key)) {
             share(&mut thread.workspace, &other.workspace);
             for hash in [&mut thread.anchored_against, &mut thread.checked_against] {
                 if !share(hash, &other.anchored_against) {
@@ -95,8 +126,19 @@ impl State {
                 }
             }
         }
-        ids.insert(thread.id.clone());
-        self.threads.insert(thread.id.clone(), thread);
+        let key = ThreadKey::of(&thread.id);
+        ids.insert(key.clone());
+        // Boxed: the map's table has room for a third more threads than it
+        // holds, and an empty slot is then 8 bytes instead of a thread's 328.
+        self.threads.insert(key, Box::new(thread));
+    }
+
+    pub(super) fn thread(&self, id: &str) -> Option<&Thread> {
+        self.threads.get(&ThreadKey::of(id)).map(|t| &**t)
+    }
+
+    pub(super) fn thread_mut(&mut self, id: &str) -> Option<&mut Thread> {
+        self.threads.get_mut(&ThreadKey::of(id)).map(|t| &mut **t)
     }
 
     /// Recomputes one file's counts after its threads changed.
@@ -106,11 +148,11 @@ impl State {
     }
 
     pub(super) fn threads_of_file<'a>(&'a self, file: &Path) -> impl Iterator<Item = &'a Thread> + 'a {
-        self.by_file.get(file).into_iter().flatten().filter_map(|id| self.threads.get(id))
+        self.by_file.get(file).into_iter().flatten().filter_map(|key| self.threads.get(key).map(|t| &**t))
     }
 
     /// Files with threads under `scope`, in order.
-    fn files_in<'a>(&'a self, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a BTreeSet<String>)> + 'a {
+    fn files_in<'a>(&'a self, scope: &'a Path) -> impl Iterator<Item = (&'a PathBuf, &'a BTreeSet<ThreadKey>)> + 'a {
         under(&self.by_file, scope)
     }
 
@@ -144,7 +186,7 @@ impl State {
         }
         let mut dropped_snapshots = std::collections::BTreeSet::new();
         for update in updates {
-            let Some(current) = self.threads.get_mut(&update.id) else { continue };
+            let Some(current) = self.thread_mut(&update.id) else { continue };
             // Comments and resolution may have changed meanwhile: take only
             // what re-anchoring decides.
             let old_snapshot = std::mem::replace(&mut current.anchored_against, update.anchored_against.clone());
@@ -153,7 +195,9 @@ impl State {
             current.checked_against = update.checked_against;
             current.span = update.span;
             current.state = update.state;
+            // Written with the context re-anchoring captured; kept without.
             let thread = current.clone();
+            current.anchor.leave_contexts_in_store();
             if let Some(waiting) = self.staged_threads.get_mut(&thread.id) {
                 // An edit waiting for the disk builds on these positions too.
                 take_positions(waiting, &thread);
@@ -179,8 +223,8 @@ impl State {
             Some(file) => self.threads_of_file(file).cloned().collect(),
             None => self
                 .files_in(scope)
-                .flat_map(|(_, ids)| ids.iter().filter_map(|id| self.threads.get(id)))
-                .cloned()
+                .flat_map(|(_, ids)| ids.iter().filter_map(|key| self.threads.get(key)))
+                .map(|t| Thread::clone(t))
                 .collect(),
         };
         found.retain(|t| include_resolved || !t.resolved);
@@ -217,7 +261,7 @@ impl State {
         edit: ThreadEdit,
         reply: oneshot::Sender<Result<Thread, ThreadError>>,
     ) {
-        let Some(mut thread) = self.staged_threads.get(&id).or_else(|| self.threads.get(&id)).cloned() else {
+        let Some(mut thread) = self.staged_threads.get(&id).or_else(|| self.thread(&id)).cloned() else {
             let _ = reply.send(Err(ThreadError::NotFound));
             return;
         };
@@ -235,7 +279,7 @@ impl State {
     /// written and announced: reading again changes nothing.
     pub(super) fn mark_seen(&mut self, ids: &[String], agent: &str, at: &str) {
         for id in ids {
-            let Some(thread) = self.threads.get_mut(id) else { continue };
+            let Some(thread) = self.thread_mut(id) else { continue };
             if !thread.standing.see(thread.resolved, agent, at) {
                 continue;
             }
@@ -256,7 +300,7 @@ impl State {
 
     /// Applies an edit the store has made durable to the thread in memory.
     pub(super) fn apply_stored_edit(&mut self, id: &str, edit: &ThreadEdit, at: &str) -> Result<Thread, ThreadError> {
-        let thread = self.threads.get_mut(id).ok_or(ThreadError::NotFound)?;
+        let thread = self.thread_mut(id).ok_or(ThreadError::NotFound)?;
         let change = apply_edit(thread, edit, at)?;
         let thread = thread.clone();
         let file = views::file_of(&thread);

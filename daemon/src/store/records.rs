@@ -244,7 +244,13 @@ impl From<ThreadRecord> for Thread {
             id: t.id,
             workspace: t.workspace.into(),
             path: t.path,
-            anchor: Anchor { range: t.start..t.end, quote: t.quote, prefix: t.prefix, suffix: t.suffix },
+            anchor: Anchor {
+                range: t.start..t.end,
+                quote: t.quote,
+                prefix: t.prefix,
+                suffix: t.suffix,
+                contexts_in_store: false,
+            },
             anchored_against: t.anchored_against.into(),
             checked_against: t.checked_against.into(),
             span: Span {
@@ -278,6 +284,21 @@ impl From<ThreadRecord> for Thread {
                 resolved: t.resolved_by.map(Mark::from),
             },
         }
+    }
+}
+
+impl ThreadRecord {
+    /// The anchor's context before and after the quote.
+    pub fn into_contexts(self) -> (String, String) {
+        let ThreadRecord::V1(t) = self;
+        (t.prefix, t.suffix)
+    }
+
+    /// Takes the context of `stored`, the record this one replaces: for a
+    /// thread written from memory, which does not hold it.
+    pub fn keep_contexts_of(&mut self, stored: ThreadRecord) {
+        let ThreadRecord::V1(t) = self;
+        (t.prefix, t.suffix) = stored.into_contexts();
     }
 }
 

@@ -25,7 +25,12 @@ impl From<Stopped> for BackupError {
 
 /// Every review, thread and session, as the export format has them.
 pub async fn export(cx: &Context) -> Result<Export, BackupError> {
-    cx.store.export().map_err(|e| BackupError::Store(e.to_string()))
+    let export = cx.store.export().map_err(|e| BackupError::Store(e.to_string()));
+    // Reading every record leaves sled holding them; a fresh handle does
+    // not. In the background: it may wait for a moment the store is idle.
+    let store = cx.store.clone();
+    tokio::spawn(async move { store.release_memory().await });
+    export
 }
 
 /// What an import brought in.
@@ -47,5 +52,8 @@ pub async fn import(cx: &Context, export: Export) -> Result<ImportCounts, Backup
     for file in imported.files {
         cx.watch.follow(file);
     }
+    // The import wrote, and the state owner then read, every record.
+    let store = cx.store.clone();
+    tokio::spawn(async move { store.release_memory().await });
     Ok(ImportCounts { reviews: imported.reviews, threads: imported.threads })
 }
