@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use parley_protocol::framing::{LineError, LineReader};
+use parley_protocol::framing::{LineError, LineReader, MAX_LINE_BYTES};
 use parley_protocol::hello::{HELLO, Role};
 use parley_protocol::jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response, code, to_line};
 use parley_protocol::methods::{self as wire, Method, NotificationMethod};
@@ -99,7 +99,7 @@ pub async fn serve(
                     }
                     message => {
                         if let Some(response) = handle_message(message, &peer, &mut pending).await {
-                            write(&mut writer, &to_line(&response)).await?;
+                            write(&mut writer, &answer_line(&response)).await?;
                         }
                     }
                 }
@@ -168,6 +168,22 @@ async fn handle_message(
             None
         }
     }
+}
+
+/// A response as a line, or, when it would be longer than any peer reads
+/// (16 MiB), an error saying so and what to ask for instead: a client would
+/// drop the line, and its request would never be answered.
+fn answer_line(response: &Response) -> Vec<u8> {
+    let line = to_line(response);
+    if line.len() <= MAX_LINE_BYTES {
+        return line;
+    }
+    let message = format!(
+        "the answer is {} MiB, over the {} MiB a message may hold: ask for less (one file, or a folder inside the workspace)",
+        line.len() / (1024 * 1024),
+        MAX_LINE_BYTES / (1024 * 1024)
+    );
+    to_line(&Response::err(response.id.clone(), ErrorObject::new(code::LINE_TOO_LONG, message)))
 }
 
 /// The hub methods: each name is tied to its params and result types by
@@ -470,7 +486,7 @@ fn spawn_review(
             Ok(value) => Response::ok(id, value),
             Err(error) => Response::err(Some(id), error),
         };
-        let _ = answers.send(Arc::new(to_line(&answer))).await;
+        let _ = answers.send(Arc::new(answer_line(&answer))).await;
     });
 }
 
@@ -571,5 +587,25 @@ async fn handle_notification(notification: Notification, peer: &Peer<'_>) {
             }
         }
         other => tracing::debug!(connection = id, "ignoring unknown notification {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_too_long_for_any_peer_becomes_an_error_saying_what_to_ask_instead() {
+        let small = Response::ok(Id::Number(3), serde_json::json!({ "threads": [] }));
+        assert_eq!(answer_line(&small), to_line(&small));
+
+        let huge = Response::ok(Id::Number(4), Value::String("x".repeat(MAX_LINE_BYTES)));
+        let line = answer_line(&huge);
+        assert!(line.len() < 1024, "an error, not the answer");
+        let sent: Response = serde_json::from_slice(&line).expect("a response");
+        assert_eq!(sent.id, Some(Id::Number(4)));
+        let error = sent.error.expect("an error");
+        assert_eq!(error.code, code::LINE_TOO_LONG);
+        assert!(error.message.contains("ask for less"), "{}", error.message);
     }
 }
