@@ -668,6 +668,10 @@ struct State {
     stamps: HashMap<PathBuf, FileStamp>,
     /// Each file's open-thread counts, kept current as threads change.
     counts: BTreeMap<PathBuf, crate::feedback::FileCounts>,
+    /// The files with open threads and no stamp (never read, or reopened):
+    /// a summary checks these and the watcher's suspects, and visits no
+    /// other file.
+    unstamped: BTreeMap<PathBuf, ()>,
     /// Review sessions by id (ids sort by date, then number).
     sessions: BTreeMap<String, Session>,
     events: VecDeque<LoggedEvent>,
@@ -713,6 +717,7 @@ pub fn spawn(
         by_file: BTreeMap::new(),
         stamps: HashMap::new(),
         counts: BTreeMap::new(),
+        unstamped: BTreeMap::new(),
         sessions: sessions.into_iter().map(|s| (s.id.clone(), s)).collect(),
         events: VecDeque::new(),
         event_bytes: 0,
@@ -891,6 +896,7 @@ impl State {
         }
         let files: Vec<PathBuf> = self.by_file.keys().cloned().collect();
         self.counts.clear();
+        self.unstamped.clear();
         for file in files {
             self.recount(&file);
         }

@@ -145,6 +145,17 @@ impl State {
     pub(super) fn recount(&mut self, file: &Path) {
         let counts = feedback::FileCounts::of(self.threads_of_file(file));
         self.counts.insert(file.to_owned(), counts);
+        self.note_stamp(file);
+    }
+
+    /// Keeps `unstamped` true for `file` after its counts or stamp changed.
+    fn note_stamp(&mut self, file: &Path) {
+        let open = self.counts.get(file).is_some_and(|c| c.threads > 0);
+        if open && !self.stamps.contains_key(file) {
+            self.unstamped.insert(file.to_owned(), ());
+        } else {
+            self.unstamped.remove(file);
+        }
     }
 
     pub(super) fn threads_of_file<'a>(&'a self, file: &Path) -> impl Iterator<Item = &'a Thread> + 'a {
@@ -171,10 +182,14 @@ impl State {
             (None, Suspects::All) => self.files_in(scope).filter(|(f, _)| open(f)).map(|(f, _)| check(f)).collect(),
             // The counts are per file and the stamps a hash lookup: no thread
             // is visited, nothing is copied for a file that needs no look.
-            (None, Suspects::Only(suspects)) => under(&self.counts, scope)
-                .filter(|(f, c)| c.threads > 0 && (suspects.contains(*f) || !self.stamps.contains_key(*f)))
-                .map(|(f, _)| check(f))
-                .collect(),
+            // The watcher's suspects and the files never stamped: no other
+            // file is visited, however many the scope holds.
+            (None, Suspects::Only(suspects)) => {
+                let suspected = suspects.iter().filter(|f| f.starts_with(scope) && open(f));
+                let files: std::collections::BTreeSet<&PathBuf> =
+                    suspected.chain(under(&self.unstamped, scope).map(|(f, _)| f)).collect();
+                files.into_iter().map(check).collect()
+            }
         }
     }
 
@@ -183,6 +198,7 @@ impl State {
     pub(super) fn rechecked(&mut self, file: PathBuf, stamp: Option<FileStamp>, updates: Vec<Thread>) {
         if let Some(stamp) = stamp {
             self.stamps.insert(file.clone(), stamp);
+            self.note_stamp(&file);
         }
         let mut dropped_snapshots = std::collections::BTreeSet::new();
         for update in updates {
@@ -307,6 +323,7 @@ impl State {
         self.recount(&file);
         if change == "reopened" {
             self.stamps.remove(&file);
+            self.note_stamp(&file);
         }
         self.publish(file, Payload::Thread { change, thread: Box::new(thread.clone()) });
         Ok(thread)
