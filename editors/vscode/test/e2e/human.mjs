@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Sandbox, agent, hubClient, makeWorkspace, tools as findTools, until } from './sandbox.mjs';
+import { StepRun, expect } from './steps.mjs';
 import { Workbench } from './workbench.mjs';
 
 const RUN_TIMEOUT_MS = 240_000;
@@ -28,47 +29,12 @@ const ROUND_1 = BASE.replace('    let token = "naïve";\n    check_token(user, t
 const ROUND_2 = ROUND_1.replace('vault::token().unwrap();', 'vault::token().unwrap_or_default();');
 const SUGGESTION = '    let token = vault::token().unwrap_or_default();';
 
-let passed = 0;
-let failed = 0;
 const tools = findTools();
 const sandbox = new Sandbox(tools, 'human');
 let workbench;
-
-async function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  const keep = failed > 0 || process.env.PARLEY_E2E_KEEP === '1';
-  if (keep) console.log(`screenshots and logs kept in ${sandbox.dir} (code-server.log, trace.jsonl, shots/)`);
-  await sandbox.close({ keep });
-  process.exit(failed === 0 ? 0 : 1);
-}
-
-setTimeout(() => {
-  console.log(`FAIL the run finishes within ${RUN_TIMEOUT_MS / 1000} s: it hung`);
-  failed++;
-  void finish();
-}, RUN_TIMEOUT_MS).unref();
-
-/** Runs one step; takes a screenshot named after it (what the person saw), and on failure ends the run. */
-async function step(name, body) {
-  const started = Date.now();
-  const number = passed + failed + 1;
-  const shot = (suffix) => path.join(sandbox.shots, `${String(number).padStart(2, '0')}-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}${suffix}.png`);
-  try {
-    await body();
-    passed++;
-    console.log(`ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-    if (workbench) await workbench.screenshot(shot('')).catch(() => {});
-  } catch (error) {
-    failed++;
-    console.log(`FAIL ${name}: ${error?.stack ?? error}`);
-    if (workbench) await workbench.screenshot(shot('-failure')).catch(() => {});
-    await finish();
-  }
-}
-
-function expect(ok, message) {
-  if (!ok) throw new Error(message);
-}
+const run = new StepRun(sandbox, RUN_TIMEOUT_MS, 'code-server.log, trace.jsonl, shots/');
+const step = (name, body) => run.step(name, body);
+const finish = () => run.finish();
 
 /** Monaco renders spaces as no-break spaces. */
 const plain = (text) => (text ?? '').replace(/\u00a0/g, ' ');
@@ -111,7 +77,7 @@ await step('code-server starts with the extension, which starts the daemon and c
     },
     { toasts: true },
   );
-  workbench = new Workbench(await sandbox.browser());
+  workbench = run.workbench = new Workbench(await sandbox.browser());
   await workbench.open(url);
   await workbench.waitForStatus(/Parley: 0 threads/, 60_000);
 });

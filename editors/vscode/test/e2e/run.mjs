@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Sandbox, agent, hubClient, makeWorkspace, tools as findTools, until } from './sandbox.mjs';
+import { StepRun, expect } from './steps.mjs';
 import { Workbench } from './workbench.mjs';
 
 const RUN_TIMEOUT_MS = 300_000;
@@ -23,45 +24,12 @@ const LIB_RS = [
   '',
 ].join('\n');
 
-let passed = 0;
-let failed = 0;
 const tools = findTools();
 const sandbox = new Sandbox(tools, 'e2e');
 let workbench;
-
-async function finish() {
-  console.log(`${passed} passed, ${failed} failed`);
-  const keep = failed > 0 || process.env.PARLEY_E2E_KEEP === '1';
-  if (keep) console.log(`screenshots and logs kept in ${sandbox.dir} (code-server.log, p.log, trace.jsonl, shots/)`);
-  await sandbox.close({ keep });
-  process.exit(failed === 0 ? 0 : 1);
-}
-
-setTimeout(() => {
-  console.log(`FAIL the run finishes within ${RUN_TIMEOUT_MS / 1000} s: it hung`);
-  failed++;
-  void finish();
-}, RUN_TIMEOUT_MS).unref();
-
-/** Runs one step; on failure takes a screenshot and ends the run. */
-async function step(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    passed++;
-    console.log(`ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-    if (workbench) await workbench.screenshot(path.join(sandbox.shots, `${String(passed).padStart(2, '0')}-ok.png`)).catch(() => {});
-  } catch (error) {
-    failed++;
-    console.log(`FAIL ${name}: ${error?.stack ?? error}`);
-    if (workbench) await workbench.screenshot(path.join(sandbox.shots, 'failure.png')).catch(() => {});
-    await finish();
-  }
-}
-
-function expect(ok, message) {
-  if (!ok) throw new Error(message);
-}
+const run = new StepRun(sandbox, RUN_TIMEOUT_MS, 'code-server.log, p.log, trace.jsonl, shots/');
+const step = (name, body) => run.step(name, body);
+const finish = () => run.finish();
 
 const workspace = makeWorkspace(path.join(sandbox.dir, 'shop'), { 'src/lib.rs': LIB_RS, 'README.md': '# Shop\n' });
 let editorId;
@@ -71,7 +39,7 @@ let threadId;
 await step('code-server starts with the extension installed from the .vsix', async () => {
   // The extension host's PATH comes from a login shell, which resets it: name the binary in the settings, as a user with parley outside PATH would.
   const url = await sandbox.startCodeServer(workspace, { 'parley.executable': tools.parley });
-  workbench = new Workbench(await sandbox.browser());
+  workbench = run.workbench = new Workbench(await sandbox.browser());
   await workbench.open(url);
 });
 
