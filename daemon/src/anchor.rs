@@ -111,23 +111,46 @@ pub struct Anchor {
     pub range: Range<usize>,
     /// The anchored text itself.
     pub quote: String,
-    /// Up to about two lines (at most ~200 bytes) of text before and after the range.
-    /// ([`capture`] takes more lines while two come to under 64 bytes.)
+    /// The text around the range. `None` while it is held only in the
+    /// store: the state owner keeps its threads without it, as only a
+    /// re-anchoring that does not find the quote in place needs it (about
+    /// 250 bytes a thread, 24 MiB for 100,000 threads).
+    pub context: Option<Box<Context>>,
+}
+
+/// Up to about two lines (at most ~200 bytes) of text before and after an
+/// anchor's range. ([`capture`] takes more lines while two come to under 64
+/// bytes.)
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Context {
     pub prefix: String,
     pub suffix: String,
-    /// The context is not held here (`prefix` and `suffix` are empty) but
-    /// only in the store: the state owner keeps its threads without it, as
-    /// only a re-anchoring that does not find the quote in place needs it
-    /// (about 200 bytes a thread, 21 MiB for 100,000 threads).
-    pub contexts_in_store: bool,
 }
 
 impl Anchor {
-    /// Lets go of the context, which the store keeps (see `contexts_in_store`).
+    /// An anchor that holds its context.
+    pub fn new(range: Range<usize>, quote: String, prefix: String, suffix: String) -> Anchor {
+        Anchor { range, quote, context: Some(Box::new(Context { prefix, suffix })) }
+    }
+
+    /// The text before the range, empty while the store holds it.
+    pub fn prefix(&self) -> &str {
+        self.context.as_ref().map_or("", |c| &c.prefix)
+    }
+
+    /// The text after the range, empty while the store holds it.
+    pub fn suffix(&self) -> &str {
+        self.context.as_ref().map_or("", |c| &c.suffix)
+    }
+
+    /// Whether the context is held only in the store.
+    pub fn contexts_in_store(&self) -> bool {
+        self.context.is_none()
+    }
+
+    /// Lets go of the context, which the store keeps.
     pub fn leave_contexts_in_store(&mut self) {
-        self.prefix = String::new();
-        self.suffix = String::new();
-        self.contexts_in_store = true;
+        self.context = None;
     }
 }
 
@@ -190,13 +213,7 @@ pub fn capture(text: &str, range: Range<usize>) -> Anchor {
     let end = ceil_boundary(text, range.end.max(start));
     let before = ceil_boundary(text, context_start(text.as_bytes(), start));
     let after = floor_boundary(text, context_end(text.as_bytes(), end));
-    Anchor {
-        range: start..end,
-        quote: text[start..end].to_owned(),
-        prefix: text[before..start].to_owned(),
-        suffix: text[end..after].to_owned(),
-        contexts_in_store: false,
-    }
+    Anchor::new(start..end, text[start..end].to_owned(), text[before..start].to_owned(), text[end..after].to_owned())
 }
 
 /// Finds `anchor` in `new_text`. `old_text` is the text the anchor's range refers to
@@ -414,7 +431,7 @@ impl<'a> Reanchorer<'a> {
             None => {}
         }
         let bytes = new.as_bytes();
-        let (prefix, suffix) = (anchor.prefix.as_bytes(), anchor.suffix.as_bytes());
+        let (prefix, suffix) = (anchor.prefix().as_bytes(), anchor.suffix().as_bytes());
         if at <= new.len()
             && new.is_char_boundary(at)
             && bytes[..at].ends_with(prefix)
@@ -472,7 +489,7 @@ impl<'a> Reanchorer<'a> {
     fn bracket(&self, anchor: &Anchor, hint: usize) -> Option<Bracketed> {
         let new = self.new_text;
         let bytes = new.as_bytes();
-        let (left, right) = (left_edge(&anchor.prefix), right_edge(&anchor.suffix));
+        let (left, right) = (left_edge(anchor.prefix()), right_edge(anchor.suffix()));
         let span = BRACKET_SPAN_PER_QUOTE_BYTE * anchor.quote.len() + BRACKET_SPAN_SLACK;
         let lefts = match left {
             Edge::TextEnd => vec![0],
@@ -531,9 +548,10 @@ impl<'a> Reanchorer<'a> {
     /// How much the text around `range` looks like the remembered context.
     fn context_similarity(&self, anchor: &Anchor, range: &Range<usize>) -> f32 {
         let bytes = self.new_text.as_bytes();
-        let before = &bytes[range.start.saturating_sub(anchor.prefix.len())..range.start];
-        let after = &bytes[range.end..bytes.len().min(range.end + anchor.suffix.len())];
-        (similarity(anchor.prefix.as_bytes(), before) + similarity(anchor.suffix.as_bytes(), after)) / 2.0
+        let (prefix, suffix) = (anchor.prefix(), anchor.suffix());
+        let before = &bytes[range.start.saturating_sub(prefix.len())..range.start];
+        let after = &bytes[range.end..bytes.len().min(range.end + suffix.len())];
+        (similarity(prefix.as_bytes(), before) + similarity(suffix.as_bytes(), after)) / 2.0
     }
 }
 

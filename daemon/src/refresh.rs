@@ -40,6 +40,9 @@ pub const SNAPSHOT_MAX_BYTES: usize = 4 * 1024 * 1024;
 
 const MISSING: &str = "missing";
 
+/// How many read files a check holds at most, waiting to be re-anchored.
+const FILES_IN_FLIGHT: usize = 4;
+
 /// A read that re-anchors at least this many threads (the first read after
 /// an import or a start on a changed workspace: every thread is written
 /// again) leaves sled holding what it wrote, about 1 KB a thread; the store
@@ -144,35 +147,42 @@ async fn check(
         return Ok(());
     }
     // One pass on a blocking thread stats every file (and reads the changed
-    // ones), rather than a hand-off per file.
-    let changed = tokio::task::spawn_blocking(move || {
-        files
-            .into_iter()
-            .filter_map(|FileToCheck { file, stamp }| {
-                read_if_changed(&file, stamp.as_ref()).map(|(stamp, content)| (file, stamp, content))
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .map_err(internal)?;
+    // ones), rather than a hand-off per file. It hands over what it read a
+    // few files at a time: holding every changed file's text at once would
+    // cost a read of a whole workspace its size in memory.
+    let (read, mut changed) = tokio::sync::mpsc::channel(FILES_IN_FLIGHT);
+    let reader = tokio::task::spawn_blocking(move || {
+        for FileToCheck { file, stamp } in files {
+            if let Some((stamp, content)) = read_if_changed(&file, stamp.as_ref())
+                && read.blocking_send((file, stamp, content)).is_err()
+            {
+                // The check failed and stopped listening.
+                return;
+            }
+        }
+    });
     // Re-anchoring writes derived data and is not flushed here: a read does
     // not wait for the disk. sled writes it within half a second; after a
     // crash before that, the next read re-anchors again (a thread whose old
     // snapshot is gone is found without the line diff).
     let mut updated = 0;
-    for (file, stamp, content) in changed {
-        let threads = state.threads_of_file(file.clone()).await?;
-        let pending: Vec<Thread> =
-            threads.into_iter().filter(|t| !t.resolved && *t.checked_against != *stamp.hash).collect();
-        let store_for_task = store.clone();
+    while let Some((file, stamp, content)) = changed.recv().await {
         let new_hash: Arc<str> = stamp.hash.as_str().into();
-        let updates =
+        let pending = state.threads_to_recheck(file.clone(), new_hash.clone()).await?;
+        let updates = if pending.is_empty() {
+            // Its threads were checked against this very text (a start, or
+            // a file touched without changing).
+            Vec::new()
+        } else {
+            let store_for_task = store.clone();
             tokio::task::spawn_blocking(move || recheck_all(pending, content, &new_hash, &store_for_task, true))
                 .await
-                .map_err(internal)??;
+                .map_err(internal)??
+        };
         updated += updates.len();
         state.rechecked(file, Some(stamp), updates).await?;
     }
+    reader.await.map_err(internal)?;
     if updated >= RELEASE_AFTER_UPDATES {
         let store = store.clone();
         tokio::spawn(async move {
@@ -234,12 +244,11 @@ fn recheck_all(
             for mut thread in std::mem::take(group) {
                 // Memory holds threads without their context; only one that
                 // is not where it was needs it, to be looked for elsewhere.
-                if thread.anchor.contexts_in_store
+                if thread.anchor.contexts_in_store()
                     && !reanchorer.in_place(&thread.anchor)
-                    && let Some((prefix, suffix)) = store.thread_contexts(&thread.id).map_err(store_failed)?
+                    && let Some(context) = store.thread_contexts(&thread.id).map_err(store_failed)?
                 {
-                    (thread.anchor.prefix, thread.anchor.suffix) = (prefix, suffix);
-                    thread.anchor.contexts_in_store = false;
+                    thread.anchor.context = Some(Box::new(context));
                 }
                 let _: Change = feedback::recheck(&mut thread, reanchorer, &index, new_hash);
                 if pass == Pass::Exact && thread.state == ThreadState::Stale {
@@ -434,7 +443,7 @@ mod tests {
         let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new());
         let created = handle.create_thread(thread).await.expect("create");
         let held = handle.thread(created.id.clone()).await.expect("state").expect("thread");
-        assert!(held.anchor.contexts_in_store && held.anchor.prefix.is_empty(), "memory holds no context");
+        assert!(held.anchor.contexts_in_store() && held.anchor.prefix().is_empty(), "memory holds no context");
         // A copy lands where the thread was; the original moves two lines down.
         let new = "target();\n// gamma\n// alpha: the one\ntarget();\n// beta: the one\n";
         std::fs::write(&file, new).expect("write");

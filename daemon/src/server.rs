@@ -86,7 +86,8 @@ async fn serve(
         notice
     });
     let reviews = store.reviews().with_context(|| format!("reading reviews from {}", store.path().display()))?;
-    let threads = store.threads().with_context(|| format!("reading threads from {}", store.path().display()))?;
+    let threads =
+        store.threads_without_context().with_context(|| format!("reading threads from {}", store.path().display()))?;
     backup(&store, &data_dir);
     let sessions =
         store.sessions().with_context(|| format!("reading review sessions from {}", store.path().display()))?;

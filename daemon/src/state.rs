@@ -184,6 +184,11 @@ enum Command {
         file: PathBuf,
         reply: oneshot::Sender<Vec<Thread>>,
     },
+    ThreadsToRecheck {
+        file: PathBuf,
+        hash: Arc<str>,
+        reply: oneshot::Sender<Vec<Thread>>,
+    },
     Thread {
         id: String,
         reply: oneshot::Sender<Option<Thread>>,
@@ -447,6 +452,12 @@ impl StateHandle {
     /// Every thread (resolved ones too) on one file.
     pub async fn threads_of_file(&self, file: PathBuf) -> Result<Vec<Thread>, Stopped> {
         self.ask(|reply| Command::ThreadsOfFile { file, reply }).await
+    }
+
+    /// The open threads of one file not yet checked against its text of
+    /// hash `hash`. Usually none: only those are copied out.
+    pub async fn threads_to_recheck(&self, file: PathBuf, hash: Arc<str>) -> Result<Vec<Thread>, Stopped> {
+        self.ask(|reply| Command::ThreadsToRecheck { file, hash, reply }).await
     }
 
     /// Thread ids that start with `prefix` (a few at most: enough to tell
@@ -820,6 +831,10 @@ impl State {
             Command::ThreadsOfFile { file, reply } => {
                 let _ = reply.send(self.threads_of_file(&file).cloned().collect());
             }
+            Command::ThreadsToRecheck { file, hash, reply } => {
+                let pending = self.threads_of_file(&file).filter(|t| !t.resolved && t.checked_against != hash);
+                let _ = reply.send(pending.cloned().collect());
+            }
             Command::Thread { id, reply } => {
                 let _ = reply.send(self.thread(&id).cloned());
             }
@@ -905,23 +920,30 @@ impl State {
         crate::store::return_freed_memory();
     }
 
-    /// Hands an export to the store; once it is durable, everything in
-    /// memory is reloaded from the store.
+    /// Hands an export to the store; once it is durable, what it brought is
+    /// read back from the store into memory.
     fn import(&mut self, export: Box<crate::store::Export>, reply: oneshot::Sender<Result<Imported, String>>) {
-        let (reviews, threads) = (export.reviews.len(), export.threads.len());
+        let reviews = export.reviews.len();
+        let threads = export.threads.iter().map(|t| t.id().to_owned()).collect();
         self.stage(crate::store::Write::Import(export), durable::Effect::Import { reviews, threads, reply });
     }
 
-    /// Replaces the reviews, threads and sessions in memory with what the
-    /// store holds; answers every open thread's file (to watch).
-    fn reload(&mut self) -> Result<Vec<PathBuf>, String> {
+    /// Replaces the reviews and sessions in memory with what the store holds,
+    /// and reads the threads `ids` from it (an import may have replaced
+    /// threads memory held); answers their files that have open threads (to
+    /// watch). Only the imported threads are read again: reading every thread
+    /// once per import file would cost a workspace of 100,000 threads a
+    /// reload of them all for each.
+    fn reload_imported(&mut self, ids: &[String]) -> Result<Vec<PathBuf>, String> {
         let read = || -> Result<_, crate::store::StoreError> {
-            Ok((self.store.reviews()?, self.store.threads()?, self.store.sessions()?))
+            let threads = ids.iter().map(|id| self.store.thread_without_context(id)).collect::<Result<Vec<_>, _>>()?;
+            Ok((self.store.reviews()?, threads, self.store.sessions()?))
         };
-        let (all_reviews, all_threads, all_sessions) = read().map_err(|e| e.to_string())?;
-        let files = all_threads.iter().filter(|t| !t.resolved).map(views::file_of).collect();
-        self.load(all_reviews, all_threads);
+        let (all_reviews, threads, all_sessions) = read().map_err(|e| e.to_string())?;
+        self.reviews = all_reviews.into_iter().map(|r| (r.base.clone(), r)).collect();
         self.sessions = all_sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+        let files = self.replace_threads(threads.into_iter().flatten());
+        crate::store::return_freed_memory();
         Ok(files)
     }
 

@@ -476,7 +476,7 @@ impl Store {
     /// than in the middle of serving.
     fn check(&self) -> Result<(), StoreError> {
         self.reviews()?;
-        self.threads()?;
+        self.each_thread(drop)?;
         self.sessions()?;
         Ok(())
     }
@@ -544,8 +544,36 @@ impl Store {
 
     /// Every stored thread, resolved ones included.
     pub fn threads(&self) -> Result<Vec<Thread>, StoreError> {
-        let trees = self.trees()?;
-        trees.threads.iter().map(|entry| Ok(serde_json::from_slice::<ThreadRecord>(&entry?.1)?.into())).collect()
+        self.read_threads(Thread::from)
+    }
+
+    /// Every stored thread as the state owner holds them: without their
+    /// anchors' context, which stays in the store (see [`crate::anchor::Anchor`]).
+    pub fn threads_without_context(&self) -> Result<Vec<Thread>, StoreError> {
+        self.read_threads(ThreadRecord::into_thread_without_context)
+    }
+
+    /// One stored thread as the state owner holds it (see
+    /// [`Store::threads_without_context`]).
+    pub fn thread_without_context(&self, id: &str) -> Result<Option<Thread>, StoreError> {
+        let Some(stored) = self.trees()?.threads.get(id.as_bytes())? else {
+            return Ok(None);
+        };
+        Ok(Some(serde_json::from_slice::<ThreadRecord>(&stored)?.into_thread_without_context()))
+    }
+
+    fn read_threads(&self, convert: fn(ThreadRecord) -> Thread) -> Result<Vec<Thread>, StoreError> {
+        let mut threads = Vec::new();
+        self.each_thread(|record| threads.push(convert(record)))?;
+        Ok(threads)
+    }
+
+    /// Reads the stored threads one by one.
+    fn each_thread(&self, mut visit: impl FnMut(ThreadRecord)) -> Result<(), StoreError> {
+        for entry in self.trees()?.threads.iter() {
+            visit(serde_json::from_slice(&entry?.1)?);
+        }
+        Ok(())
     }
 
     /// Writes a thread; durable after the next [`Store::flush`].
@@ -554,10 +582,10 @@ impl Store {
     pub fn put_thread(&self, thread: &Thread) -> Result<(), StoreError> {
         let trees = self.trees()?;
         let mut record = ThreadRecord::from(thread);
-        if thread.anchor.contexts_in_store
+        if thread.anchor.contexts_in_store()
             && let Some(stored) = trees.threads.get(thread.id.as_bytes())?
         {
-            record.keep_contexts_of(serde_json::from_slice(&stored)?);
+            record.keep_context_of(serde_json::from_slice(&stored)?);
         }
         let bytes = serde_json::to_vec(&record)?;
         trees.threads.insert(thread.id.as_bytes(), bytes).map_err(|e| self.failed(e))?;
@@ -566,11 +594,11 @@ impl Store {
 
     /// The context before and after a thread's quote, as stored; `None`
     /// when there is no such thread.
-    pub fn thread_contexts(&self, id: &str) -> Result<Option<(String, String)>, StoreError> {
+    pub fn thread_contexts(&self, id: &str) -> Result<Option<crate::anchor::Context>, StoreError> {
         let Some(stored) = self.trees()?.threads.get(id.as_bytes())? else {
             return Ok(None);
         };
-        Ok(Some(serde_json::from_slice::<ThreadRecord>(&stored)?.into_contexts()))
+        Ok(Some(serde_json::from_slice::<ThreadRecord>(&stored)?.into_context()))
     }
 
     /// Every stored review session.

@@ -400,6 +400,39 @@ async fn export_import_and_recovery_from_a_corrupt_store() {
     assert_eq!(serde_json::from_str::<Value>(&out).expect("JSON")[0]["id"], json!(id));
 }
 
+/// An import into a daemon that holds some of its threads puts the exported
+/// threads in place of the held ones, keeps the others, and checks the
+/// imported ones against their files as they are now.
+#[tokio::test]
+async fn an_import_replaces_the_threads_it_brings_and_keeps_the_rest() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.ts", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let exported = add(&sandbox, &repo, "src/auth.ts:3", "Exported while open");
+    let backup = sandbox.dir.path().join("export.json");
+    let (code, _, err) = cli_in(&sandbox, &repo, &["export", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    let later = add(&sandbox, &repo, "src/auth.ts:10", "Made after the export");
+    let (code, _, err) = cli_in(&sandbox, &repo, &["feedback", "resolve", &exported]);
+    assert_eq!(code, 0, "{err}");
+    // Two lines above both threads; a read follows them and knows the file.
+    std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
+    let agent = sandbox.agent(&repo).await;
+    let listed = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    assert_eq!(threads(&listed).len(), 1, "the exported thread is resolved: {listed}");
+
+    let (code, out, err) = cli_in(&sandbox, &repo, &["import", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 thread(s)"), "{out}");
+    let listed = agent.call_ok("get_feedback", json!({"filePath": "src/auth.ts"})).await;
+    let by_id = |id: &str| threads(&listed).into_iter().find(|t| t["id"] == json!(id));
+    let back = by_id(&exported).unwrap_or_else(|| panic!("open again, as exported: {listed}"));
+    assert_eq!(back["range"]["startLine"], json!(5), "checked against the file as it is now: {back}");
+    assert_eq!(by_id(&later).unwrap_or_else(|| panic!("kept: {listed}"))["range"]["startLine"], json!(12));
+    let summary = agent.call_ok("get_feedback_summary", json!({})).await;
+    assert_eq!((summary["totalThreads"].clone(), summary["fileCount"].clone()), (json!(2), json!(1)), "{summary}");
+}
+
 #[tokio::test]
 async fn threads_and_the_review_are_mcp_resources() {
     let sandbox = Sandbox::new();

@@ -415,8 +415,8 @@ fn capture_keeps_context_on_char_boundaries() {
     let anchor = capture(&text, range.clone().expect("marked"));
     assert_eq!(anchor.quote, "é");
     assert_eq!(anchor.range, range.expect("marked"));
-    assert!(anchor.prefix.len() <= CONTEXT_MAX_BYTES && anchor.prefix.ends_with("middle "));
-    assert!(anchor.suffix.len() <= CONTEXT_MAX_BYTES && anchor.suffix.starts_with("\néé"));
+    assert!(anchor.prefix().len() <= CONTEXT_MAX_BYTES && anchor.prefix().ends_with("middle "));
+    assert!(anchor.suffix().len() <= CONTEXT_MAX_BYTES && anchor.suffix().starts_with("\néé"));
 
     // Offsets off char boundaries or past the end are widened and clamped.
     assert_eq!(capture("a𝄞b", 2..3).quote, "𝄞");
@@ -577,7 +577,7 @@ proptest! {
         // A captured anchor, and one that matches nothing: a stale range
         // (possibly off char boundaries or past the end) and made-up text.
         let (quote, prefix, suffix, start, len) = stale;
-        let made_up = Anchor { range: start..start + len, quote, prefix, suffix, contexts_in_store: false };
+        let made_up = Anchor::new(start..start + len, quote, prefix, suffix);
         for anchor in [capture(&old, a.min(b)..a.max(b)), made_up] {
             for snapshot in [Some(old.as_str()), None] {
                 assert_consistent(&new, &reanchor(&anchor, snapshot, &new));

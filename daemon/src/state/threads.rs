@@ -129,8 +129,36 @@ impl State {
         let key = ThreadKey::of(&thread.id);
         ids.insert(key.clone());
         // Boxed: the map's table has room for a third more threads than it
-        // holds, and an empty slot is then 8 bytes instead of a thread's 328.
+        // holds, and an empty slot is then 8 bytes instead of a thread's 320.
         self.threads.insert(key, Box::new(thread));
+    }
+
+    /// Puts `threads` in memory in place of any held under their ids (as
+    /// read back after an import). Their files are checked again at the next
+    /// read, as the threads may not have been checked against them; answers
+    /// the files with open threads among them.
+    pub(super) fn replace_threads(&mut self, threads: impl Iterator<Item = Thread>) -> Vec<PathBuf> {
+        let mut touched = BTreeSet::new();
+        for thread in threads {
+            let key = ThreadKey::of(&thread.id);
+            if let Some(held) = self.threads.remove(&key) {
+                let file = views::file_of(&held);
+                if let Some(ids) = self.by_file.get_mut(&file) {
+                    ids.remove(&key);
+                    if ids.is_empty() {
+                        self.by_file.remove(&file);
+                    }
+                }
+                touched.insert(file);
+            }
+            touched.insert(views::file_of(&thread));
+            self.index_thread(thread);
+        }
+        for file in &touched {
+            self.stamps.remove(file);
+            self.recount(file);
+        }
+        touched.into_iter().filter(|file| self.counts.get(file).is_some_and(|c| c.threads > 0)).collect()
     }
 
     pub(super) fn thread(&self, id: &str) -> Option<&Thread> {
@@ -207,7 +235,14 @@ impl State {
             // what re-anchoring decides.
             let old_snapshot = std::mem::replace(&mut current.anchored_against, update.anchored_against.clone());
             let moved = (current.state, current.span) != (update.state, update.span);
-            current.anchor = update.anchor;
+            // The quote is usually the same text: the one held is kept, as
+            // replacing it with the copy re-anchoring made would scatter a
+            // mass re-check's threads across memory it then frees around them.
+            let crate::anchor::Anchor { range, quote, context } = update.anchor;
+            if current.anchor.quote != quote {
+                current.anchor.quote = quote;
+            }
+            (current.anchor.range, current.anchor.context) = (range, context);
             current.checked_against = update.checked_against;
             current.span = update.span;
             current.state = update.state;
@@ -341,7 +376,7 @@ fn share<T: ?Sized + PartialEq>(mine: &mut Arc<T>, theirs: &Arc<T>) -> bool {
 
 /// Applies an edit to a thread made at `at`; answers the change's name.
 fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'static str, ThreadError> {
-    let by_agent = |agent: &str| Mark { by: agent.to_owned(), at: at.to_owned(), agent: true };
+    let by_agent = |agent: &str| Box::new(Mark { by: agent.to_owned(), at: at.to_owned(), agent: true });
     let standing = &mut thread.standing;
     let change = match edit {
         ThreadEdit::Reply(_) | ThreadEdit::AgentReply(_) if thread.resolved => {
@@ -364,7 +399,7 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
         }
         ThreadEdit::Resolve => {
             thread.resolved = true;
-            standing.resolved = Some(Mark { by: "human".into(), at: at.to_owned(), agent: false });
+            standing.resolved = Some(Box::new(Mark { by: "human".into(), at: at.to_owned(), agent: false }));
             "resolved"
         }
         ThreadEdit::AgentResolve { agent, note } => {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::anchor::Anchor;
+use crate::anchor::{Anchor, Context};
 use crate::feedback::{Columns, Comment, Finding, Mark, Span, Standing, Thread, ThreadState};
 use crate::reviews::{CheckedReference, FoundReference, Review, Source};
 
@@ -57,16 +57,26 @@ struct ReferenceV1 {
     problem: Option<String>,
 }
 
-/// A feedback thread as stored.
+/// A feedback thread as stored: `{"v": "1", …}`, like the other records.
+/// The version is a field of the record rather than serde's internal tag,
+/// which would buffer every field of every record (a copy of each string)
+/// before reading it: at start, 100,000 threads' worth of short-lived copies
+/// left the daemon's heap full of holes.
 #[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "v")]
-pub enum ThreadRecord {
+#[serde(transparent)]
+pub struct ThreadRecord(ThreadV1);
+
+/// The versions of [`ThreadRecord`] this daemon reads.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+enum ThreadVersion {
     #[serde(rename = "1")]
-    V1(ThreadV1),
+    V1,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ThreadV1 {
+    /// First, so a record starts with its version as the tagged ones do.
+    v: ThreadVersion,
     id: String,
     workspace: PathBuf,
     path: String,
@@ -104,9 +114,9 @@ struct MarkV1 {
     agent: bool,
 }
 
-impl From<MarkV1> for Mark {
-    fn from(m: MarkV1) -> Self {
-        Mark { by: m.by, at: m.at, agent: m.agent }
+impl Mark {
+    fn boxed(m: MarkV1) -> Box<Mark> {
+        Box::new(Mark { by: m.by, at: m.at, agent: m.agent })
     }
 }
 
@@ -230,7 +240,26 @@ impl From<&Review> for ReviewRecord {
 
 impl From<ThreadRecord> for Thread {
     fn from(record: ThreadRecord) -> Self {
-        let ThreadRecord::V1(t) = record;
+        let (mut thread, context) = record.into_parts();
+        thread.anchor.context = Some(Box::new(context));
+        thread
+    }
+}
+
+impl ThreadRecord {
+    /// The thread's id.
+    pub fn id(&self) -> &str {
+        &self.0.id
+    }
+
+    /// The thread as the state owner holds it: its anchor's context left
+    /// in the store.
+    pub fn into_thread_without_context(self) -> Thread {
+        self.into_parts().0
+    }
+
+    fn into_parts(self) -> (Thread, Context) {
+        let ThreadRecord(t) = self;
         let s = t.span;
         let state = match (t.state.as_str(), t.similarity) {
             ("anchored", _) => ThreadState::Anchored,
@@ -240,17 +269,11 @@ impl From<ThreadRecord> for Thread {
             ("stale", _) => ThreadState::Stale,
             _ => ThreadState::Orphaned,
         };
-        Thread {
+        let thread = Thread {
             id: t.id,
             workspace: t.workspace.into(),
             path: t.path,
-            anchor: Anchor {
-                range: t.start..t.end,
-                quote: t.quote,
-                prefix: t.prefix,
-                suffix: t.suffix,
-                contexts_in_store: false,
-            },
+            anchor: Anchor { range: t.start..t.end, quote: t.quote, context: None },
             anchored_against: t.anchored_against.into(),
             checked_against: t.checked_against.into(),
             span: Span {
@@ -261,11 +284,12 @@ impl From<ThreadRecord> for Thread {
             },
             state,
             original_quote: t.original_quote,
-            comments: t
-                .comments
-                .into_iter()
-                .map(|c| Comment { id: c.id, body: c.body, author: c.author, created_at: c.created_at })
-                .collect(),
+            comments: exactly(t.comments.into_iter().map(|c| Comment {
+                id: c.id,
+                body: c.body,
+                author: c.author,
+                created_at: c.created_at,
+            })),
             created_at: t.created_at,
             updated_at: t.updated_at,
             resolved: t.resolved,
@@ -279,27 +303,36 @@ impl From<ThreadRecord> for Thread {
                 })
             }),
             standing: Standing {
-                seen: t.seen.map(Mark::from),
-                addressed: t.addressed.map(Mark::from),
-                resolved: t.resolved_by.map(Mark::from),
+                seen: t.seen.map(Mark::boxed),
+                addressed: t.addressed.map(Mark::boxed),
+                resolved: t.resolved_by.map(Mark::boxed),
             },
-        }
+        };
+        (thread, Context { prefix: t.prefix, suffix: t.suffix })
     }
-}
 
-impl ThreadRecord {
     /// The anchor's context before and after the quote.
-    pub fn into_contexts(self) -> (String, String) {
-        let ThreadRecord::V1(t) = self;
-        (t.prefix, t.suffix)
+    pub fn into_context(self) -> Context {
+        let ThreadRecord(t) = self;
+        Context { prefix: t.prefix, suffix: t.suffix }
     }
 
     /// Takes the context of `stored`, the record this one replaces: for a
     /// thread written from memory, which does not hold it.
-    pub fn keep_contexts_of(&mut self, stored: ThreadRecord) {
-        let ThreadRecord::V1(t) = self;
-        (t.prefix, t.suffix) = stored.into_contexts();
+    pub fn keep_context_of(&mut self, stored: ThreadRecord) {
+        let ThreadRecord(t) = self;
+        Context { prefix: t.prefix, suffix: t.suffix } = stored.into_context();
     }
+}
+
+/// The items in a vector of exactly their number. A vector read from JSON
+/// has room for at least four (serde cannot know the length beforehand), and
+/// collecting from it keeps its buffer: a thread's one comment held room for
+/// four, 29 MiB for 100,000 threads kept in memory.
+fn exactly<T>(items: impl ExactSizeIterator<Item = T>) -> Vec<T> {
+    let mut exact = Vec::with_capacity(items.len());
+    exact.extend(items);
+    exact
 }
 
 impl From<&Thread> for ThreadRecord {
@@ -309,15 +342,16 @@ impl From<&Thread> for ThreadRecord {
             ThreadState::Modified(similarity) => Some(similarity),
             _ => None,
         };
-        ThreadRecord::V1(ThreadV1 {
+        ThreadRecord(ThreadV1 {
+            v: ThreadVersion::V1,
             id: t.id.clone(),
             workspace: t.workspace.to_path_buf(),
             path: t.path.clone(),
             start: t.anchor.range.start,
             end: t.anchor.range.end,
             quote: t.anchor.quote.clone(),
-            prefix: t.anchor.prefix.clone(),
-            suffix: t.anchor.suffix.clone(),
+            prefix: t.anchor.prefix().to_owned(),
+            suffix: t.anchor.suffix().to_owned(),
             anchored_against: t.anchored_against.to_string(),
             checked_against: t.checked_against.to_string(),
             span: [
@@ -353,9 +387,9 @@ impl From<&Thread> for ThreadRecord {
                 category: f.category.clone(),
                 suggested_fix: f.suggested_fix.clone(),
             }),
-            seen: t.standing.seen.as_ref().map(MarkV1::from),
-            addressed: t.standing.addressed.as_ref().map(MarkV1::from),
-            resolved_by: t.standing.resolved.as_ref().map(MarkV1::from),
+            seen: t.standing.seen.as_deref().map(MarkV1::from),
+            addressed: t.standing.addressed.as_deref().map(MarkV1::from),
+            resolved_by: t.standing.resolved.as_deref().map(MarkV1::from),
         })
     }
 }
@@ -378,7 +412,7 @@ mod tests {
         assert_eq!(thread.standing, Standing::default());
         assert_eq!(thread.standing.resolver(thread.resolved), Some("human"), "resolved before: by a person");
 
-        let mark = |by: &str, agent| Mark { by: by.into(), at: "t2".into(), agent };
+        let mark = |by: &str, agent| Box::new(Mark { by: by.into(), at: "t2".into(), agent });
         thread.standing =
             Standing { seen: Some(mark("claude", true)), addressed: None, resolved: Some(mark("human", false)) };
         let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
@@ -386,5 +420,16 @@ mod tests {
         assert_eq!(back.standing, thread.standing);
         // Marks not set are not written, so records stay as small as before.
         assert!(!json.contains("addressed"), "{json}");
+    }
+
+    #[test]
+    fn records_start_with_their_version_and_a_newer_one_is_refused() {
+        let thread = Thread::from(serde_json::from_str::<ThreadRecord>(OLD).expect("loads"));
+        assert_eq!(thread.comments.capacity(), 1, "room for its one comment, not the four JSON gave");
+        let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
+        assert!(json.starts_with(r#"{"v":"1","id":"573dda29"#), "{json}");
+        let newer = OLD.replacen(r#""v":"1""#, r#""v":"2""#, 1);
+        let error = serde_json::from_str::<ThreadRecord>(&newer).expect_err("a version this daemon does not know");
+        assert!(error.to_string().contains("unknown variant `2`"), "{error}");
     }
 }
