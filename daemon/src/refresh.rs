@@ -45,8 +45,9 @@ const FILES_IN_FLIGHT: usize = 4;
 
 /// A read that re-anchors at least this many threads (the first read after
 /// an import or a start on a changed workspace: every thread is written
-/// again) leaves sled holding what it wrote, about 1 KB a thread; the store
-/// is reopened a moment later to let go of it.
+/// again) leaves sled holding what it wrote, about 1 KB a thread, and the
+/// threads scattered in memory: a moment later they are compacted and the
+/// store is reopened to let go of both.
 const RELEASE_AFTER_UPDATES: usize = 10_000;
 /// How long after such a read the store is reopened: its writes are handed
 /// to the store in batches meanwhile, and a reopen between two of them would
@@ -184,9 +185,10 @@ async fn check(
     }
     reader.await.map_err(internal)?;
     if updated >= RELEASE_AFTER_UPDATES {
-        let store = store.clone();
+        let (state, store, changed) = (state.clone(), store.clone(), std::time::Instant::now());
         tokio::spawn(async move {
             tokio::time::sleep(RELEASE_AFTER).await;
+            state.compact_threads(changed).await;
             store.release_memory().await;
         });
     }

@@ -266,6 +266,9 @@ enum Command {
         notes: Option<String>,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
+    CompactThreads {
+        requested: Instant,
+    },
     DiscardEmptySession {
         id: String,
     },
@@ -447,6 +450,14 @@ impl StateHandle {
         suspects: Suspects,
     ) -> Result<Vec<FileToCheck>, Stopped> {
         self.ask(|reply| Command::FilesToCheck { scope, file, suspects, reply }).await
+    }
+
+    /// Has the state owner compact its threads in memory after a change to
+    /// many of them made at `changed` (an import, a re-anchoring of a whole
+    /// workspace). One compaction answers every change made before it; it
+    /// is done only when many threads are held (10,000).
+    pub async fn compact_threads(&self, changed: Instant) {
+        self.tell(Command::CompactThreads { requested: changed }).await;
     }
 
     /// Every thread (resolved ones too) on one file.
@@ -708,6 +719,8 @@ struct State {
     written: mpsc::Sender<Result<(), String>>,
     /// The sending side of [`StateHandle::changes`].
     changes: broadcast::Sender<Changed>,
+    /// When the threads were last compacted (see [`StateHandle::compact_threads`]).
+    compacted: Option<Instant>,
 }
 
 /// Starts the state owner with the reviews and threads already in `store`.
@@ -737,6 +750,7 @@ pub fn spawn(
         focus_counter: 0,
         store,
         queue: VecDeque::new(),
+        compacted: None,
         in_flight: None,
         restore: BTreeSet::new(),
         staged_threads: HashMap::new(),
@@ -898,6 +912,13 @@ impl State {
                 self.publish(root, Payload::Round { method, params });
             }
             Command::DiscardEmptySession { id } => self.discard_empty_session(&id),
+            Command::CompactThreads { requested } => {
+                // Requests made before the last compaction are answered by it.
+                if self.compacted.is_none_or(|at| at < requested) {
+                    self.compact_threads();
+                    self.compacted = Some(Instant::now());
+                }
+            }
         }
     }
 

@@ -562,6 +562,18 @@ impl Store {
         Ok(Some(serde_json::from_slice::<ThreadRecord>(&stored)?.into_thread_without_context()))
     }
 
+    /// Writes `thread` (as memory holds it) to `into` as the store would,
+    /// for [`Store::decode_thread`] to read back: a copy of a thread outside
+    /// the store.
+    pub fn encode_thread(thread: &Thread, into: &mut Vec<u8>) -> Result<(), StoreError> {
+        Ok(serde_json::to_writer(into, &ThreadRecord::from(thread))?)
+    }
+
+    /// A thread [`Store::encode_thread`] wrote, as memory holds it.
+    pub fn decode_thread(bytes: &[u8]) -> Result<Thread, StoreError> {
+        Ok(serde_json::from_slice::<ThreadRecord>(bytes)?.into_thread_without_context())
+    }
+
     fn read_threads(&self, convert: fn(ThreadRecord) -> Thread) -> Result<Vec<Thread>, StoreError> {
         let mut threads = Vec::new();
         self.each_thread(|record| threads.push(convert(record)))?;
