@@ -24,6 +24,7 @@ pub use lines::{line_col, line_range, offset_of};
 use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::Arc;
 use std::time::Duration;
 
 use memchr::memmem;
@@ -109,8 +110,9 @@ const APPROXIMATE_COST: usize = 32;
 pub struct Anchor {
     /// Byte range in the text it was last anchored against.
     pub range: Range<usize>,
-    /// The anchored text itself.
-    pub quote: String,
+    /// The anchored text itself; shared with the thread's original quote
+    /// while they are the same text.
+    pub quote: Arc<str>,
     /// The text around the range. `None` while it is held only in the
     /// store: the state owner keeps its threads without it, as only a
     /// re-anchoring that does not find the quote in place needs it (about
@@ -130,7 +132,7 @@ pub struct Context {
 impl Anchor {
     /// An anchor that holds its context.
     pub fn new(range: Range<usize>, quote: String, prefix: String, suffix: String) -> Anchor {
-        Anchor { range, quote, context: Some(Box::new(Context { prefix, suffix })) }
+        Anchor { range, quote: quote.into(), context: Some(Box::new(Context { prefix, suffix })) }
     }
 
     /// The text before the range, empty while the store holds it.
@@ -337,7 +339,7 @@ impl<'a> Reanchorer<'a> {
     /// or where the line diff carries it: the steps that need neither the
     /// context nor any search.
     pub fn in_place(&self, anchor: &Anchor) -> bool {
-        let quote = anchor.quote.as_str();
+        let quote: &str = &anchor.quote;
         if quote.is_empty() {
             return false;
         }
@@ -352,7 +354,7 @@ impl<'a> Reanchorer<'a> {
     /// when one was; see [`reanchor`].
     pub fn reanchor(&self, anchor: &Anchor) -> Reanchored {
         let new = self.new_text;
-        let quote = anchor.quote.as_str();
+        let quote: &str = &anchor.quote;
         if quote.is_empty() {
             return self.reanchor_empty(anchor);
         }

@@ -138,11 +138,14 @@ pub struct Thread {
     pub checked_against: Arc<str>,
     pub span: Span,
     pub state: ThreadState,
-    /// The quoted text when the thread was made.
-    pub original_quote: String,
+    /// The quoted text when the thread was made: the anchor's own quote
+    /// (one allocation for both) while the text has not changed.
+    pub original_quote: Arc<str>,
     pub comments: Vec<Comment>,
-    pub created_at: String,
-    pub updated_at: String,
+    /// RFC 3339, like `updated_at`, which shares this one's text until the
+    /// thread is first changed.
+    pub created_at: Arc<str>,
+    pub updated_at: Arc<str>,
     /// Resolved threads are hidden from listings but kept, so they can be reopened.
     pub resolved: bool,
     /// The reviewer's finding this thread was made from, for threads a
@@ -415,8 +418,8 @@ mod tests {
             comments: (0..comments)
                 .map(|i| Comment { id: i.to_string(), body: "b".into(), author: "a".into(), created_at: String::new() })
                 .collect(),
-            created_at: String::new(),
-            updated_at: String::new(),
+            created_at: "".into(),
+            updated_at: "".into(),
             resolved: false,
             finding: None,
             standing: Standing::default(),

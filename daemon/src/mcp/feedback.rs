@@ -236,9 +236,9 @@ pub fn item(mut thread: Thread, scope: &Path) -> FeedbackItem {
         orphaned: thread.state.is_orphaned(),
         state: thread.state.name().into(),
         confidence: thread.state.rounded_confidence(),
-        original_quote: (thread.state != ThreadState::Anchored).then_some(thread.original_quote),
+        original_quote: (thread.state != ThreadState::Anchored).then(|| thread.original_quote.to_string()),
         comments: thread.comments.into_iter().map(owned_comment).collect(),
-        selected_text: thread.anchor.quote,
+        selected_text: thread.anchor.quote.to_string(),
         id: thread.id,
         finding: thread.finding.map(|f| FindingView {
             review_id: f.review_id,

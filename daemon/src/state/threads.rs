@@ -474,7 +474,7 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             "reopened"
         }
     };
-    thread.updated_at = at.to_owned();
+    thread.updated_at = at.into();
     Ok(change)
 }
 

@@ -2,6 +2,7 @@
 //! conversions to and from the domain types. The export file uses them too.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -261,6 +262,8 @@ impl ThreadRecord {
     fn into_parts(self) -> (Thread, Context) {
         let ThreadRecord(t) = self;
         let s = t.span;
+        let quote: Arc<str> = t.quote.into();
+        let created_at: Arc<str> = t.created_at.as_str().into();
         let state = match (t.state.as_str(), t.similarity) {
             ("anchored", _) => ThreadState::Anchored,
             ("moved", _) => ThreadState::Moved,
@@ -273,7 +276,7 @@ impl ThreadRecord {
             id: t.id,
             workspace: t.workspace.into(),
             path: t.path,
-            anchor: Anchor { range: t.start..t.end, quote: t.quote, context: None },
+            anchor: Anchor { range: t.start..t.end, quote: quote.clone(), context: None },
             anchored_against: t.anchored_against.into(),
             checked_against: t.checked_against.into(),
             span: Span {
@@ -283,15 +286,15 @@ impl ThreadRecord {
                 end: Columns { bytes: s[5], utf16: s[6], chars: s[7] },
             },
             state,
-            original_quote: t.original_quote,
+            original_quote: if *t.original_quote == *quote { quote } else { t.original_quote.into() },
             comments: exactly(t.comments.into_iter().map(|c| Comment {
                 id: c.id,
                 body: c.body,
                 author: c.author,
                 created_at: c.created_at,
             })),
-            created_at: t.created_at,
-            updated_at: t.updated_at,
+            updated_at: if t.updated_at == t.created_at { created_at.clone() } else { t.updated_at.into() },
+            created_at,
             resolved: t.resolved,
             finding: t.finding.map(|f| {
                 Box::new(Finding {
@@ -349,7 +352,7 @@ impl From<&Thread> for ThreadRecord {
             path: t.path.clone(),
             start: t.anchor.range.start,
             end: t.anchor.range.end,
-            quote: t.anchor.quote.clone(),
+            quote: t.anchor.quote.to_string(),
             prefix: t.anchor.prefix().to_owned(),
             suffix: t.anchor.suffix().to_owned(),
             anchored_against: t.anchored_against.to_string(),
@@ -366,7 +369,7 @@ impl From<&Thread> for ThreadRecord {
             ],
             state: t.state.name().into(),
             similarity,
-            original_quote: t.original_quote.clone(),
+            original_quote: t.original_quote.to_string(),
             comments: t
                 .comments
                 .iter()
@@ -377,8 +380,8 @@ impl From<&Thread> for ThreadRecord {
                     created_at: c.created_at.clone(),
                 })
                 .collect(),
-            created_at: t.created_at.clone(),
-            updated_at: t.updated_at.clone(),
+            created_at: t.created_at.to_string(),
+            updated_at: t.updated_at.to_string(),
             resolved: t.resolved,
             finding: t.finding.as_deref().map(|f| FindingV1 {
                 review_id: f.review_id.clone(),
