@@ -542,7 +542,9 @@ impl Store {
         Ok(self.review_revisions(base)?.into_iter().find(|r| r.revision == revision))
     }
 
-    /// Every stored thread, resolved ones included.
+    /// Every stored thread as stored, context included: what tests check
+    /// the store against (the daemon reads [`Store::threads_without_context`]).
+    #[cfg(test)]
     pub fn threads(&self) -> Result<Vec<Thread>, StoreError> {
         self.read_threads(Thread::from)
     }
