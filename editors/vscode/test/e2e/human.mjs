@@ -271,18 +271,26 @@ await step("two rounds waiting: the status bar counts both, Review Agent Changes
   await until('the status bar to count two rounds', async () => (await roundsStatus()) === '2 reviews waiting');
   const rows = workbench.page.locator('.quick-input-widget .quick-input-list .monaco-list-row');
   const thirdRow = rows.filter({ hasText: 'test-agent: Third change: metrics' }).first();
-  // A quick pick closes when the workbench takes the focus (the review panel, still loading after the reload, can): open it again then.
-  await until('both rounds in the pick', async () => {
+  const thirdOpen = async () =>
+    /test-agent asks: Third change: metrics/.test((await workbench.pane('Parley Review').textContent({ timeout: 500 }).catch(() => '')) ?? '');
+  // A quick pick closes when the workbench takes the focus (the review panel, still loading after the reload, can),
+  // even between finding a row and clicking it: open it again then, and choose once both rounds are offered.
+  let shown = false;
+  await until('the third round chosen from a pick offering both', async () => {
+    if (await thirdOpen()) return true;
     if (!(await thirdRow.isVisible())) {
       await workbench.runCommand('Parley: Review Agent Changes');
       await thirdRow.waitFor({ timeout: 3000 }).catch(() => {});
     }
     const text = (await rows.allTextContents()).join(' | ');
-    return text.includes('test-agent: Second change: logging') && text.includes('test-agent: Third change: metrics');
-  }, 20_000);
-  await workbench.screenshot(path.join(sandbox.shots, 'pick-among-waiting-rounds.png'));
-  await thirdRow.click();
-  await until('the third round open', async () => /test-agent asks: Third change: metrics/.test((await workbench.pane('Parley Review').textContent()) ?? ''), 10_000);
+    if (!text.includes('test-agent: Second change: logging') || !text.includes('test-agent: Third change: metrics')) return false;
+    if (!shown) {
+      await workbench.screenshot(path.join(sandbox.shots, 'pick-among-waiting-rounds.png'));
+      shown = true;
+    }
+    await thirdRow.click({ timeout: 2000 }).catch(() => {});
+    return false;
+  }, 30_000);
   await mcp.call('cancel_review', { review_id: third.review_id });
   await workbench.toast('was cancelled by the agent').waitFor({ timeout: 10_000 });
   await until('the review to close', async () => (await workbench.page.locator('.pane-header', { hasText: 'Parley Review' }).count()) === 0, 10_000);
