@@ -17,6 +17,7 @@ pub mod git;
 pub mod glob;
 pub mod hub;
 pub mod mcp;
+pub mod memory;
 pub mod position;
 pub mod refresh;
 pub mod reviewer;

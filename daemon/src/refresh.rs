@@ -43,17 +43,6 @@ const MISSING: &str = "missing";
 /// How many read files a check holds at most, waiting to be re-anchored.
 const FILES_IN_FLIGHT: usize = 4;
 
-/// A read that re-anchors at least this many threads (the first read after
-/// an import or a start on a changed workspace: every thread is written
-/// again) leaves sled holding what it wrote, about 1 KB a thread, and the
-/// threads scattered in memory: a moment later they are compacted and the
-/// store is reopened to let go of both.
-const RELEASE_AFTER_UPDATES: usize = 10_000;
-/// How long after such a read the store is reopened: its writes are handed
-/// to the store in batches meanwhile, and a reopen between two of them would
-/// release only part.
-const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
-
 type Failure = FeedbackError;
 
 fn store_failed(e: impl std::fmt::Display) -> Failure {
@@ -166,7 +155,6 @@ async fn check(
     // not wait for the disk. sled writes it within half a second; after a
     // crash before that, the next read re-anchors again (a thread whose old
     // snapshot is gone is found without the line diff).
-    let mut updated = 0;
     while let Some((file, stamp, content)) = changed.recv().await {
         let new_hash: Arc<str> = stamp.hash.as_str().into();
         let pending = state.threads_to_recheck(file.clone(), new_hash.clone()).await?;
@@ -180,18 +168,12 @@ async fn check(
                 .await
                 .map_err(internal)??
         };
-        updated += updates.len();
         state.rechecked(file, Some(stamp), updates).await?;
     }
     reader.await.map_err(internal)?;
-    if updated >= RELEASE_AFTER_UPDATES {
-        let (state, store, changed) = (state.clone(), store.clone(), std::time::Instant::now());
-        tokio::spawn(async move {
-            tokio::time::sleep(RELEASE_AFTER).await;
-            state.compact_threads(changed).await;
-            store.release_memory().await;
-        });
-    }
+    // A read that re-anchors a whole workspace (the first after an import,
+    // or a start on a changed workspace) writes every thread again: the
+    // state owner compacts them, and the store reopens, once it is over.
     Ok(())
 }
 

@@ -28,10 +28,14 @@ pub fn run() -> anyhow::Result<()> {
     // thread-safe to read while others may change it.
     let notify_socket = config::notify_socket();
     init_logging();
+    crate::memory::configure_allocator();
+    tracing::debug!("the allocator purges freed pages after {} ms", crate::memory::purge_delay_ms());
     let activated = listener::activated_socket()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("parley")
+        .on_thread_park(crate::memory::collect_on_idle)
+        .thread_keep_alive(crate::memory::BLOCKING_THREAD_KEEP_ALIVE)
         .enable_all()
         .build()
         .context("starting the async runtime")?;

@@ -266,8 +266,10 @@ enum Command {
         notes: Option<String>,
         reply: oneshot::Sender<Result<Session, SessionError>>,
     },
+    #[cfg(test)]
     CompactThreads {
-        requested: Instant,
+        now: bool,
+        reply: oneshot::Sender<usize>,
     },
     DiscardEmptySession {
         id: String,
@@ -452,12 +454,17 @@ impl StateHandle {
         self.ask(|reply| Command::FilesToCheck { scope, file, suspects, reply }).await
     }
 
-    /// Has the state owner compact its threads in memory after a change to
-    /// many of them made at `changed` (an import, a re-anchoring of a whole
-    /// workspace). One compaction answers every change made before it; it
-    /// is done only when many threads are held (10,000).
-    pub async fn compact_threads(&self, changed: Instant) {
-        self.tell(Command::CompactThreads { requested: changed }).await;
+    /// Has the state owner compact its threads now, and answers how many
+    /// compactions it has made.
+    #[cfg(test)]
+    pub async fn compact_threads(&self) -> usize {
+        self.ask(|reply| Command::CompactThreads { now: true, reply }).await.unwrap_or(0)
+    }
+
+    /// How many compactions the state owner has made.
+    #[cfg(test)]
+    pub async fn compactions(&self) -> usize {
+        self.ask(|reply| Command::CompactThreads { now: false, reply }).await.unwrap_or(0)
     }
 
     /// Every thread (resolved ones too) on one file.
@@ -719,8 +726,12 @@ struct State {
     written: mpsc::Sender<Result<(), String>>,
     /// The sending side of [`StateHandle::changes`].
     changes: broadcast::Sender<Changed>,
-    /// When the threads were last compacted (see [`StateHandle::compact_threads`]).
-    compacted: Option<Instant>,
+    /// Threads changed since they were last compacted (see [`COMPACT_AFTER_CHANGES`]).
+    changed_since_compaction: usize,
+    /// When the last thread change was handed to the store.
+    last_change: Instant,
+    /// How many compactions were made.
+    compactions: usize,
 }
 
 /// Starts the state owner with the reviews and threads already in `store`.
@@ -750,7 +761,9 @@ pub fn spawn(
         focus_counter: 0,
         store,
         queue: VecDeque::new(),
-        compacted: None,
+        changed_since_compaction: 0,
+        last_change: Instant::now(),
+        compactions: 0,
         in_flight: None,
         restore: BTreeSet::new(),
         staged_threads: HashMap::new(),
@@ -768,12 +781,16 @@ async fn run(mut state: State, mut rx: mpsc::Receiver<Command>, mut written: mps
     let mut open = true;
     // Once every handle is gone, the writes already handed over still finish.
     while open || state.in_flight.is_some() || !state.queue.is_empty() {
+        let compact_at = state.compaction_due().map(tokio::time::Instant::from_std);
         tokio::select! {
             command = rx.recv(), if open => match command {
                 Some(command) => state.handle(command),
                 None => open = false,
             },
             Some(outcome) = written.recv() => state.written(outcome),
+            () = tokio::time::sleep_until(compact_at.unwrap_or_else(tokio::time::Instant::now)), if compact_at.is_some() => {
+                state.compact_if_quiet();
+            }
         }
         state.dispatch();
     }
@@ -912,12 +929,13 @@ impl State {
                 self.publish(root, Payload::Round { method, params });
             }
             Command::DiscardEmptySession { id } => self.discard_empty_session(&id),
-            Command::CompactThreads { requested } => {
-                // Requests made before the last compaction are answered by it.
-                if self.compacted.is_none_or(|at| at < requested) {
+            #[cfg(test)]
+            Command::CompactThreads { now, reply } => {
+                if now {
                     self.compact_threads();
-                    self.compacted = Some(Instant::now());
+                    self.compactions += 1;
                 }
+                let _ = reply.send(self.compactions);
             }
         }
     }
@@ -938,7 +956,7 @@ impl State {
         }
         // The records read from the store are freed now that they are
         // indexed: let the system have the pages back.
-        crate::store::return_freed_memory();
+        crate::memory::return_freed_memory();
     }
 
     /// Hands an export to the store; once it is durable, what it brought is
@@ -964,7 +982,7 @@ impl State {
         self.reviews = all_reviews.into_iter().map(|r| (r.base.clone(), r)).collect();
         self.sessions = all_sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
         let files = self.replace_threads(threads.into_iter().flatten());
-        crate::store::return_freed_memory();
+        crate::memory::return_freed_memory();
         Ok(files)
     }
 

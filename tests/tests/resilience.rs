@@ -797,3 +797,27 @@ async fn a_socket_passed_by_systemd_is_served_and_left_to_it() {
     assert!(exit.success(), "{exit}");
     assert!(sandbox.socket.exists(), "the socket file is systemd's to remove");
 }
+
+/// The daemon has the allocator give pages back as soon as they are empty
+/// (an idle daemon otherwise keeps tens of MiB after a burst), unless the
+/// user set mimalloc's own `MIMALLOC_PURGE_DELAY`, which is then kept. The
+/// log says what the allocator reads back, so a mimalloc whose options are
+/// numbered differently fails here.
+#[test]
+fn the_allocator_gives_memory_back_at_once_unless_the_user_says_otherwise() {
+    for (setting, said) in [(None, "after 0 ms"), (Some("7"), "after 7 ms")] {
+        let sandbox = Sandbox::new();
+        let _daemon = sandbox.start_daemon_with(|command| {
+            command.env("PARLEY_LOG", "info,parley_daemon::server=debug").env_remove("MIMALLOC_PURGE_DELAY");
+            if let Some(setting) = setting {
+                command.env("MIMALLOC_PURGE_DELAY", setting);
+            }
+        });
+        let logs = daemon_logs(&sandbox);
+        let line = logs
+            .lines()
+            .find(|l| l.contains("the allocator purges freed pages"))
+            .unwrap_or_else(|| panic!("the daemon did not say how the allocator purges; its log:\n{logs}"));
+        assert!(line.ends_with(said), "with MIMALLOC_PURGE_DELAY={setting:?}: {line}");
+    }
+}

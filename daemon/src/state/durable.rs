@@ -97,6 +97,11 @@ pub(super) struct InFlight {
 impl State {
     /// Queues a write; it is sent with the next batch.
     pub(super) fn stage(&mut self, write: Write, effect: Effect) {
+        match &write {
+            Write::Thread(_) | Write::RemoveThread(_) => self.note_thread_changes(1),
+            Write::Import(export) => self.note_thread_changes(export.threads.len()),
+            _ => {}
+        }
         self.queue.push_back(Staged { write, effect });
     }
 
@@ -113,7 +118,9 @@ impl State {
             batch.push(InFlight { key: Some(key), effect: Effect::Derived });
         }
         let durable = !writes.is_empty() || self.queue.iter().any(|s| !matches!(s.effect, Effect::Derived));
-        for Staged { write, effect } in self.queue.drain(..) {
+        // Taken, not drained: a burst (a workspace re-anchored) would leave
+        // the queue holding room for 100,000 writes.
+        for Staged { write, effect } in std::mem::take(&mut self.queue) {
             batch.push(InFlight { key: key_of(&write), effect });
             writes.push(write);
         }
@@ -128,6 +135,10 @@ impl State {
     /// The store finished the batch in flight.
     pub(super) fn written(&mut self, outcome: Result<(), String>) {
         let batch = self.in_flight.take().unwrap_or_default();
+        if self.changed_since_compaction > 0 {
+            // Quiet is counted from when the store is done with the changes.
+            self.last_change = std::time::Instant::now();
+        }
         match outcome {
             Ok(()) => {
                 for item in batch {
@@ -139,6 +150,13 @@ impl State {
                 self.staged_threads.retain(|id, _| waiting.contains(&Key::Thread(id.clone())));
                 self.staged_reviews.retain(|base, _| waiting.contains(&Key::Review(base.clone())));
                 self.staged_sessions.retain(|id, _| waiting.contains(&Key::Session(id.clone())));
+                // Nor do the maps keep the room a burst of writes made.
+                if self.staged_threads.capacity() > 4 * self.staged_threads.len().max(64) {
+                    self.staged_threads.shrink_to_fit();
+                }
+                if self.staged_reviews.capacity() > 4 * self.staged_reviews.len().max(64) {
+                    self.staged_reviews.shrink_to_fit();
+                }
             }
             Err(error) => {
                 let waiting: Vec<InFlight> = self

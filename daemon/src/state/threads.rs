@@ -38,6 +38,13 @@ pub struct FileToCheck {
 /// From how many threads held [`State::compact_threads`] is worth its time.
 pub(super) const COMPACT_FROM_THREADS: usize = 10_000;
 
+/// How many thread changes (an import, a workspace re-anchored, an agent
+/// reading a large workspace's feedback) leave the threads scattered enough
+/// to compact them, once the changes stop for [`COMPACT_WHEN_QUIET`]: a
+/// series of imports, or a re-anchoring's batches, is compacted once.
+pub(super) const COMPACT_AFTER_CHANGES: usize = 10_000;
+pub(super) const COMPACT_WHEN_QUIET: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A thread's id as the state owner's maps hold it. Every id Parley makes is
 /// a UUID: its 16 bytes are kept in place, where a `String` would be 24 bytes
 /// and a 48-byte allocation, twice per thread (the thread map's key and the
@@ -164,6 +171,31 @@ impl State {
         touched.into_iter().filter(|file| self.counts.get(file).is_some_and(|c| c.threads > 0)).collect()
     }
 
+    /// Counts `count` threads changed now, towards a compaction.
+    pub(super) fn note_thread_changes(&mut self, count: usize) {
+        self.changed_since_compaction += count;
+        self.last_change = std::time::Instant::now();
+    }
+
+    /// When to compact the threads, if enough changed: once the changes
+    /// have been written and none came for [`COMPACT_WHEN_QUIET`].
+    pub(super) fn compaction_due(&self) -> Option<std::time::Instant> {
+        let writing = self.in_flight.is_some() || !self.queue.is_empty();
+        (self.changed_since_compaction >= COMPACT_AFTER_CHANGES && !writing)
+            .then(|| self.last_change + COMPACT_WHEN_QUIET)
+    }
+
+    /// Compacts the threads if they are due (see [`State::compaction_due`]).
+    pub(super) fn compact_if_quiet(&mut self) {
+        if self.compaction_due().is_some_and(|at| at <= std::time::Instant::now()) {
+            self.changed_since_compaction = 0;
+            if self.threads.len() >= COMPACT_FROM_THREADS {
+                self.compact_threads();
+                self.compactions += 1;
+            }
+        }
+    }
+
     /// Writes every thread held out to one buffer, dropping each, and reads
     /// them back. After a change to many threads (an import, a re-anchoring
     /// of a whole workspace) they sit scattered among the holes of what the
@@ -188,7 +220,7 @@ impl State {
             }
         }
         self.by_file.clear();
-        crate::store::return_freed_memory();
+        crate::memory::return_freed_memory();
         let mut unreadable = 0;
         for copy in copies.split(|b| *b == b'\n').filter(|copy| !copy.is_empty()) {
             match Store::decode_thread(copy) {
@@ -212,7 +244,7 @@ impl State {
                 Err(e) => tracing::error!("cannot read the threads from the store: {e}"),
             }
         }
-        crate::store::return_freed_memory();
+        crate::memory::return_freed_memory();
         tracing::debug!("{} threads compacted in memory in {:?}", self.threads.len(), started.elapsed());
     }
 
@@ -554,11 +586,49 @@ mod tests {
             all
         };
         let (before, summary) = (held().await, handle.summary("/ws".into()).await.expect("summary"));
-        handle.compact_threads(std::time::Instant::now()).await;
+        assert_eq!(handle.compact_threads().await, 1);
         assert_eq!(held().await, before);
         assert_eq!(handle.summary("/ws".into()).await.expect("summary"), summary);
         let file = handle.threads_of_file("/ws/src/f3.rs".into()).await.expect("state");
         assert_eq!(file.len(), before.iter().filter(|t| t.path == "src/f3.rs").count());
+    }
+
+    /// Many threads changed at once (here an import) are compacted once the
+    /// changes stop, not while they go on; what was held and what came in
+    /// is all there after.
+    #[tokio::test]
+    async fn many_changed_threads_are_compacted_once_the_changes_stop() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let held: Vec<Thread> = (0..COMPACT_FROM_THREADS).map(|_| thread()).collect();
+        store.write(held.iter().map(|t| Write::Thread(Box::new(t.clone()))).collect(), true).await.expect("write");
+        let (handle, _task) = crate::state::spawn(store, Vec::new(), held, Vec::new());
+        let imported: Vec<Thread> = (0..COMPACT_AFTER_CHANGES)
+            .map(|n| {
+                let mut t = thread();
+                t.path = format!("src/f{}.rs", n % 7);
+                t
+            })
+            .collect();
+        let export = crate::store::Export::new(Vec::new(), imported.iter().map(Into::into).collect());
+        handle.import(export).await.expect("import");
+        assert_eq!(handle.compactions().await, 0, "not while changes may still come");
+        let waited = std::time::Instant::now();
+        while handle.compactions().await == 0 {
+            assert!(
+                waited.elapsed() < COMPACT_WHEN_QUIET * 5,
+                "the threads were not compacted once the import was over"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let summary = handle.summary("/ws".into()).await.expect("summary");
+        assert_eq!(summary.total_threads, COMPACT_FROM_THREADS + COMPACT_AFTER_CHANGES);
+        for t in imported.iter().step_by(97) {
+            let back = handle.thread(t.id.clone()).await.expect("state").expect("held");
+            assert_eq!((back.path.as_str(), &back.comments), (t.path.as_str(), &t.comments));
+        }
+        tokio::time::sleep(COMPACT_WHEN_QUIET * 2).await;
+        assert_eq!(handle.compactions().await, 1, "one compaction answers every change before it");
     }
 
     #[test]

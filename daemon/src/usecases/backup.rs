@@ -33,9 +33,6 @@ pub async fn export(cx: &Context) -> Result<Export, BackupError> {
     export
 }
 
-/// How long after an import memory is compacted.
-const COMPACT_AFTER_IMPORT: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// What an import brought in.
 #[derive(Debug, Clone, Copy)]
 pub struct ImportCounts {
@@ -55,15 +52,8 @@ pub async fn import(cx: &Context, export: Export) -> Result<ImportCounts, Backup
     for file in imported.files {
         cx.watch.follow(file);
     }
-    // The import wrote, and the state owner then read, every record; the
-    // threads it brought sit among what reading them freed. A moment later
-    // (when a series of imports is likely over), memory is compacted and the
-    // store reopened. Compacting answers every import before it.
-    let (state, store, imported_at) = (cx.state.clone(), cx.store.clone(), std::time::Instant::now());
-    tokio::spawn(async move {
-        tokio::time::sleep(COMPACT_AFTER_IMPORT).await;
-        state.compact_threads(imported_at).await;
-        store.release_memory().await;
-    });
+    // The threads it brought sit among what reading them freed: once a
+    // series of imports is over, the state owner compacts them and the store
+    // reopens to let go of what it wrote.
     Ok(ImportCounts { reviews: imported.reviews, threads: imported.threads })
 }
