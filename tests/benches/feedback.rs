@@ -47,6 +47,9 @@ const LINES_PER_FILE: usize = 2 * THREADS_PER_FILE + 20;
 const IMPORT_CHUNK: usize = 10_000;
 const SUMMARY_CALLS: usize = 100;
 const FILE_CALLS: usize = 1_000;
+/// How long the daemon is left idle after the import and the reads before
+/// its memory is measured again.
+const SETTLE: Duration = Duration::from_secs(8);
 
 /// The pathological file: lines of 67 bytes, 28 MB in all.
 const HUGE_LINES: usize = 420_000;
@@ -299,6 +302,11 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &mut DaemonP
     agent.close();
     let rss_after = rss_kib(daemon.pid());
     let hwm = status_kib(daemon.pid(), "VmHWM:");
+    // What the daemon holds once the burst is over: it reopens the store and
+    // compacts the threads 2 s after the last of many changes, and gives the
+    // freed pages back as its threads go idle.
+    std::thread::sleep(SETTLE);
+    let rss_settled = rss_kib(daemon.pid());
 
     // What a user's daemon holds when it starts on these threads (at login,
     // after an upgrade): no import behind it.
@@ -329,7 +337,8 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &mut DaemonP
         fmt_duration(first_read)
     );
     println!("| daemon VmRSS with the threads loaded | {} |", fmt_kib(rss_loaded));
-    println!("| daemon VmRSS after the reads below (peak VmHWM) | {} ({}) |", fmt_kib(rss_after), fmt_kib(hwm));
+    println!("| daemon VmRSS right after the reads below (peak VmHWM) | {} ({}) |", fmt_kib(rss_after), fmt_kib(hwm));
+    println!("| daemon VmRSS {} s after the reads | {} |", SETTLE.as_secs(), fmt_kib(rss_settled));
     println!("| daemon restarted on the threads: first get_feedback_summary | {} |", fmt_duration(restarted_read));
     println!(
         "| daemon restarted: VmRSS after a summary and a file's read (peak VmHWM) | {} ({}) |",
@@ -386,10 +395,13 @@ fn hundred_thousand(report: &mut Report, sandbox: &Sandbox, daemon: &mut DaemonP
         file_ratio <= 1.1,
     );
     report.row(
-        "daemon VmRSS with 100,000 threads, after the reads (peak VmHWM)",
+        &format!(
+            "daemon VmRSS with 100,000 threads, {} s after the import and the reads (right after them; peak VmHWM)",
+            SETTLE.as_secs()
+        ),
         "≤ 150 MiB",
-        format!("{} ({})", fmt_kib(rss_after), fmt_kib(hwm)),
-        rss_after <= 150 * 1024,
+        format!("{} ({}; {})", fmt_kib(rss_settled), fmt_kib(rss_after), fmt_kib(hwm)),
+        rss_settled <= 150 * 1024,
     );
     report.row(
         "daemon VmRSS started on 100,000 threads, after a summary and a file's read (peak VmHWM)",
