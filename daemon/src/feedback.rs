@@ -365,9 +365,25 @@ pub fn summarize<K: Ord>(files: impl IntoIterator<Item = (K, FileCounts)>, show:
 
 /// Orders threads as seed 002 lists them: by file path, then line.
 pub fn sort_listing(threads: &mut [Thread]) {
-    threads.sort_by(|a, b| {
-        a.path.cmp(&b.path).then(a.span.start_line.cmp(&b.span.start_line)).then(a.created_at.cmp(&b.created_at))
-    });
+    threads.sort_by(listing_order);
+}
+
+/// The order threads are listed in: by file, then line, then age.
+pub fn listing_order(a: &Thread, b: &Thread) -> std::cmp::Ordering {
+    a.path.cmp(&b.path).then(a.span.start_line.cmp(&b.span.start_line)).then(a.created_at.cmp(&b.created_at))
+}
+
+/// Which part of a listing to answer: `limit` threads (all when `None`)
+/// after the first `skip`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    pub skip: usize,
+    pub limit: Option<usize>,
+}
+
+impl Page {
+    /// The whole listing.
+    pub const ALL: Page = Page { skip: 0, limit: None };
 }
 
 /// Whether a thread id has the UUID shape Parley gives them.

@@ -211,7 +211,8 @@ enum Command {
         scope: PathBuf,
         file: Option<PathBuf>,
         include_resolved: bool,
-        reply: oneshot::Sender<Vec<Thread>>,
+        page: crate::feedback::Page,
+        reply: oneshot::Sender<(usize, Vec<Thread>)>,
     },
     Summary {
         scope: PathBuf,
@@ -512,7 +513,20 @@ impl StateHandle {
         file: Option<PathBuf>,
         include_resolved: bool,
     ) -> Result<Vec<Thread>, Stopped> {
-        self.ask(|reply| Command::Threads { scope, file, include_resolved, reply }).await
+        let page = crate::feedback::Page::ALL;
+        Ok(self.ask(|reply| Command::Threads { scope, file, include_resolved, page, reply }).await?.1)
+    }
+
+    /// One page of [`StateHandle::threads`], and how many threads the whole
+    /// listing holds.
+    pub async fn threads_page(
+        &self,
+        scope: PathBuf,
+        file: Option<PathBuf>,
+        include_resolved: bool,
+        page: crate::feedback::Page,
+    ) -> Result<(usize, Vec<Thread>), Stopped> {
+        self.ask(|reply| Command::Threads { scope, file, include_resolved, page, reply }).await
     }
 
     pub async fn summary(&self, scope: PathBuf) -> Result<Summary, Stopped> {
@@ -886,8 +900,8 @@ impl State {
                 self.rechecked(file, stamp, updates);
                 let _ = reply.send(Ok(()));
             }
-            Command::Threads { scope, file, include_resolved, reply } => {
-                let _ = reply.send(self.threads_in(&scope, file.as_deref(), include_resolved));
+            Command::Threads { scope, file, include_resolved, page, reply } => {
+                let _ = reply.send(self.threads_in(&scope, file.as_deref(), include_resolved, page));
             }
             Command::Summary { scope, reply } => {
                 let _ = reply.send(self.summary(&scope));

@@ -545,12 +545,23 @@ pub struct FeedbackListParams {
     /// Include resolved threads.
     #[serde(default)]
     pub include_resolved: bool,
+    /// How many threads of the listing to skip (with `limit`, to read a
+    /// large workspace a page at a time).
+    #[serde(default)]
+    pub offset: usize,
+    /// At most this many threads; all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FeedbackListResult {
     /// Ordered by file, then line.
     pub threads: Vec<Thread>,
+    /// How many threads the whole listing holds, whatever `offset` and
+    /// `limit` let through.
+    #[serde(default)]
+    pub total: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -558,3 +558,75 @@ async fn a_huge_shuffled_file_marks_its_threads_stale_and_holds_up_no_other_file
         }
     }
 }
+
+/// `parley feedback list` reads a large workspace a page at a time (a whole
+/// listing of 100,000 threads would not fit one answer): every thread comes
+/// once, in order, and the count at the end is the whole workspace's.
+#[tokio::test]
+async fn the_cli_lists_a_large_workspace_a_page_at_a_time() {
+    const FILES: usize = 3;
+    const PER_FILE: usize = 420;
+    let sandbox = Sandbox::new();
+    let text: String = (0..PER_FILE).map(|n| format!("let line_{n:04} = {n};\n")).collect();
+    let files: Vec<(String, &str)> = (0..FILES).map(|f| (format!("src/f{f}.rs"), text.as_str())).collect();
+    let repo = sandbox.repo("big", &files.iter().map(|(p, t)| (p.as_str(), *t)).collect::<Vec<_>>());
+    let _daemon = sandbox.start_daemon();
+    let mut records = Vec::new();
+    for (f, (path, _)) in files.iter().enumerate() {
+        let mut start = 0;
+        for (n, line) in text.lines().enumerate() {
+            let id = format!("{:08x}-0000-4000-8000-{:012x}", f, n);
+            records.push(json!({
+                "v": "1", "id": id, "workspace": repo, "path": path,
+                "start": start, "end": start + line.len(), "quote": line, "prefix": "", "suffix": "",
+                "anchored_against": "", "checked_against": "",
+                "span": [n, n, 0, 0, 0, line.len(), line.len(), line.len()],
+                "state": "anchored", "similarity": null, "original_quote": line,
+                "comments": [{"id": format!("c-{f}-{n}"), "body": format!("Comment {f}/{n}"), "author": "dana",
+                              "created_at": "2026-11-21T00:00:00.000Z"}],
+                "created_at": "2026-11-21T00:00:00.000Z", "updated_at": "2026-11-21T00:00:00.000Z", "resolved": false,
+            }));
+            start += line.len() + 1;
+        }
+    }
+    let export = json!({"format": "parley-export", "version": 1, "exported_at": "2026-11-21T00:00:00.000Z",
+                        "reviews": [], "threads": records});
+    let file = sandbox.dir.path().join("big.json");
+    std::fs::write(&file, serde_json::to_vec(&export).expect("JSON")).expect("write the export");
+    let (code, _, err) = cli_in(&sandbox, &repo, &["import", file.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{err}");
+
+    // A page holds what was asked for, and says how many there are in all.
+    let total = FILES * PER_FILE;
+    let mut editor = sandbox.editor("nvim", &[&repo]).await;
+    let page = editor.call("feedback/list", json!({"offset": PER_FILE - 2, "limit": 5})).await;
+    let paths: Vec<(&str, u64)> = page["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| (t["path"].as_str().unwrap_or(""), t["range"]["start"]["line"].as_u64().unwrap_or(0)))
+        .collect();
+    let near_the_end = (PER_FILE - 2) as u64;
+    let want = [
+        ("src/f0.rs", near_the_end),
+        ("src/f0.rs", near_the_end + 1),
+        ("src/f1.rs", 0),
+        ("src/f1.rs", 1),
+        ("src/f1.rs", 2),
+    ];
+    assert_eq!((paths.as_slice(), page["total"].as_u64()), (want.as_slice(), Some(total as u64)), "{page}");
+
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.trim_end().ends_with(&format!("{total} thread(s), 0 orphaned.")), "{}", &out[out.len() - 200..]);
+    let comments: Vec<&str> = out.lines().filter_map(|l| l.trim().strip_prefix("dana (")).collect();
+    let want: Vec<String> = (0..FILES).flat_map(|f| (0..PER_FILE).map(move |n| format!("Comment {f}/{n}"))).collect();
+    let got: Vec<&str> = comments.iter().map(|c| c.rsplit("): ").next().unwrap_or("")).collect();
+    assert_eq!(got, want, "every thread once, by file and line");
+
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let listed: Vec<Value> = serde_json::from_str(&out).expect("a JSON array");
+    let ids: std::collections::BTreeSet<&str> = listed.iter().filter_map(|t| t["id"].as_str()).collect();
+    assert_eq!((listed.len(), ids.len()), (total, total), "no thread twice, none left out");
+}

@@ -115,6 +115,9 @@ pub async fn add(
     Ok(0)
 }
 
+/// How many threads `feedback list` asks the daemon for at a time.
+const LIST_PAGE: usize = 500;
+
 pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let path = file.map(|f| workspace::absolute(&f, &cwd));
@@ -129,25 +132,44 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
             folder.display()
         );
     }
-    let params = json!({ "workspace": folder, "path": path, "include_resolved": all });
-    let result: wire::FeedbackListResult = client()
-        .await?
-        .call(wire::FEEDBACK_LIST, params)
-        .await
-        .with_context(|| format!("cannot list the feedback of {}", folder.display()))?;
+    // A page at a time: a large workspace's listing (100,000 threads) would
+    // not fit one answer, and is printed as it comes.
+    let mut client = client().await?;
+    let (mut offset, mut printed, mut orphaned, mut listed) = (0, 0, 0, Vec::new());
+    loop {
+        let params = json!({
+            "workspace": folder, "path": path, "include_resolved": all, "offset": offset, "limit": LIST_PAGE,
+        });
+        let page: wire::FeedbackListResult = client
+            .call(wire::FEEDBACK_LIST, params)
+            .await
+            .with_context(|| format!("cannot list the feedback of {}", folder.display()))?;
+        let count = page.threads.len();
+        if json {
+            listed.extend(page.threads);
+        } else {
+            for thread in &page.threads {
+                print_thread(thread);
+            }
+            orphaned += page.threads.iter().filter(|t| t.state == "orphaned" || t.state == "unreadable").count();
+            printed += count;
+        }
+        offset += count;
+        // Threads made or resolved meanwhile move the pages' bounds; the
+        // listing ends when a page comes back short.
+        if count < LIST_PAGE || offset >= page.total {
+            break;
+        }
+    }
     if json {
-        println!("{}", serde_json::to_string_pretty(&result.threads)?);
+        println!("{}", serde_json::to_string_pretty(&listed)?);
         return Ok(0);
     }
-    if result.threads.is_empty() {
+    if printed == 0 {
         println!("No feedback in {}.", folder.display());
         return Ok(0);
     }
-    for thread in &result.threads {
-        print_thread(thread);
-    }
-    let orphaned = result.threads.iter().filter(|t| t.state == "orphaned" || t.state == "unreadable").count();
-    println!("{} thread(s), {orphaned} orphaned.", result.threads.len());
+    println!("{printed} thread(s), {orphaned} orphaned.");
     Ok(0)
 }
 

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{errors, person_rounds};
 use crate::context::Context;
+use crate::feedback::Page;
 use crate::refresh::NewThread;
 use crate::sessions::FinalStatus;
 use crate::state::{ClientFacts, Outbound};
@@ -343,15 +344,23 @@ async fn shutdown(peer: &Peer<'_>, p: wire::ShutdownParams) -> Result<wire::Shut
 
 async fn feedback_list(peer: &Peer<'_>, p: wire::FeedbackListParams) -> Result<wire::FeedbackListResult, ErrorObject> {
     let mut threads = Vec::new();
+    let mut total = 0;
+    // The page runs on across the folders, one listing after the other.
+    let (mut skip, mut room) = (p.offset, p.limit);
     for scope in scopes(p.workspace.as_deref(), peer)? {
         let file = p.path.as_ref().map(|f| workspace::real(f, &scope));
         if file.as_ref().is_some_and(|f| !workspace::holds(&scope, f)) {
             continue;
         }
-        let found = feedback::list(peer.cx, &scope, file, p.include_resolved).await.map_err(errors::feedback)?;
+        let page = Page { skip, limit: room };
+        let (held, found) =
+            feedback::list_page(peer.cx, &scope, file, p.include_resolved, page).await.map_err(errors::feedback)?;
+        total += held;
+        skip = skip.saturating_sub(held);
+        room = room.map(|room| room - found.len());
         threads.extend(found.iter().map(|t| views::thread(t, peer.facts.encoding)));
     }
-    Ok(wire::FeedbackListResult { threads })
+    Ok(wire::FeedbackListResult { threads, total })
 }
 
 async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Result<wire::ThreadResult, ErrorObject> {
@@ -394,7 +403,8 @@ async fn buffer_changed(
 ) -> Result<wire::FeedbackListResult, ErrorObject> {
     let file = absolute(&p.path, "path")?;
     let threads = feedback::in_buffer(peer.cx, &file, p.text).await.map_err(errors::feedback)?;
-    Ok(wire::FeedbackListResult { threads: threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect() })
+    let threads: Vec<wire::Thread> = threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect();
+    Ok(wire::FeedbackListResult { total: threads.len(), threads })
 }
 
 async fn subscribe(peer: &Peer<'_>, p: wire::SubscribeParams) -> Result<wire::SubscribeResult, ErrorObject> {

@@ -356,18 +356,29 @@ impl State {
         }
     }
 
-    pub(super) fn threads_in(&self, scope: &Path, file: Option<&Path>, include_resolved: bool) -> Vec<Thread> {
-        let mut found: Vec<Thread> = match file {
-            Some(file) => self.threads_of_file(file).cloned().collect(),
+    /// The threads inside `scope` (or just `file`) in listing order, and
+    /// how many there are in all: only the page asked for is copied, so a
+    /// page of a 100,000-thread workspace copies a page's threads.
+    pub(super) fn threads_in(
+        &self,
+        scope: &Path,
+        file: Option<&Path>,
+        include_resolved: bool,
+        page: feedback::Page,
+    ) -> (usize, Vec<Thread>) {
+        let mut found: Vec<&Thread> = match file {
+            Some(file) => self.threads_of_file(file).collect(),
             None => self
                 .files_in(scope)
                 .flat_map(|(_, ids)| ids.iter().filter_map(|key| self.threads.get(key)))
-                .map(|t| Thread::clone(t))
+                .map(|t| &**t)
                 .collect(),
         };
         found.retain(|t| include_resolved || !t.resolved);
-        feedback::sort_listing(&mut found);
-        found
+        found.sort_by(|a, b| feedback::listing_order(a, b));
+        let total = found.len();
+        let page = found.into_iter().skip(page.skip).take(page.limit.unwrap_or(usize::MAX)).cloned().collect();
+        (total, page)
     }
 
     pub(super) fn summary(&self, scope: &Path) -> Summary {

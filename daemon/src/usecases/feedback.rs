@@ -11,7 +11,7 @@ use parley_protocol::methods::{Position, Range};
 
 use crate::context::Context;
 pub use crate::feedback::FeedbackError;
-use crate::feedback::{self, Comment, Summary, Thread};
+use crate::feedback::{self, Comment, Page, Summary, Thread};
 use crate::refresh::{self, NewThread};
 use crate::state::ThreadEdit;
 use crate::{views, workspace};
@@ -26,6 +26,18 @@ pub async fn list(
 ) -> Result<Vec<Thread>, FeedbackError> {
     refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, file.as_deref()).await?;
     Ok(cx.state.threads(scope.to_owned(), file, include_resolved).await?)
+}
+
+/// One page of [`list`], and how many threads the whole listing holds.
+pub async fn list_page(
+    cx: &Context,
+    scope: &Path,
+    file: Option<PathBuf>,
+    include_resolved: bool,
+    page: Page,
+) -> Result<(usize, Vec<Thread>), FeedbackError> {
+    refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, file.as_deref()).await?;
+    Ok(cx.state.threads_page(scope.to_owned(), file, include_resolved, page).await?)
 }
 
 /// Threads an agent reads (`get_feedback`, the feedback resource), as
