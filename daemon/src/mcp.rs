@@ -274,7 +274,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering. Each has a standing the human sees: open, seen (reading them here marks open ones seen by you) or addressed (an agent replied).",
+        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering. Each has a standing the human sees: open, seen (reading them here marks open ones seen by you) or addressed (an agent replied). At most 200 threads come at a time (limit, up to 1000); total counts them all, and nextOffset, when present, is the offset to call again with.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
         title = "Get feedback threads",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -290,11 +290,14 @@ impl ParleyMcp {
             Some(path) => Some(feedback::file_in_scope(&scope, path)?),
             None => None,
         };
-        let threads = threads::list_for_agent(&self.context, &scope, file, &author_of(&context))
+        let page = args.page()?;
+        let (total, threads) = threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), page)
             .await
             .map_err(errors::feedback)?;
+        let next = page.skip.saturating_add(threads.len());
+        let next_offset = (next < total).then_some(next);
         let items = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
-        Ok(feedback::list_result(FeedbackList { threads: items }))
+        Ok(feedback::list_result(FeedbackList { threads: items, total, next_offset }, page.skip))
     }
 
     #[tool(

@@ -2,7 +2,7 @@
 //! agents read, answer and resolve, and threads follow the text as files
 //! change on disk.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use parley_tests::{Sandbox, text_of};
 use serde_json::{Value, json};
@@ -559,20 +559,15 @@ async fn a_huge_shuffled_file_marks_its_threads_stale_and_holds_up_no_other_file
     }
 }
 
-/// `parley feedback list` reads a large workspace a page at a time (a whole
-/// listing of 100,000 threads would not fit one answer): every thread comes
-/// once, in order, and the count at the end is the whole workspace's.
-#[tokio::test]
-async fn the_cli_lists_a_large_workspace_a_page_at_a_time() {
-    const FILES: usize = 3;
-    const PER_FILE: usize = 420;
-    let sandbox = Sandbox::new();
-    let text: String = (0..PER_FILE).map(|n| format!("let line_{n:04} = {n};\n")).collect();
-    let files: Vec<(String, &str)> = (0..FILES).map(|f| (format!("src/f{f}.rs"), text.as_str())).collect();
-    let repo = sandbox.repo("big", &files.iter().map(|(p, t)| (p.as_str(), *t)).collect::<Vec<_>>());
-    let _daemon = sandbox.start_daemon();
+/// A repository of `files` files of `per_file` lines, with a thread on
+/// every line (made with `parley import`): thread `n` of file `f` says
+/// `Comment f/n`.
+fn big_workspace(sandbox: &Sandbox, files: usize, per_file: usize) -> PathBuf {
+    let text: String = (0..per_file).map(|n| format!("let line_{n:04} = {n};\n")).collect();
+    let paths: Vec<String> = (0..files).map(|f| format!("src/f{f}.rs")).collect();
+    let repo = sandbox.repo("big", &paths.iter().map(|p| (p.as_str(), text.as_str())).collect::<Vec<_>>());
     let mut records = Vec::new();
-    for (f, (path, _)) in files.iter().enumerate() {
+    for (f, path) in paths.iter().enumerate() {
         let mut start = 0;
         for (n, line) in text.lines().enumerate() {
             let id = format!("{:08x}-0000-4000-8000-{:012x}", f, n);
@@ -593,9 +588,21 @@ async fn the_cli_lists_a_large_workspace_a_page_at_a_time() {
                         "reviews": [], "threads": records});
     let file = sandbox.dir.path().join("big.json");
     std::fs::write(&file, serde_json::to_vec(&export).expect("JSON")).expect("write the export");
-    let (code, _, err) = cli_in(&sandbox, &repo, &["import", file.to_str().expect("utf-8")]);
+    let (code, _, err) = cli_in(sandbox, &repo, &["import", file.to_str().expect("utf-8")]);
     assert_eq!(code, 0, "{err}");
+    repo
+}
 
+/// `parley feedback list` reads a large workspace a page at a time (a whole
+/// listing of 100,000 threads would not fit one answer): every thread comes
+/// once, in order, and the count at the end is the whole workspace's.
+#[tokio::test]
+async fn the_cli_lists_a_large_workspace_a_page_at_a_time() {
+    const FILES: usize = 3;
+    const PER_FILE: usize = 420;
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let repo = big_workspace(&sandbox, FILES, PER_FILE);
     // A page holds what was asked for, and says how many there are in all.
     let total = FILES * PER_FILE;
     let mut editor = sandbox.editor("nvim", &[&repo]).await;
@@ -629,4 +636,47 @@ async fn the_cli_lists_a_large_workspace_a_page_at_a_time() {
     let listed: Vec<Value> = serde_json::from_str(&out).expect("a JSON array");
     let ids: std::collections::BTreeSet<&str> = listed.iter().filter_map(|t| t["id"].as_str()).collect();
     assert_eq!((listed.len(), ids.len()), (total, total), "no thread twice, none left out");
+}
+
+/// An agent's `get_feedback` answers a page (200 threads unless it asks
+/// for more, up to 1,000), says how many there are and where the next page
+/// starts, and marks only what it answered as seen: a large workspace's
+/// whole feedback fits no message and no agent's context.
+#[tokio::test]
+async fn an_agent_reads_a_large_workspace_a_page_at_a_time() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let repo = big_workspace(&sandbox, 2, 130);
+    let agent = sandbox.agent(&repo).await;
+    let bodies = |listed: &Value| -> Vec<String> {
+        threads(listed).iter().map(|t| t["comments"][0]["body"].as_str().unwrap_or("").to_owned()).collect()
+    };
+
+    let first = agent.call("get_feedback", json!({})).await;
+    let listed = first.structured_content.clone().expect("structured content");
+    let want: Vec<String> =
+        (0..130).map(|n| format!("Comment 0/{n}")).chain((0..70).map(|n| format!("Comment 1/{n}"))).collect();
+    assert_eq!(bodies(&listed), want, "the first 200, in order");
+    assert_eq!((listed["total"].clone(), listed["nextOffset"].clone()), (json!(260), json!(200)));
+    let note = first.content.get(1).and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+    assert!(note.contains("Threads 1-200 of 260") && note.contains("offset 200"), "{note}");
+
+    let seen_by_the_agent = || {
+        let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);
+        assert_eq!(code, 0, "{err}");
+        out.lines().filter(|l| l.contains("seen by")).count()
+    };
+    assert_eq!(seen_by_the_agent(), 200, "only the threads answered are marked seen");
+
+    let rest = agent.call_ok("get_feedback", json!({"offset": 200, "limit": 1000})).await;
+    assert_eq!(bodies(&rest), (70..130).map(|n| format!("Comment 1/{n}")).collect::<Vec<_>>());
+    assert!(rest.get("nextOffset").is_none(), "the last page: {rest}");
+
+    let one_file = agent.call_ok("get_feedback", json!({"filePath": "src/f1.rs", "limit": 5})).await;
+    assert_eq!((threads(&one_file).len(), one_file["total"].clone()), (5, json!(130)));
+
+    let refused = agent.call_err("get_feedback", json!({"limit": 5000})).await;
+    assert!(refused.contains("limit must be from 1 to 1000"), "{refused}");
+
+    assert_eq!(seen_by_the_agent(), 260, "all were read, in two pages");
 }

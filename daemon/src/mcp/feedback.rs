@@ -21,6 +21,33 @@ pub struct GetFeedbackArgs {
     /// Workspace-relative file path to filter by. If omitted, returns all feedback.
     #[serde(rename = "filePath")]
     pub file_path: Option<String>,
+    /// How many threads of the listing to skip: the nextOffset a previous call gave.
+    #[schemars(range(min = 0))]
+    pub offset: Option<u64>,
+    /// At most this many threads (default 200, at most 1000).
+    #[schemars(range(min = 1, max = 1000))]
+    pub limit: Option<u64>,
+}
+
+/// How many threads `get_feedback` answers when not told, and at most: a
+/// large workspace's feedback (100,000 threads, 100 MB) would fit no
+/// message and no agent's context.
+pub const FEEDBACK_PAGE: usize = 200;
+pub const FEEDBACK_PAGE_MAX: usize = 1000;
+
+impl GetFeedbackArgs {
+    /// The page asked for, or (as agents read errors) what a page may be.
+    pub fn page(&self) -> Result<crate::feedback::Page, String> {
+        let limit = match self.limit {
+            None => FEEDBACK_PAGE,
+            Some(limit) if (1..=FEEDBACK_PAGE_MAX as u64).contains(&limit) => limit as usize,
+            Some(other) => {
+                return Err(error_text(&format!("limit must be from 1 to {FEEDBACK_PAGE_MAX}, not {other}")));
+            }
+        };
+        let skip = usize::try_from(self.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+        Ok(crate::feedback::Page { skip, limit: Some(limit) })
+    }
 }
 
 /// Arguments of `resolve_feedback`.
@@ -83,6 +110,11 @@ pub struct AddResult {
 pub struct FeedbackList {
     /// Ordered by file path, then line.
     pub threads: Vec<FeedbackItem>,
+    /// How many threads the whole listing holds.
+    pub total: usize,
+    /// When more threads follow: the offset to call get_feedback with next.
+    #[serde(rename = "nextOffset", skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -306,9 +338,18 @@ pub fn summary(summary: Summary) -> SummaryResult {
 
 /// `get_feedback`'s result: the list as structured content, the bare array
 /// as text.
-pub fn list_result(list: FeedbackList) -> CallToolResult {
+/// When more threads follow, a second text block says how to read them.
+pub fn list_result(list: FeedbackList, offset: usize) -> CallToolResult {
     let array = serde_json::to_string(&list.threads).expect("feedback items always serialize");
     let mut result = CallToolResult::structured(serde_json::to_value(&list).expect("feedback items always serialize"));
     result.content = vec![ContentBlock::text(array)];
+    if let Some(next) = list.next_offset {
+        result.content.push(ContentBlock::text(format!(
+            "Threads {}-{next} of {}. Call get_feedback again with offset {next} for more, or with filePath for \
+             one file (get_feedback_summary lists the files with the most threads).",
+            offset + 1,
+            list.total
+        )));
+    }
     result
 }

@@ -48,9 +48,21 @@ pub async fn list_for_agent(
     file: Option<PathBuf>,
     agent: &str,
 ) -> Result<Vec<Thread>, FeedbackError> {
-    let mut threads = list(cx, scope, file, false).await?;
+    Ok(list_page_for_agent(cx, scope, file, agent, Page::ALL).await?.1)
+}
+
+/// One page of [`list_for_agent`] (only its threads become seen), and how
+/// many threads the whole listing holds.
+pub async fn list_page_for_agent(
+    cx: &Context,
+    scope: &Path,
+    file: Option<PathBuf>,
+    agent: &str,
+    page: Page,
+) -> Result<(usize, Vec<Thread>), FeedbackError> {
+    let (total, mut threads) = list_page(cx, scope, file, false, page).await?;
     mark_seen(cx, &mut threads, agent).await;
-    Ok(threads)
+    Ok((total, threads))
 }
 
 /// Records that `agent` has read `threads` (a listing, or the threads a
