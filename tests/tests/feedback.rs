@@ -638,7 +638,7 @@ async fn the_cli_lists_a_large_workspace_a_page_at_a_time() {
     assert_eq!((listed.len(), ids.len()), (total, total), "no thread twice, none left out");
 }
 
-/// An agent's `get_feedback` answers a page (200 threads unless it asks
+/// An agent's `get_feedback` answers a page (100 threads unless it asks
 /// for more, up to 1,000), says how many there are and where the next page
 /// starts, and marks only what it answered as seen: a large workspace's
 /// whole feedback fits no message and no agent's context.
@@ -654,22 +654,23 @@ async fn an_agent_reads_a_large_workspace_a_page_at_a_time() {
 
     let first = agent.call("get_feedback", json!({})).await;
     let listed = first.structured_content.clone().expect("structured content");
-    let want: Vec<String> =
-        (0..130).map(|n| format!("Comment 0/{n}")).chain((0..70).map(|n| format!("Comment 1/{n}"))).collect();
-    assert_eq!(bodies(&listed), want, "the first 200, in order");
-    assert_eq!((listed["total"].clone(), listed["nextOffset"].clone()), (json!(260), json!(200)));
+    let want: Vec<String> = (0..100).map(|n| format!("Comment 0/{n}")).collect();
+    assert_eq!(bodies(&listed), want, "the first 100, in order");
+    assert_eq!((listed["total"].clone(), listed["nextOffset"].clone()), (json!(260), json!(100)));
     let note = first.content.get(1).and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
-    assert!(note.contains("Threads 1-200 of 260") && note.contains("offset 200"), "{note}");
+    assert!(note.contains("Threads 1-100 of 260") && note.contains("offset 100"), "{note}");
 
     let seen_by_the_agent = || {
         let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);
         assert_eq!(code, 0, "{err}");
         out.lines().filter(|l| l.contains("seen by")).count()
     };
-    assert_eq!(seen_by_the_agent(), 200, "only the threads answered are marked seen");
+    assert_eq!(seen_by_the_agent(), 100, "only the threads answered are marked seen");
 
-    let rest = agent.call_ok("get_feedback", json!({"offset": 200, "limit": 1000})).await;
-    assert_eq!(bodies(&rest), (70..130).map(|n| format!("Comment 1/{n}")).collect::<Vec<_>>());
+    let rest = agent.call_ok("get_feedback", json!({"offset": 100, "limit": 1000})).await;
+    let want: Vec<String> =
+        (100..130).map(|n| format!("Comment 0/{n}")).chain((0..130).map(|n| format!("Comment 1/{n}"))).collect();
+    assert_eq!(bodies(&rest), want);
     assert!(rest.get("nextOffset").is_none(), "the last page: {rest}");
 
     let one_file = agent.call_ok("get_feedback", json!({"filePath": "src/f1.rs", "limit": 5})).await;

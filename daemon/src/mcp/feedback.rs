@@ -24,15 +24,17 @@ pub struct GetFeedbackArgs {
     /// How many threads of the listing to skip: the nextOffset a previous call gave.
     #[schemars(range(min = 0))]
     pub offset: Option<u64>,
-    /// At most this many threads (default 200, at most 1000).
+    /// At most this many threads (default 100, at most 1000).
     #[schemars(range(min = 1, max = 1000))]
     pub limit: Option<u64>,
 }
 
 /// How many threads `get_feedback` answers when not told, and at most: a
 /// large workspace's feedback (100,000 threads, 100 MB) would fit no
-/// message and no agent's context.
-pub const FEEDBACK_PAGE: usize = 200;
+/// message and no agent's context. 100 threads are about 50 KB of JSON,
+/// about 13,000 tokens: under Claude Code's default limit on a tool's
+/// output (25,000 tokens).
+pub const FEEDBACK_PAGE: usize = 100;
 pub const FEEDBACK_PAGE_MAX: usize = 1000;
 
 impl GetFeedbackArgs {
