@@ -177,6 +177,14 @@ where
             Side::Daemon(Err(LineError::Io(e))) if e.kind() == std::io::ErrorKind::ConnectionReset => {
                 relay.reset(&e).await
             }
+            // The daemon is fine; one of its answers could not be relayed.
+            // Which request it answered is unknown (its id was in the line
+            // dropped), so every request in flight gets the error.
+            Side::Daemon(Err(LineError::TooLong)) => {
+                let why = "an answer from the Parley daemon was longer than the 16 MiB limit and was dropped";
+                let advice = "Ask for less at once: get_feedback takes a filePath, or a smaller limit";
+                relay.lost_with(why, code::LINE_TOO_LONG, advice).await
+            }
             Side::Daemon(Err(e)) => relay.lost(&format!("reading from the Parley daemon: {e}")).await,
         };
         if let Err(e) = result {
@@ -290,6 +298,12 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
     /// The daemon went away: every request it had not answered gets an error
     /// with its own id. The next host message reconnects.
     async fn lost(&mut self, why: &str) -> std::io::Result<()> {
+        let advice = "Call again: the daemon is restarted on the next call";
+        self.lost_with(why, code::DAEMON_UNAVAILABLE, advice).await
+    }
+
+    /// [`Relay::lost`], with its own error code and advice.
+    async fn lost_with(&mut self, why: &str, error_code: i64, advice: &str) -> std::io::Result<()> {
         self.daemon = None;
         self.swallow.clear();
         self.last_sent = None;
@@ -298,11 +312,9 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
         if !ids.is_empty() {
             eprintln!("parley-mcp: {why}; failing {} request(s) in flight", ids.len());
         }
-        let message = format!(
-            "{why} while handling this request; it was not retried. Call again: the daemon is restarted on the next call"
-        );
+        let message = format!("{why} while handling this request; it was not retried. {advice}");
         for id in ids {
-            self.write_host(&error_line(&id, code::DAEMON_UNAVAILABLE, &message)).await?;
+            self.write_host(&error_line(&id, error_code, &message)).await?;
         }
         Ok(())
     }
@@ -548,6 +560,39 @@ mod tests {
         let (told, resent) = first_daemon_dies_with(cancel).await;
         assert!(told.len() == 1 && told[0].contains("\"id\":1"), "{told:?}");
         assert!(resent.is_empty(), "{resent:?}");
+    }
+
+    /// An answer too long to relay fails the request with advice to ask for
+    /// less, not to call again (the same call would fail the same way), and
+    /// the next call is relayed as usual.
+    #[tokio::test]
+    async fn an_answer_over_the_line_limit_fails_its_request_saying_to_ask_for_less() {
+        let (mut host_in, relay_in) = UnixStream::pair().expect("pair");
+        let (relay_out, host_out) = UnixStream::pair().expect("pair");
+        let (first, first_shim) = UnixStream::pair().expect("pair");
+        let (second, second_shim) = UnixStream::pair().expect("pair");
+        let relay = tokio::spawn(run(BufReader::new(relay_in), relay_out, Daemons(vec![second_shim, first_shim])));
+        let call = |id: u32| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\"}}\n");
+        host_in.write_all(call(1).as_bytes()).await.expect("write");
+        let (first_read, mut first_write) = first.into_split();
+        let mut first_lines = BufReader::new(first_read).lines();
+        assert!(first_lines.next_line().await.expect("read").is_some_and(|l| l.contains("\"id\":1")));
+        let huge = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"{}\"}}\n", "x".repeat(17 << 20));
+        first_write.write_all(huge.as_bytes()).await.expect("write the long answer");
+        let mut host = BufReader::new(host_out).lines();
+        let told = host.next_line().await.expect("read").expect("the host is told");
+        assert!(told.contains("\"id\":1") && told.contains("16 MiB") && told.contains("Ask for less"), "{told}");
+        assert!(!told.contains("restarted"), "{told}");
+
+        host_in.write_all(call(2).as_bytes()).await.expect("write");
+        let (second_read, mut second_write) = second.into_split();
+        let mut second_lines = BufReader::new(second_read).lines();
+        assert!(second_lines.next_line().await.expect("read").is_some_and(|l| l.contains("\"id\":2")));
+        second_write.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n").await.expect("answer");
+        let answered = host.next_line().await.expect("read").expect("the next call is answered");
+        assert!(answered.contains("\"id\":2") && answered.contains("result"), "{answered}");
+        drop(host_in);
+        relay.await.expect("the relay ends at end of input");
     }
 
     #[test]
