@@ -24,8 +24,7 @@ pub async fn list(
     file: Option<PathBuf>,
     include_resolved: bool,
 ) -> Result<Vec<Thread>, FeedbackError> {
-    refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, file.as_deref()).await?;
-    Ok(cx.state.threads(scope.to_owned(), file, include_resolved).await?)
+    Ok(list_page(cx, scope, file, include_resolved, Page::ALL).await?.1)
 }
 
 /// One page of [`list`], and how many threads the whole listing holds.
