@@ -9,6 +9,7 @@ mod reviewing;
 mod service;
 mod sessions;
 mod setup;
+mod trust;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -91,6 +92,26 @@ enum Command {
     },
     /// Check that everything Parley needs is in place, and say how to fix what is not.
     Doctor {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Trust this repository's .parley.toml, so the commands it names run on review rounds.
+    ///
+    /// A repository's config can name the reviewer and the test command and
+    /// loosen checks; Parley ignores those settings until you trust the file's
+    /// exact content, and trust ends when the file changes. Read it first with
+    /// `--show`.
+    Trust {
+        /// Show the file, what it would run and whether you trust it; change nothing.
+        #[arg(long, conflicts_with = "revoke")]
+        show: bool,
+        /// Withdraw your trust in this repository's config.
+        #[arg(long)]
+        revoke: bool,
+        /// The repository (default: the git root holding the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
         /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
@@ -448,6 +469,14 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             sessions::complete(&id, final_status, notes, json).await
         }
         Command::Watch { workspace } => watch::run(workspace_or_cwd(workspace)?).await,
+        Command::Trust { show, revoke, workspace, json } => {
+            let action = match (show, revoke) {
+                (true, _) => trust::Action::Show,
+                (_, true) => trust::Action::Revoke,
+                _ => trust::Action::Trust,
+            };
+            trust::run(&workspace_or_cwd(workspace)?, action, json)
+        }
         Command::Feedback { command } => match command {
             FeedbackCommand::Add { location, message, author, workspace, json } => {
                 let named = workspace.is_some();

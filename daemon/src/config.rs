@@ -1,9 +1,15 @@
-//! Settings read from the environment: where state lives and what to log.
-//! The only module that reads the environment for settings.
+//! Settings read from the environment and the config files: where state
+//! lives, what to log, how reviews run and which repository configs the user
+//! trusts. The only module that reads the environment and files for settings.
 
+pub mod trust;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+
+pub use trust::Trust;
 
 /// Overrides the directory holding Parley's store.
 pub const DATA_DIR_ENV: &str = "PARLEY_DATA_DIR";
@@ -95,8 +101,77 @@ pub struct ReviewSettings {
     pub thresholds: crate::structured_review::Thresholds,
     /// Globs of files the secret scan skips.
     pub secret_allow_paths: Vec<String>,
+    /// Variables of the asker's environment the reviewer and test command get
+    /// besides [`CHILD_ENV`] (`pass_env`, from the user's own config only).
+    pub pass_env: Vec<String>,
     /// The config files that were read, most general first.
     pub sources: Vec<PathBuf>,
+    /// The repository's `.parley.toml`, when it has one.
+    pub repo_config: Option<RepoConfig>,
+}
+
+/// A repository's `.parley.toml` and whether its guarded settings applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepoConfig {
+    pub path: PathBuf,
+    /// Its content hash, as trust records key it.
+    pub hash: String,
+    pub trust: Trust,
+    /// The guarded settings it sets, each as `key = value`, in file order of
+    /// [`GUARDED`]: what trusting it lets run or weaken.
+    pub guarded: Vec<(&'static str, String)>,
+    /// The keys it sets that were ignored: the guarded ones while the file is
+    /// not trusted, and those only the user's own config may set.
+    pub ignored: Vec<&'static str>,
+}
+
+/// The settings of a repository's `.parley.toml` that run a command or weaken
+/// a guard: they apply only once the user trusts the file (`parley trust`).
+pub const GUARDED: &[&str] = &[
+    "review.reviewer",
+    "review.test_command",
+    "review.ignored_files",
+    "review.block_on",
+    "review.warn_on",
+    "review.audit_dir",
+    "secrets.allow_paths",
+];
+
+/// Settings only the user's own config may set, whatever a repository says.
+const USER_ONLY: &[&str] = &["review.pass_env"];
+
+impl ReviewSettings {
+    /// What to tell the user when the repository's config was not (wholly)
+    /// applied: which settings were ignored and how to trust the file.
+    pub fn ignored_note(&self) -> Option<String> {
+        let repo = self.repo_config.as_ref()?;
+        let guarded: Vec<&str> = repo.ignored.iter().copied().filter(|k| GUARDED.contains(k)).collect();
+        let user_only: Vec<&str> = repo.ignored.iter().copied().filter(|k| USER_ONLY.contains(k)).collect();
+        let root = repo.path.parent().unwrap_or(&repo.path);
+        let mut parts = Vec::new();
+        if !guarded.is_empty() {
+            let why = match repo.trust {
+                Trust::Changed => "it changed since you trusted it",
+                _ => "you have not trusted it",
+            };
+            parts.push(format!(
+                "Parley ignored {} of {} because {why}: a repository's config can run commands and weaken checks. \
+                 Read it with `parley trust --show` in {}, then trust it with `parley trust`",
+                guarded.join(", "),
+                repo.path.display(),
+                root.display()
+            ));
+        }
+        if !user_only.is_empty() {
+            parts.push(format!(
+                "Parley ignored {} of {}: only your own config ({}) may set it",
+                user_only.join(", "),
+                repo.path.display(),
+                user_config_file().map_or_else(|| "config.toml".into(), |f| f.display().to_string())
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
 }
 
 /// Why a config file was refused.
@@ -131,6 +206,7 @@ struct ReviewSection {
     max_rounds: Option<u32>,
     block_on: Option<Vec<String>>,
     warn_on: Option<Vec<String>>,
+    pass_env: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -153,9 +229,63 @@ pub fn user_config_file() -> Option<PathBuf> {
 
 /// Review settings for the repository at `root`: its `.parley.toml` over the
 /// user's config file over the defaults. Read on every request, so edits apply
-/// at once.
+/// at once. The repository's guarded settings ([`GUARDED`]) apply only while
+/// the user trusts the file's exact content.
 pub fn review_settings(root: &Path) -> Result<ReviewSettings, ConfigError> {
-    let mut settings = ReviewSettings {
+    settings_from(root, user_config_file(), &trust::standing)
+}
+
+/// Where a repository's config stands: the trust records, or a test's stand-in.
+type Standing<'a> = &'a dyn Fn(&Path, &str) -> Result<Trust, String>;
+
+fn settings_from(
+    root: &Path,
+    user_file: Option<PathBuf>,
+    standing: Standing<'_>,
+) -> Result<ReviewSettings, ConfigError> {
+    let mut settings = review_settings_defaults(root);
+    if let Some(file) = user_file
+        && let Some((text, _)) = read_config(&file)?
+    {
+        let parsed = parse(&text, &file)?;
+        apply(&mut settings, parsed, &file, root, Origin::User)?;
+        settings.sources.push(file);
+    }
+    if let Some((repo, parsed)) = read_repo_config(root, standing)? {
+        apply(&mut settings, parsed, &repo.path, root, Origin::Repository { trusted: repo.trust == Trust::Trusted })?;
+        settings.sources.push(repo.path.clone());
+        settings.repo_config = Some(repo);
+    }
+    Ok(settings)
+}
+
+/// The repository's config file, parsed, with its standing and what it sets.
+fn read_repo_config(root: &Path, standing: Standing<'_>) -> Result<Option<(RepoConfig, ConfigFile)>, ConfigError> {
+    let Some((repo, text)) = describe_repo_config(root, standing)? else { return Ok(None) };
+    let parsed = parse(&text, &repo.path)?;
+    Ok(Some((repo, parsed)))
+}
+
+/// A repository's `.parley.toml` on its own, for `parley trust` and
+/// `parley doctor`: the file, its hash, its standing and what it sets, with
+/// its text. `None` when there is none.
+pub fn repo_config(root: &Path) -> Result<Option<(RepoConfig, String)>, ConfigError> {
+    describe_repo_config(root, &trust::standing)
+}
+
+fn describe_repo_config(root: &Path, standing: Standing<'_>) -> Result<Option<(RepoConfig, String)>, ConfigError> {
+    let file = root.join(REPO_CONFIG);
+    let Some((text, hash)) = read_config(&file)? else { return Ok(None) };
+    let parsed = parse(&text, &file)?;
+    let trust = standing(root, &hash).map_err(|message| ConfigError { file: file.clone(), message })?;
+    let mut scratch = review_settings_defaults(root);
+    let origin = Origin::Repository { trusted: trust == Trust::Trusted };
+    let (guarded, ignored) = apply(&mut scratch, parsed, &file, root, origin)?;
+    Ok(Some((RepoConfig { path: file, hash, trust, guarded, ignored }, text)))
+}
+
+fn review_settings_defaults(root: &Path) -> ReviewSettings {
+    ReviewSettings {
         reviewer: None,
         reviewer_name: None,
         timeout: std::time::Duration::from_secs(600),
@@ -168,21 +298,108 @@ pub fn review_settings(root: &Path) -> Result<ReviewSettings, ConfigError> {
         max_rounds: 5,
         thresholds: crate::structured_review::Thresholds::default(),
         secret_allow_paths: Vec::new(),
+        pass_env: Vec::new(),
         sources: Vec::new(),
-    };
-    let files = user_config_file().into_iter().chain(std::iter::once(root.join(REPO_CONFIG)));
-    for file in files {
-        let text = match std::fs::read_to_string(&file) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(ConfigError { file, message: format!("cannot read it: {e}") }),
-        };
-        let parsed: ConfigFile = toml::from_str(&text)
-            .map_err(|e| ConfigError { file: file.clone(), message: describe_toml_error(&text, &e) })?;
-        apply(&mut settings, parsed, &file, root)?;
-        settings.sources.push(file);
+        repo_config: None,
     }
-    Ok(settings)
+}
+
+/// Config files larger than this are refused: no real one comes near.
+const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// A config file's text and content hash; `None` when there is no file.
+fn read_config(file: &Path) -> Result<Option<(String, String)>, ConfigError> {
+    let bad = |message: String| ConfigError { file: file.to_owned(), message };
+    let Some(bytes) = read_settings_file(file).map_err(|e| bad(e.to_string()))? else { return Ok(None) };
+    let hash = trust::content_hash(&bytes);
+    let text = String::from_utf8(bytes).map_err(|_| bad("it is not UTF-8 text".into()))?;
+    Ok(Some((text, hash)))
+}
+
+/// Reads a settings file, refusing anything but a regular file of at most a
+/// megabyte before reading: a FIFO would block the read forever and a device
+/// such as `/dev/zero` would never end. `None` when there is no file.
+pub(crate) fn read_settings_file(file: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let opened = open_without_blocking(file);
+    let handle = match opened {
+        Ok(handle) => handle,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = handle.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("it is not a regular file: replace it with one"));
+    }
+    if meta.len() > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other(format!(
+            "it is {} bytes, over the {MAX_CONFIG_BYTES} a config file may hold",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    handle.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::other("it grew past the size a config file may hold while being read"));
+    }
+    Ok(Some(bytes))
+}
+
+/// Opening a FIFO for reading waits for a writer, unless non-blocking.
+#[cfg(unix)]
+fn open_without_blocking(file: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(file)
+}
+
+#[cfg(not(unix))]
+fn open_without_blocking(file: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(file)
+}
+
+fn parse(text: &str, file: &Path) -> Result<ConfigFile, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError { file: file.to_owned(), message: describe_toml_error(text, &e) })
+}
+
+/// The variables a reviewer or test command gets from the asker's environment
+/// (else the daemon's): enough to find programs, the user's home and their
+/// logins there, and the locale. Anything else (an agent host's API keys) only
+/// when the user's own config names it in `pass_env`.
+pub const CHILD_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+];
+
+/// The environment a reviewer or test command runs with: [`CHILD_ENV`] and
+/// the names in `pass` (`NAME`, or `PREFIX_*`), each taken from the asker's
+/// environment, else the daemon's own.
+pub fn command_env(asker: &BTreeMap<String, String>, pass: &[String]) -> BTreeMap<String, String> {
+    let wanted = |name: &str| {
+        CHILD_ENV.iter().copied().chain(pass.iter().map(String::as_str)).any(|pattern| {
+            match pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == pattern,
+            }
+        })
+    };
+    let own = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
+    let mut env: BTreeMap<String, String> = own.filter(|(k, _)| wanted(k)).collect();
+    env.extend(asker.iter().filter(|(k, _)| wanted(k)).map(|(k, v)| (k.clone(), v.clone())));
+    env
 }
 
 /// A TOML error as one line naming the key and line it is about.
@@ -207,7 +424,24 @@ fn describe_toml_error(text: &str, error: &toml::de::Error) -> String {
     }
 }
 
-fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Path) -> Result<(), ConfigError> {
+/// Which file a setting comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    User,
+    Repository { trusted: bool },
+}
+
+/// Applies one file's settings over `settings`. Returns, for a repository's
+/// file, the guarded settings it sets (`key`, value as shown) and the keys
+/// that were ignored.
+#[allow(clippy::type_complexity)]
+fn apply(
+    settings: &mut ReviewSettings,
+    file: ConfigFile,
+    path: &Path,
+    root: &Path,
+    origin: Origin,
+) -> Result<(Vec<(&'static str, String)>, Vec<&'static str>), ConfigError> {
     let bad =
         |key: &str, message: String| ConfigError { file: path.to_owned(), message: format!("key {key}: {message}") };
     let command = |key: &str, value: CommandValue| match value {
@@ -215,9 +449,28 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
         CommandValue::Argv(argv) if !argv.is_empty() => Ok(CommandLine::Argv(argv)),
         _ => Err(bad(key, "must not be empty".into())),
     };
+    let mut guarded: Vec<(&'static str, String)> = Vec::new();
+    let mut ignored: Vec<&'static str> = Vec::new();
+    // Whether a guarded setting found in this file applies; every one found
+    // in a repository's file is listed for `parley trust --show`.
+    let mut allowed = |key: &'static str, shown: String| match origin {
+        Origin::User => true,
+        Origin::Repository { trusted } => {
+            guarded.push((key, shown));
+            if !trusted {
+                ignored.push(key);
+            }
+            trusted
+        }
+    };
     let review = file.review;
     if let Some(value) = review.reviewer {
-        settings.reviewer = Some(command("review.reviewer", value)?);
+        let reviewer = command("review.reviewer", value)?;
+        // A person reviewing runs nothing: a repository may ask for that.
+        let runs_nothing = reviewer.to_string().trim() == "human";
+        if runs_nothing || allowed("review.reviewer", format!("{reviewer}")) {
+            settings.reviewer = Some(reviewer);
+        }
     }
     if let Some(name) = review.reviewer_name {
         if name.trim().is_empty() {
@@ -235,17 +488,34 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
         settings.audit = audit;
     }
     if let Some(dir) = review.audit_dir {
-        settings.audit_dir = if dir.is_absolute() { dir } else { root.join(dir) };
+        let inside = !dir.is_absolute() && dir.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside {
+            return Err(bad(
+                "review.audit_dir",
+                format!(
+                    "{} is not a folder inside the repository: give a relative path such as \".reviews\"",
+                    dir.display()
+                ),
+            ));
+        }
+        if allowed("review.audit_dir", dir.display().to_string()) {
+            settings.audit_dir = root.join(dir);
+        }
     }
     if let Some(include) = review.review_config {
         settings.review_config = include;
     }
     if let Some(globs) = review.ignored_files {
         crate::glob::Globs::new(&globs).map_err(|e| bad("review.ignored_files", e.to_string()))?;
-        settings.ignored_files = globs;
+        if allowed("review.ignored_files", format!("{globs:?}")) {
+            settings.ignored_files = globs;
+        }
     }
     if let Some(value) = review.test_command {
-        settings.test_command = Some(command("review.test_command", value)?);
+        let test = command("review.test_command", value)?;
+        if allowed("review.test_command", test.to_string()) {
+            settings.test_command = Some(test);
+        }
     }
     if let Some(secs) = review.test_timeout_secs {
         settings.test_timeout = std::time::Duration::from_secs(secs.max(1));
@@ -267,16 +537,44 @@ fn apply(settings: &mut ReviewSettings, file: ConfigFile, path: &Path, root: &Pa
             .collect::<Result<Vec<_>, _>>()
     };
     if let Some(names) = review.block_on {
-        settings.thresholds.block_on = severities("review.block_on", names)?;
+        let severities = severities("review.block_on", names.clone())?;
+        if allowed("review.block_on", format!("{names:?}")) {
+            settings.thresholds.block_on = severities;
+        }
     }
     if let Some(names) = review.warn_on {
-        settings.thresholds.warn_on = severities("review.warn_on", names)?;
+        let severities = severities("review.warn_on", names.clone())?;
+        if allowed("review.warn_on", format!("{names:?}")) {
+            settings.thresholds.warn_on = severities;
+        }
     }
     if let Some(globs) = file.secrets.allow_paths {
         crate::glob::Globs::new(&globs).map_err(|e| bad("secrets.allow_paths", e.to_string()))?;
-        settings.secret_allow_paths = globs;
+        if allowed("secrets.allow_paths", format!("{globs:?}")) {
+            settings.secret_allow_paths = globs;
+        }
     }
-    Ok(())
+    if let Some(names) = review.pass_env {
+        if let Some(name) =
+            names.iter().find(|n| n.is_empty() || n.contains('=') || n.trim_end_matches('*').contains('*'))
+        {
+            return Err(bad(
+                "review.pass_env",
+                format!(
+                    "{name:?} is not a variable name (use NAME, or PREFIX_* for every variable starting with PREFIX_)"
+                ),
+            ));
+        }
+        match origin {
+            Origin::User => settings.pass_env = names,
+            Origin::Repository { .. } => ignored.push("review.pass_env"),
+        }
+    }
+    // Listed in one order whatever the file's, the commands first.
+    let rank = |key: &str| GUARDED.iter().chain(USER_ONLY).position(|k| *k == key);
+    guarded.sort_by_key(|(key, _)| rank(key));
+    ignored.sort_by_key(|key| rank(key));
+    Ok((guarded, ignored))
 }
 
 impl crate::structured_review::Severity {
@@ -297,10 +595,16 @@ impl crate::structured_review::Severity {
 mod tests {
     use super::*;
 
+    /// A repository config the user trusts, read without the user's own file.
     fn check(file: &str, want: Result<&dyn Fn(&ReviewSettings) -> bool, &str>) {
+        check_as(Trust::Trusted, file, want);
+    }
+
+    fn check_as(trust: Trust, file: &str, want: Result<&dyn Fn(&ReviewSettings) -> bool, &str>) {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join(REPO_CONFIG), file).expect("write");
-        match (review_settings(dir.path()), want) {
+        let standing = move |_: &Path, _: &str| Ok(trust.clone());
+        match (settings_from(dir.path(), None, &standing), want) {
             (Ok(settings), Ok(holds)) => assert!(holds(&settings), "{file}: {settings:?}"),
             (Err(e), Err(wanted)) => {
                 let text = e.to_string();
@@ -330,6 +634,9 @@ mod tests {
             Ok(&|s| s.thresholds.block_on == vec![Severity::Critical]),
         );
         check("[review]\naudit_dir = \"audit\"\n", Ok(&|s| s.audit_dir.ends_with("audit")));
+        check("[review]\naudit_dir = \"../../x\"\n", Err("is not a folder inside the repository"));
+        check("[review]\naudit_dir = \"/tmp/x\"\n", Err("is not a folder inside the repository"));
+        check("[review]\npass_env = [\"A=B\"]\n", Err("is not a variable name"));
         check("[review]\nrevewer = \"x\"\n", Err("unknown field `revewer`"));
         check("[reviews]\n", Err("unknown field `reviews`"));
         check("[review]\ntimeout_secs = \"ten\"\n", Err("review.timeout_secs"));
@@ -342,5 +649,100 @@ mod tests {
             Err("key review.ignored_files: \"[z-a].rs\" is not a glob: invalid range"),
         );
         check("[secrets]\nallow_paths = [\"a[9-0]\"]\n", Err("key secrets.allow_paths: \"a[9-0]\" is not a glob"));
+    }
+
+    const HOSTILE: &str = "[review]\nreviewer = [\"sh\", \"-c\", \"id\"]\ntest_command = \"touch pwned\"\n\
+        ignored_files = [\"**\"]\nblock_on = []\nwarn_on = []\naudit_dir = \"elsewhere\"\n\
+        timeout_secs = 30\nmax_rounds = 2\npass_env = [\"AWS_*\"]\n\
+        [secrets]\nallow_paths = [\"**\"]\n";
+
+    #[test]
+    fn an_untrusted_repository_config_runs_and_weakens_nothing_but_its_other_settings_apply() {
+        use crate::structured_review::Thresholds;
+        for trust in [Trust::Untrusted, Trust::Changed] {
+            check_as(
+                trust.clone(),
+                HOSTILE,
+                Ok(&|s| {
+                    let repo = s.repo_config.as_ref().expect("the repository's file is described");
+                    s.reviewer.is_none()
+                        && s.test_command.is_none()
+                        && s.ignored_files.is_empty()
+                        && s.thresholds == Thresholds::default()
+                        && s.audit_dir.ends_with(".reviews")
+                        && s.secret_allow_paths.is_empty()
+                        && s.pass_env.is_empty()
+                        && s.timeout.as_secs() == 30
+                        && s.max_rounds == 2
+                        && repo.ignored.len() == GUARDED.len() + 1
+                        && repo.guarded.iter().any(|(k, v)| *k == "review.reviewer" && v == "sh -c id")
+                        && s.ignored_note().is_some_and(|n| {
+                            n.contains("review.reviewer, review.test_command")
+                                && n.contains("parley trust --show")
+                                && n.contains("only your own config")
+                        })
+                }),
+            );
+        }
+        check_as(
+            Trust::Changed,
+            HOSTILE,
+            Ok(&|s| s.ignored_note().is_some_and(|n| n.contains("it changed since you trusted it"))),
+        );
+        check_as(
+            Trust::Trusted,
+            HOSTILE,
+            Ok(&|s| {
+                s.reviewer == Some(CommandLine::Argv(vec!["sh".into(), "-c".into(), "id".into()]))
+                    && s.test_command.is_some()
+                    && s.secret_allow_paths == vec!["**".to_owned()]
+                    && s.audit_dir.ends_with("elsewhere")
+                    && s.pass_env.is_empty()
+                    && s.ignored_note().is_some_and(|n| !n.contains("trust --show") && n.contains("review.pass_env"))
+            }),
+        );
+        // Asking a person runs nothing, so an untrusted file may.
+        check_as(
+            Trust::Untrusted,
+            "[review]\nreviewer = \"human\"\n",
+            Ok(&|s| s.reviewer == Some(CommandLine::Shell("human".into())) && s.ignored_note().is_none()),
+        );
+    }
+
+    #[test]
+    fn special_files_are_refused_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join(REPO_CONFIG);
+        rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::RWXU, 0)
+            .expect("mkfifo");
+        let err = review_settings(dir.path()).expect_err("a FIFO is refused");
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        std::fs::remove_file(&fifo).expect("rm");
+        std::os::unix::fs::symlink("/dev/zero", &fifo).expect("link");
+        let err = review_settings(dir.path()).expect_err("a device is refused");
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+    }
+
+    #[test]
+    fn reviewers_get_a_built_environment_not_the_askers_keys() {
+        let asker: BTreeMap<String, String> = [
+            ("PATH", "/asker/bin"),
+            ("HOME", "/home/ana"),
+            ("LC_ALL", "C.UTF-8"),
+            ("ANTHROPIC_API_KEY", "sk-ant-secret"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+            ("PARLEY_SOCKET", "/tmp/s"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let env = command_env(&asker, &[]);
+        assert_eq!(env.get("PATH").map(String::as_str), Some("/asker/bin"));
+        assert_eq!(env.get("LC_ALL").map(String::as_str), Some("C.UTF-8"));
+        assert!(!env.contains_key("ANTHROPIC_API_KEY") && !env.contains_key("AWS_SECRET_ACCESS_KEY"), "{env:?}");
+        assert!(!env.contains_key("PARLEY_SOCKET"), "{env:?}");
+        let env = command_env(&asker, &["ANTHROPIC_API_KEY".into(), "AWS_*".into()]);
+        assert_eq!(env.get("ANTHROPIC_API_KEY").map(String::as_str), Some("sk-ant-secret"));
+        assert_eq!(env.get("AWS_SECRET_ACCESS_KEY").map(String::as_str), Some("secret"));
     }
 }

@@ -16,6 +16,7 @@ pub mod feedback;
 pub mod git;
 pub mod glob;
 pub mod hub;
+pub mod inherited;
 pub mod mcp;
 pub mod memory;
 pub mod position;

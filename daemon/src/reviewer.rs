@@ -75,9 +75,10 @@ pub async fn run(
             c
         }
     };
-    // The asker's environment over the daemon's: its PATH finds the
-    // reviewer it has, its keys authenticate it.
+    // Exactly the environment built for it (`config::command_env`): nothing
+    // of the daemon's own, which may hold whatever its starter had.
     process
+        .env_clear()
         .envs(env)
         .current_dir(cwd)
         .stdin(Stdio::piped())

@@ -31,6 +31,8 @@ pub fn run() -> anyhow::Result<()> {
     crate::memory::configure_allocator();
     tracing::debug!("the allocator purges freed pages after {} ms", crate::memory::purge_delay_ms());
     let activated = listener::activated_socket()?;
+    let keep: Vec<std::os::fd::RawFd> = activated.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+    crate::inherited::close_inherited(&keep);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("parley")

@@ -284,6 +284,10 @@ fn spawn_daemon(socket_path: &Path) -> Result<Child, ConnectError> {
         .map_err(spawn_error)?;
     Command::new(&binary)
         .arg("daemon")
+        // Only what a daemon needs: it outlives this client and serves every
+        // other one, so the starter's keys must not stay with it.
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(name, _)| name.to_str().is_some_and(daemon_needs)))
         .env(socket::SOCKET_ENV, socket_path)
         .envs(parley_protocol::DAEMON_ENV.iter().copied())
         .stdin(Stdio::null())
@@ -293,6 +297,15 @@ fn spawn_daemon(socket_path: &Path) -> Result<Child, ConnectError> {
         .process_group(0)
         .spawn()
         .map_err(spawn_error)
+}
+
+/// The variables a started daemon keeps of its starter's environment: where
+/// the user's files and programs are, the locale, and Parley's own settings.
+fn daemon_needs(name: &str) -> bool {
+    const KEPT: &[&str] =
+        &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TZ", "TMPDIR", "LANG", "LANGUAGE", "RUST_BACKTRACE"];
+    const KEPT_PREFIXES: &[&str] = &["LC_", "XDG_", "PARLEY_", "MIMALLOC_"];
+    (KEPT.contains(&name) || KEPT_PREFIXES.iter().any(|prefix| name.starts_with(prefix))) && name != "PARLEY_EDITOR_ID"
 }
 
 /// The daemon outlives this client; a thread waits for it so it never lingers

@@ -607,7 +607,7 @@ async fn stopping_the_cli_stops_its_reviewer() {
 }
 
 #[tokio::test]
-async fn the_reviewer_runs_with_the_environment_of_whoever_asked() {
+async fn the_reviewer_runs_with_the_environment_of_whoever_asked_as_far_as_the_user_passes_it_on() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox, "good", "");
     // A reviewer only the agent's PATH has, which needs a key only the agent's
@@ -618,20 +618,29 @@ async fn the_reviewer_runs_with_the_environment_of_whoever_asked() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\n[ \"$REVIEW_API_KEY\" = sesame ] || {{ echo 'REVIEW_API_KEY is not set' >&2; exit 7; }}\nexec python3 {:?} good\n",
+            "#!/bin/sh\n[ \"$REVIEW_API_KEY\" = sesame ] || {{ echo 'REVIEW_API_KEY is not set' >&2; exit 7; }}\n\
+             [ -z \"$HOST_SECRET\" ] || {{ echo \"HOST_SECRET leaked: $HOST_SECRET\" >&2; exit 8; }}\n\
+             exec python3 {:?} good\n",
             fake_reviewer().display().to_string()
         ),
     )
     .expect("write reviewer");
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
     let dir = sandbox.dir.path().join("config/parley");
-    std::fs::write(dir.join("config.toml"), "[review]\nreviewer = \"my-reviewer\"\n").expect("config");
+    // The user passes on the one key the reviewer needs, and nothing else.
+    std::fs::write(dir.join("config.toml"), "[review]\nreviewer = \"my-reviewer\"\npass_env = [\"REVIEW_*\"]\n")
+        .expect("config");
     // The daemon runs with a bare PATH and no key (as a service would).
     let _daemon = sandbox.start_daemon_with(|c| {
         c.env("PATH", "/usr/bin:/bin").env_remove("REVIEW_API_KEY");
     });
     let agent_path = format!("{}:/usr/bin:/bin", bin.display());
-    let agent = sandbox.agent_with(&repo, &[("PATH", agent_path.as_str()), ("REVIEW_API_KEY", "sesame")]).await;
+    let agent = sandbox
+        .agent_with(
+            &repo,
+            &[("PATH", agent_path.as_str()), ("REVIEW_API_KEY", "sesame"), ("HOST_SECRET", "the-hosts-own-key")],
+        )
+        .await;
     let review = request(&agent, json!({"summary": "With my own reviewer"})).await;
     assert_eq!(review["comments"][0]["comment"], json!("Name the constant"), "{review}");
     // An agent without the key gets the reviewer's own complaint.
@@ -648,6 +657,10 @@ async fn the_reviewer_runs_with_the_environment_of_whoever_asked() {
         .output()
         .expect("run parley");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // Without `pass_env`, the key stays with whoever asked.
+    std::fs::write(dir.join("config.toml"), "[review]\nreviewer = \"my-reviewer\"\n").expect("config");
+    let text = agent.call_err("request_review", json!({"summary": "Keys stay home"})).await;
+    assert!(text.contains("REVIEW_API_KEY is not set"), "{text}");
 }
 
 /// Runs `parley args` in `dir`: (exit code, stdout, stderr).

@@ -92,6 +92,18 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
     assert!(out.lines().any(|l| l.starts_with("warn") && l.contains("reviewer") && l.contains("[review]")), "{out}");
 
     std::fs::write(repo.join(".parley.toml"), "[review]\nreviewer = \"no-such-reviewer-9f2 -p\"\n").expect("config");
+    // A repository's reviewer is ignored until the user trusts the file.
+    let (code, out, _) = doctor(&[]).await;
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.lines().any(|l| l.starts_with("warn") && l.contains("review.reviewer") && l.contains("parley trust")),
+        "{out}"
+    );
+    let trust = |sandbox: &Sandbox| {
+        let out = sandbox.command("parley").current_dir(&repo).arg("trust").output().expect("parley trust");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    trust(&sandbox);
     let (code, out, _) = doctor(&[]).await;
     assert_eq!(code, 1, "{out}");
     assert!(out.lines().any(|l| l.starts_with("FAIL") && l.contains("no-such-reviewer-9f2 is not on PATH")), "{out}");
@@ -103,6 +115,7 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
 
     std::fs::write(repo.join(".parley.toml"), "[review]\nreviewer = [\"python3\", \"-c\", \"print(1)\"]\n")
         .expect("config");
+    trust(&sandbox);
     let daemon = sandbox.start_daemon();
     let _window = sandbox.editor("nvim", &[&repo]).await;
     let home = sandbox.dir.path().join("home");

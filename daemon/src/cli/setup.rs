@@ -298,6 +298,25 @@ fn config_checks(cwd: &Path) -> Vec<Check> {
         files.push("no config file; the defaults apply".into());
     }
     let mut checks = vec![Check::new("config", Outcome::Ok, files.join(", "))];
+    if let Some(repo) = &settings.repo_config {
+        checks.push(match settings.ignored_note() {
+            Some(note) => Check::new("trust", Outcome::Warn, note),
+            None if repo.guarded.is_empty() => Check::new(
+                "trust",
+                Outcome::Ok,
+                format!("{} sets nothing that runs a command or loosens a check", repo.path.display()),
+            ),
+            None => Check::new(
+                "trust",
+                Outcome::Ok,
+                format!(
+                    "{} is trusted: {} apply (`parley trust --revoke` withdraws it)",
+                    repo.path.display(),
+                    repo.guarded.iter().map(|(key, _)| *key).collect::<Vec<_>>().join(", ")
+                ),
+            ),
+        });
+    }
     checks.push(match &settings.reviewer {
         None => Check::new(
             "reviewer",

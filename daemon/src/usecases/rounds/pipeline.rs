@@ -103,7 +103,10 @@ pub(super) async fn prepare(
         Ok((root, settings))
     })
     .await?;
-    let reviewer = choose_reviewer(ask.reviewer.as_deref(), settings.reviewer.as_ref())?;
+    if let Some(note) = settings.ignored_note() {
+        progress(0.5, note);
+    }
+    let reviewer = choose_reviewer(ask.reviewer.as_deref(), &settings)?;
     let previous = match ask.previous_review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
         Some(id) => Some(check_previous(cx, &root, id, settings.max_rounds).await?),
         None => None,
@@ -171,8 +174,11 @@ pub(super) async fn review(
     };
     progress(3.0, "running the tests".into());
     still_wanted(cancel)?;
+    // Built for the commands, not the asker's whole environment: an agent
+    // host's keys reach them only when the user's own config passes them on.
+    let env = config::command_env(&ask.env, &settings.pass_env);
     let tests = match &settings.test_command {
-        Some(command) => Some(run_tests(command, &ask.env, &root, settings.test_timeout, cancel).await?),
+        Some(command) => Some(run_tests(command, &env, &root, settings.test_timeout, cancel).await?),
         None => None,
     };
     if let Some((_, output)) = &tests {
@@ -212,7 +218,7 @@ pub(super) async fn review(
         progress(4.0 + fraction, format!("waiting for the reviewer ({} s)", elapsed.as_secs()));
     };
     let finished =
-        reviewer::run(&reviewer, &ask.env, &root, &prompt, timeout, cancel, tick).await.map_err(|e| match e {
+        reviewer::run(&reviewer, &env, &root, &prompt, timeout, cancel, tick).await.map_err(|e| match e {
             RunError::Cancelled { .. } => RoundError::Cancelled("the reviewer was stopped".into()),
             other => RoundError::Reviewer(format!("the reviewer failed: {other}")),
         })?;
@@ -268,6 +274,8 @@ pub(super) async fn finish(
     changes: &Changes,
     mut warnings: Vec<String>,
 ) -> Outcome {
+    let ignored = settings.ignored_note();
+    warnings.extend(ignored.clone());
     let first_audit = settings.audit && !settings.audit_dir.join("sessions").exists();
     let audit = if settings.audit {
         let (dir, s, r, diff) = (settings.audit_dir.clone(), session.clone(), round.clone(), changes.diff.clone());
@@ -294,7 +302,12 @@ pub(super) async fn finish(
         ));
     }
     let markdown = round.markdown(&session.id);
-    let presentation = Presentation { content: markdown.clone(), mode: Mode::Replace, section: None };
+    // The editors show which settings were ignored, beside the review itself.
+    let shown_markdown = match &ignored {
+        Some(note) => format!("> **Note:** {note}.\n\n{markdown}"),
+        None => markdown.clone(),
+    };
+    let presentation = Presentation { content: shown_markdown, mode: Mode::Replace, section: None };
     let source = crate::reviews::Source::Round { review_id: session.id.clone(), round: round.round };
     let shown_in = match shown::present(cx, &changes.root, &presentation, source).await {
         Ok(committed) => committed.delivered_to.len(),
@@ -313,13 +326,14 @@ fn still_wanted(cancel: &CancellationToken) -> Result<(), RoundError> {
 
 /// Who answers: a person when the asker or the config says `human`, else
 /// the configured reviewer command.
-fn choose_reviewer(asked: Option<&str>, configured: Option<&CommandLine>) -> Result<Reviewer, RoundError> {
+fn choose_reviewer(asked: Option<&str>, settings: &ReviewSettings) -> Result<Reviewer, RoundError> {
+    let configured = settings.reviewer.as_ref();
     let is_person = |c: &CommandLine| c.to_string().trim() == "human";
     match asked.map(str::trim).filter(|a| !a.is_empty()) {
         Some("human") => Ok(Reviewer::Person),
         Some("command") => match configured {
             Some(command) if !is_person(command) => Ok(Reviewer::Command(command.clone())),
-            _ => Err(no_reviewer()),
+            _ => Err(no_reviewer(settings)),
         },
         Some(other) => Err(RoundError::Invalid(format!(
             "reviewer must be \"human\" (a person reviews in their editor) or \"command\" (the configured reviewer command), not {other:?}"
@@ -327,12 +341,28 @@ fn choose_reviewer(asked: Option<&str>, configured: Option<&CommandLine>) -> Res
         None => match configured {
             Some(command) if is_person(command) => Ok(Reviewer::Person),
             Some(command) => Ok(Reviewer::Command(command.clone())),
-            None => Err(no_reviewer()),
+            None => Err(no_reviewer(settings)),
         },
     }
 }
 
-fn no_reviewer() -> RoundError {
+fn no_reviewer(settings: &ReviewSettings) -> RoundError {
+    // The repository names one, but the user has not trusted it.
+    let untrusted = settings.repo_config.as_ref().and_then(|repo| {
+        let (_, command) = repo.guarded.iter().find(|(key, _)| *key == "review.reviewer")?;
+        repo.ignored.contains(&"review.reviewer").then_some((repo, command))
+    });
+    if let Some((repo, command)) = untrusted {
+        let root = repo.path.parent().unwrap_or(&repo.path);
+        return RoundError::Config(format!(
+            "no reviewer runs: {} names the reviewer `{command}`, but you have not trusted that file (a cloned repository's \
+             config can run any command as you). Read it with `parley trust --show` in {}, and if you agree, run `parley trust` there; \
+             or name your own reviewer under [review] in {}",
+            repo.path.display(),
+            root.display(),
+            config::user_config_file().map_or_else(|| "your config.toml".into(), |f| f.display().to_string())
+        ));
+    }
     RoundError::Config("no reviewer is configured. Add one to .parley.toml in the repository (or to ~/.config/parley/config.toml):\n\
      [review]\n\
      reviewer = \"claude -p --output-format json\"   # or \"codex exec\", or any command that reads the prompt on stdin and prints the review as JSON,\n\
