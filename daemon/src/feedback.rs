@@ -374,16 +374,59 @@ pub fn listing_order(a: &Thread, b: &Thread) -> std::cmp::Ordering {
 }
 
 /// Which part of a listing to answer: `limit` threads (all when `None`)
-/// after the first `skip`.
+/// after the first `skip`, stopping before the thread that would take the
+/// page past `bytes` of JSON (see [`listed_bytes`]); a page holds at least
+/// one thread, so a listing read page by page always ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Page {
     pub skip: usize,
     pub limit: Option<usize>,
+    pub bytes: Option<usize>,
 }
 
 impl Page {
     /// The whole listing.
-    pub const ALL: Page = Page { skip: 0, limit: None };
+    pub const ALL: Page = Page { skip: 0, limit: None, bytes: None };
+
+    /// `limit` threads after `skip`, within [`crate::limits::PAGE_BYTES`].
+    pub fn bounded(skip: usize, limit: Option<usize>) -> Page {
+        Page { skip, limit, bytes: Some(crate::limits::PAGE_BYTES) }
+    }
+
+    /// The threads of `listing` this page holds, in order.
+    pub fn take<'a, T: std::borrow::Borrow<Thread> + 'a>(self, listing: impl IntoIterator<Item = T>) -> Vec<T> {
+        let mut used = 0usize;
+        let mut page = Vec::new();
+        for thread in listing.into_iter().skip(self.skip).take(self.limit.unwrap_or(usize::MAX)) {
+            if let Some(budget) = self.bytes {
+                used = used.saturating_add(listed_bytes(thread.borrow()));
+                if used > budget && !page.is_empty() {
+                    break;
+                }
+            }
+            page.push(thread);
+        }
+        page
+    }
+}
+
+/// About how many bytes of JSON a thread takes in a listing (its comments as
+/// listings clip them, its quotes, and room for its other fields): what a
+/// page's byte budget counts.
+pub fn listed_bytes(thread: &Thread) -> usize {
+    use crate::limits::{clip, json_len};
+    const FIELDS: usize = 1024;
+    const PER_COMMENT: usize = 160;
+    let comments: usize =
+        thread.comments.iter().map(|c| json_len(&clip(&c.body)) + json_len(&c.author) + PER_COMMENT).sum();
+    let fix = thread.finding.as_ref().and_then(|f| f.suggested_fix.as_deref()).map_or(0, |fix| json_len(&clip(fix)));
+    FIELDS
+        + comments
+        + fix
+        + json_len(&thread.anchor.quote)
+        + json_len(&thread.original_quote)
+        + 2 * json_len(&thread.path)
+        + 2 * json_len(&thread.workspace.to_string_lossy())
 }
 
 /// Whether a thread id has the UUID shape Parley gives them.

@@ -3,8 +3,8 @@
 //! One module per concern; see the README's Architecture section. `hub` alone
 //! serves sockets, `store` alone imports sled, `mcp` alone imports rmcp,
 //! `watch` alone imports notify, `config` alone reads settings from the
-//! environment; `reviews`, `feedback`, `anchor`, `routing` and `position` do
-//! no IO, and `state` does none beyond handing records to `store`.
+//! environment; `reviews`, `feedback`, `anchor`, `routing`, `position` and
+//! `limits` do no IO, and `state` does none beyond handing records to `store`.
 
 pub mod anchor;
 pub mod audit;
@@ -17,10 +17,12 @@ pub mod git;
 pub mod glob;
 pub mod hub;
 pub mod inherited;
+pub mod limits;
 pub mod mcp;
 pub mod memory;
 pub mod position;
 pub mod refresh;
+pub mod regular_file;
 pub mod reviewer;
 pub mod reviews;
 pub mod routing;

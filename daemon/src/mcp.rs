@@ -11,7 +11,7 @@ mod schema;
 mod sessions;
 mod subscriptions;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -274,7 +274,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering. Each has a standing the human sees: open, seen (reading them here marks open ones seen by you) or addressed (an agent replied). At most 100 threads come at a time (limit, up to 1000); total counts them all, and nextOffset, when present, is the offset to call again with.",
+        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering. Each has a standing the human sees: open, seen (reading them here marks open ones seen by you) or addressed (an agent replied). At most 100 threads come at a time (limit, up to 1000; fewer when they are long); total counts them all, and nextOffset, when present, is the offset to call again with.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
         title = "Get feedback threads",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -723,8 +723,7 @@ impl ParleyMcp {
         let name = picked.name.clone();
         match selection {
             Some(selection) if !selection.text.is_empty() => {
-                let path = selection.path.clone();
-                let text = tokio::task::spawn_blocking(move || std::fs::read_to_string(path).ok()).await.ok().flatten();
+                let text = selection_file_text(&selection.path).await;
                 selection_result(selection, text, &picked, format!("Selection from {name}, {why}{note}."))
             }
             _ => SelectionResult {
@@ -734,6 +733,20 @@ impl ParleyMcp {
             },
         }
     }
+}
+
+/// The text of the file an editor's selection is in, to count its columns
+/// as characters; `None` (columns as the editor counted them) for a file
+/// that is not a regular one (a FIFO, `/dev/fd/63` from `nvim <(cmd)`, a
+/// device), too large, not UTF-8, or slow to read.
+async fn selection_file_text(path: &Path) -> Option<String> {
+    /// The largest file whose columns are converted.
+    const MAX_BYTES: u64 = 32 * 1024 * 1024;
+    const READ_TIMEOUT: Duration = Duration::from_secs(2);
+    let path = path.to_owned();
+    let read = tokio::task::spawn_blocking(move || crate::regular_file::read(&path, MAX_BYTES));
+    let bytes = tokio::time::timeout(READ_TIMEOUT, read).await.ok()?.ok()?.ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// Asks the editor for its selection; falls back to the last one it pushed

@@ -41,8 +41,17 @@ pub fn run() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(notify_socket, activated))
+    let served = runtime.block_on(serve(notify_socket, activated));
+    // A blocking read stuck on a file (a FIFO no one writes) would keep a
+    // dropped runtime waiting for it forever: the store is flushed and the
+    // socket gone by now, so the process ends whatever is still blocked.
+    runtime.shutdown_timeout(STRAGGLERS);
+    served
 }
+
+/// How long blocking work still running once the daemon has stopped may
+/// delay its exit.
+const STRAGGLERS: Duration = Duration::from_secs(1);
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_new(config::log_filter())

@@ -789,28 +789,51 @@ impl Store {
     /// without holding them all in memory twice more, beside the threads the
     /// state owner holds. Each record is read back into its type first, so
     /// an unreadable record fails the backup, as it fails an export.
+    /// `failed` words a write's error.
     fn write_export(
         &self,
         out: &mut std::io::BufWriter<std::fs::File>,
-        data_dir: &Path,
-        partial: &Path,
-    ) -> Result<(), StoreError> {
+        failed: &dyn Fn(std::io::Error) -> StoreError,
+    ) -> Result<ExportCounts, StoreError> {
         let trees = self.trees()?;
-        let mut write = |bytes: &[u8]| {
-            std::io::Write::write_all(out, bytes)
-                .map_err(|source| StoreError::from_io(data_dir, format!("writing {}", partial.display()), source))
-        };
+        let mut write = |bytes: &[u8]| std::io::Write::write_all(out, bytes).map_err(failed);
         let exported_at = serde_json::to_string(&crate::clock::now_rfc3339())?;
         write(format!(r#"{{"format":"parley-export","version":1,"exported_at":{exported_at}"#).as_bytes())?;
         write(br#","reviews":["#)?;
-        copy_records::<ReviewRecord>(&trees.reviews, &mut write)?;
+        let reviews = copy_records::<ReviewRecord>(&trees.reviews, &mut write)?;
         write(br#"],"threads":["#)?;
-        copy_records::<ThreadRecord>(&trees.threads, &mut write)?;
+        let threads = copy_records::<ThreadRecord>(&trees.threads, &mut write)?;
         write(br#"],"sessions":["#)?;
-        copy_records::<SessionRecord>(&trees.sessions, &mut write)?;
+        let sessions = copy_records::<SessionRecord>(&trees.sessions, &mut write)?;
         write(b"]}")?;
-        std::io::Write::flush(out)
-            .map_err(|source| StoreError::from_io(data_dir, format!("writing {}", partial.display()), source))
+        std::io::Write::flush(out).map_err(failed)?;
+        out.get_ref().sync_all().map_err(failed)?;
+        Ok(ExportCounts { reviews, threads, sessions })
+    }
+
+    /// Writes what [`Store::export`] gives to `path`, a record at a time (so
+    /// an export of any size is written), to a new file beside it first,
+    /// renamed over `path` once whole: `path` is never left half written.
+    /// The file is readable by the user alone. Answers what it holds and
+    /// its size.
+    pub fn export_to(&self, path: &Path) -> Result<(ExportCounts, u64), StoreError> {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+        let writing = |source| StoreError::Io { context: format!("writing {}", partial.display()), source };
+        let file =
+            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial).map_err(writing)?;
+        let written = self.write_export(&mut std::io::BufWriter::new(file), &writing).and_then(|counts| {
+            let bytes = std::fs::metadata(&partial).map_err(writing)?.len();
+            std::fs::rename(&partial, path).map_err(|source| StoreError::Io {
+                context: format!("renaming {} to {}", partial.display(), path.display()),
+                source,
+            })?;
+            Ok((counts, bytes))
+        });
+        if written.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        written
     }
 
     /// Adds (or replaces, by key) everything in an export; returns how many
@@ -851,7 +874,8 @@ impl Store {
             .mode(0o600)
             .open(&partial)
             .map_err(io(format!("writing {}", partial.display())))?;
-        if let Err(e) = self.write_export(&mut std::io::BufWriter::new(file), data_dir, &partial) {
+        let failed = |source| StoreError::from_io(data_dir, format!("writing {}", partial.display()), source);
+        if let Err(e) = self.write_export(&mut std::io::BufWriter::new(file), &failed) {
             let _ = std::fs::remove_file(&partial);
             return Err(e);
         }
@@ -982,7 +1006,8 @@ fn newest_backup(data_dir: &Path) -> Option<PathBuf> {
 fn copy_records<T: serde::de::DeserializeOwned + serde::Serialize>(
     tree: &sled::Tree,
     write: &mut impl FnMut(&[u8]) -> Result<(), StoreError>,
-) -> Result<(), StoreError> {
+) -> Result<usize, StoreError> {
+    let mut count = 0;
     for (n, entry) in tree.iter().enumerate() {
         let (_, value) = entry?;
         let record: T = serde_json::from_slice(&value)?;
@@ -990,8 +1015,17 @@ fn copy_records<T: serde::de::DeserializeOwned + serde::Serialize>(
             write(b",")?;
         }
         write(&serde_json::to_vec(&record)?)?;
+        count += 1;
     }
-    Ok(())
+    Ok(count)
+}
+
+/// How many records an export holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportCounts {
+    pub reviews: usize,
+    pub threads: usize,
+    pub sessions: usize,
 }
 
 /// The keys of a backup's records, read without the records themselves.

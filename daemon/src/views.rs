@@ -86,7 +86,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
             round: f.round,
             severity: f.severity.clone(),
             category: f.category.clone(),
-            suggested_fix: f.suggested_fix.clone(),
+            suggested_fix: f.suggested_fix.as_deref().map(|fix| crate::limits::clip(fix).into_owned()),
         }),
         standing: thread.standing.name(thread.resolved).into(),
         seen_by: thread.standing.seen.as_ref().map(|m| m.by.clone()),
@@ -98,11 +98,12 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
     }
 }
 
-/// The wire form of a thread's comment.
+/// The wire form of a thread's comment, its body clipped to Parley's limit
+/// (a store written before the limit may hold longer ones).
 pub fn comment(comment: &crate::feedback::Comment) -> wire::Comment {
     wire::Comment {
         id: comment.id.clone(),
-        body: comment.body.clone(),
+        body: crate::limits::clip(&comment.body).into_owned(),
         author: comment.author.clone(),
         created_at: comment.created_at.clone(),
     }

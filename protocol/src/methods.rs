@@ -119,6 +119,14 @@ method!(
     StoreImport = STORE_IMPORT, ExportDocument => ImportResult
 );
 method!(
+    /// Everything, as a JSON backup the daemon writes to a file.
+    StoreExportFile = STORE_EXPORT_FILE, StoreFileParams => ExportFileResult
+);
+method!(
+    /// Restore a JSON backup the daemon reads from a file.
+    StoreImportFile = STORE_IMPORT_FILE, StoreFileParams => ImportResult
+);
+method!(
     /// Run a review round; answered when it is done.
     ReviewRequest = REVIEW_REQUEST, ReviewRequestParams => ReviewRequestResult
 );
@@ -450,6 +458,10 @@ pub const SUBSCRIBE: &str = "subscribe";
 pub const STORE_EXPORT: &str = "store/export";
 /// CLI → daemon request: restore a JSON backup.
 pub const STORE_IMPORT: &str = "store/import";
+/// CLI → daemon request: write the JSON backup to a file, however large.
+pub const STORE_EXPORT_FILE: &str = "store/export_file";
+/// CLI → daemon request: restore the JSON backup in a file, however large.
+pub const STORE_IMPORT_FILE: &str = "store/import_file";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Range {
@@ -562,6 +574,10 @@ pub struct FeedbackListResult {
     /// `limit` let through.
     #[serde(default)]
     pub total: usize,
+    /// When more threads follow (past `limit`, or past the bytes one answer
+    /// carries, about 4 MiB): the `offset` to ask for next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -643,6 +659,25 @@ pub struct ExportDocument {
     pub threads: Vec<serde_json::Value>,
     #[serde(default)]
     pub sessions: Vec<serde_json::Value>,
+}
+
+/// The file `store/export_file` writes or `store/import_file` reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreFileParams {
+    /// Absolute. An export replaces the file once it is whole (readable by
+    /// the user alone); an import reads only a regular file.
+    pub path: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportFileResult {
+    pub path: PathBuf,
+    /// The size of the file written.
+    pub bytes: u64,
+    pub reviews: usize,
+    pub threads: usize,
+    pub sessions: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -901,14 +936,22 @@ pub struct InboxParams {
     /// the repositories inside it). Everything when absent.
     #[serde(default)]
     pub workspace: Option<PathBuf>,
+    /// How many of the waiting threads to skip: the `next_offset` an earlier
+    /// answer gave.
+    #[serde(default)]
+    pub offset: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InboxResult {
     /// Newest request first.
     pub rounds: Vec<WaitingRound>,
-    /// Open threads whose last word is not the person's, newest first.
+    /// Open threads whose last word is not the person's, newest first, as
+    /// many as one answer carries (about 4 MiB).
     pub threads: Vec<Thread>,
+    /// When more threads wait: the `offset` to ask for next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
 }
 
 /// A round waiting on a person, in brief.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use parley_protocol::jsonrpc::code;
 use parley_protocol::methods::{self as wire, Position, Range};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::cli_opening;
 use super::client::{HubClient, Opening, Refused};
@@ -154,11 +154,12 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
             orphaned += page.threads.iter().filter(|t| t.state == "orphaned" || t.state == "unreadable").count();
             printed += count;
         }
-        offset += count;
         // Threads made or resolved meanwhile move the pages' bounds; the
-        // listing ends when a page comes back short.
-        if count < LIST_PAGE || offset >= page.total {
-            break;
+        // listing ends when no page follows (a page of long threads is cut
+        // short of LIST_PAGE, and says where the next begins).
+        match page.next_offset {
+            Some(next) if next > offset => offset = next,
+            _ => break,
         }
     }
     if json {
@@ -228,28 +229,89 @@ pub async fn set_resolved(id: &str, resolved: bool) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// `parley export [FILE]`. The daemon writes the export to a file itself, a
+/// record at a time, so a store of any size is exported (no one message
+/// could hold it); for stdout, or a pipe or device named as FILE, it writes
+/// a private temporary file, copied from here.
 pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
-    let export: Value = client().await?.call(wire::STORE_EXPORT, json!({})).await.context("cannot export")?;
-    let text = serde_json::to_string_pretty(&export)?;
-    match file {
-        Some(file) => {
-            std::fs::write(&file, text).with_context(|| format!("writing {}", file.display()))?;
-            eprintln!("Exported to {}.", file.display());
-        }
-        None => println!("{text}"),
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let named = file.as_ref().map(|f| cwd.join(f));
+    if let Some(path) = named.as_ref().filter(|path| std::fs::metadata(path).is_ok_and(|m| m.is_dir())) {
+        bail!("cannot export to {}: it is a folder; name a file to write", path.display());
     }
-    Ok(0)
+    let regular = named.as_ref().filter(|path| std::fs::metadata(path).map_or(true, |m| m.is_file()));
+    if let Some(path) = regular {
+        let written: wire::ExportFileResult =
+            client().await?.call(wire::STORE_EXPORT_FILE, json!({ "path": path })).await.context("cannot export")?;
+        eprintln!(
+            "Exported {} review(s), {} thread(s) and {} session(s) to {} ({}).",
+            written.reviews,
+            written.threads,
+            written.sessions,
+            file.as_deref().unwrap_or(path).display(),
+            size(written.bytes)
+        );
+        return Ok(0);
+    }
+    let dir = tempfile::tempdir().context("making a temporary folder for the export")?;
+    let temporary = dir.path().join("export.json");
+    let _: wire::ExportFileResult =
+        client().await?.call(wire::STORE_EXPORT_FILE, json!({ "path": temporary })).await.context("cannot export")?;
+    let mut from = std::fs::File::open(&temporary).with_context(|| format!("reading {}", temporary.display()))?;
+    let copied = match &named {
+        Some(path) => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut to| std::io::copy(&mut from, &mut to))
+            .with_context(|| format!("writing {}", path.display())),
+        None => std::io::copy(&mut from, &mut std::io::stdout().lock()).map_err(anyhow::Error::from),
+    };
+    match copied {
+        Ok(_) => Ok(0),
+        // The reader stopped early (`parley export | head`): as every command does.
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {
+            Ok(0)
+        }
+        Err(e) => Err(e),
+    }
 }
 
+/// A size as people read it.
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+/// `parley import FILE`. The daemon reads the file itself as it parses it,
+/// so an export of any size is restored; a pipe (`parley import <(…)`,
+/// `/dev/stdin`) is first copied to a private temporary file.
 pub async fn import(file: &Path) -> anyhow::Result<i32> {
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let export: Value = serde_json::from_str(&text).with_context(|| format!("{} is not JSON", file.display()))?;
-    let counts: Value = client()
+    let path = std::env::current_dir().context("reading the current directory")?.join(file);
+    let meta = std::fs::metadata(&path).with_context(|| format!("cannot import {}", file.display()))?;
+    if meta.is_dir() {
+        bail!("cannot import {}: it is a folder; give the path of an export file", file.display());
+    }
+    let dir;
+    let readable = match meta.is_file() {
+        true => path,
+        false => {
+            dir = tempfile::tempdir().context("making a temporary folder for the import")?;
+            let copy = dir.path().join("import.json");
+            std::fs::File::open(&path)
+                .and_then(|mut from| std::io::copy(&mut from, &mut std::fs::File::create(&copy)?))
+                .with_context(|| format!("reading {}", file.display()))?;
+            copy
+        }
+    };
+    let counts: wire::ImportResult = client()
         .await?
-        .call(wire::STORE_IMPORT, export)
+        .call(wire::STORE_IMPORT_FILE, json!({ "path": readable }))
         .await
         .with_context(|| format!("cannot import {}", file.display()))?;
-    println!("Imported {} review(s) and {} thread(s) from {}.", counts["reviews"], counts["threads"], file.display());
+    println!("Imported {} review(s) and {} thread(s) from {}.", counts.reviews, counts.threads, file.display());
     Ok(0)
 }
 

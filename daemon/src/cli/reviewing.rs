@@ -20,7 +20,15 @@ async fn client() -> anyhow::Result<HubClient> {
 /// `parley inbox`: the rounds waiting on a person and the threads waiting on
 /// a person's answer, newest first, across every repository (or one).
 pub async fn inbox(folder: Option<&Path>, json: bool) -> anyhow::Result<i32> {
-    let result: wire::InboxResult = client().await?.call(wire::INBOX, json!({ "workspace": folder })).await?;
+    let mut client = client().await?;
+    let mut result: wire::InboxResult = client.call(wire::INBOX, json!({ "workspace": folder })).await?;
+    // Many long threads come in more than one answer.
+    while let Some(offset) = result.next_offset.take() {
+        let more: wire::InboxResult =
+            client.call(wire::INBOX, json!({ "workspace": folder, "offset": offset })).await?;
+        result.threads.extend(more.threads);
+        result.next_offset = more.next_offset;
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(0);

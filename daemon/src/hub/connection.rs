@@ -25,7 +25,7 @@ use crate::refresh::NewThread;
 use crate::sessions::FinalStatus;
 use crate::state::{ClientFacts, Outbound};
 use crate::usecases::{backup, feedback, reviews, rounds};
-use crate::{views, workspace};
+use crate::{limits, views, workspace};
 
 /// A client that cannot take a line within this long is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -206,6 +206,8 @@ async fn dispatch(request: &Request, peer: &Peer<'_>) -> Result<Value, ErrorObje
         Subscribe::NAME => on::<Subscribe>(request, peer, subscribe).await,
         StoreExport::NAME => on::<StoreExport>(request, peer, store_export).await,
         StoreImport::NAME => on::<StoreImport>(request, peer, store_import).await,
+        StoreExportFile::NAME => on::<StoreExportFile>(request, peer, store_export_file).await,
+        StoreImportFile::NAME => on::<StoreImportFile>(request, peer, store_import_file).await,
         SessionsList::NAME => on::<SessionsList>(request, peer, sessions_list).await,
         SessionsGet::NAME => on::<SessionsGet>(request, peer, sessions_get).await,
         SessionsComplete::NAME => on::<SessionsComplete>(request, peer, sessions_complete).await,
@@ -345,22 +347,32 @@ async fn shutdown(peer: &Peer<'_>, p: wire::ShutdownParams) -> Result<wire::Shut
 async fn feedback_list(peer: &Peer<'_>, p: wire::FeedbackListParams) -> Result<wire::FeedbackListResult, ErrorObject> {
     let mut threads = Vec::new();
     let mut total = 0;
-    // The page runs on across the folders, one listing after the other.
-    let (mut skip, mut room) = (p.offset, p.limit);
+    // The page runs on across the folders, one listing after the other,
+    // within one byte budget: once it is spent, the folders after are only
+    // counted.
+    let (mut skip, mut room, mut used) = (p.offset, p.limit, 0usize);
     for scope in scopes(p.workspace.as_deref(), peer)? {
         let file = p.path.as_ref().map(|f| workspace::real(f, &scope));
         if file.as_ref().is_some_and(|f| !workspace::holds(&scope, f)) {
             continue;
         }
-        let page = Page { skip, limit: room };
+        let mut page = Page::bounded(skip, room);
+        page.bytes = Some(limits::PAGE_BYTES.saturating_sub(used));
         let (held, found) =
             feedback::list_page(peer.cx, &scope, file, p.include_resolved, page).await.map_err(errors::feedback)?;
         total += held;
+        let offered = room.unwrap_or(usize::MAX).min(held.saturating_sub(skip));
         skip = skip.saturating_sub(held);
-        room = room.map(|room| room - found.len());
+        room = match found.len() < offered {
+            // Cut short by the byte budget: the page ends here.
+            true => Some(0),
+            false => room.map(|room| room - found.len()),
+        };
+        used += found.iter().map(crate::feedback::listed_bytes).sum::<usize>();
         threads.extend(found.iter().map(|t| views::thread(t, peer.facts.encoding)));
     }
-    Ok(wire::FeedbackListResult { threads, total })
+    let next = p.offset.saturating_add(threads.len());
+    Ok(wire::FeedbackListResult { threads, total, next_offset: (next < total).then_some(next) })
 }
 
 async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Result<wire::ThreadResult, ErrorObject> {
@@ -404,7 +416,7 @@ async fn buffer_changed(
     let file = absolute(&p.path, "path")?;
     let threads = feedback::in_buffer(peer.cx, &file, p.text).await.map_err(errors::feedback)?;
     let threads: Vec<wire::Thread> = threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect();
-    Ok(wire::FeedbackListResult { total: threads.len(), threads })
+    Ok(wire::FeedbackListResult { total: threads.len(), threads, next_offset: None })
 }
 
 async fn subscribe(peer: &Peer<'_>, p: wire::SubscribeParams) -> Result<wire::SubscribeResult, ErrorObject> {
@@ -420,6 +432,22 @@ async fn store_export(peer: &Peer<'_>, _: wire::NoParams) -> Result<wire::Export
     let export = backup::export(peer.cx).await.map_err(errors::backup)?;
     let value = serde_json::to_value(export).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))?;
     serde_json::from_value(value).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
+}
+
+async fn store_export_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<wire::ExportFileResult, ErrorObject> {
+    let written = backup::export_to(peer.cx, &p.path).await.map_err(errors::backup)?;
+    Ok(wire::ExportFileResult {
+        path: written.path,
+        bytes: written.bytes,
+        reviews: written.counts.reviews,
+        threads: written.counts.threads,
+        sessions: written.counts.sessions,
+    })
+}
+
+async fn store_import_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<wire::ImportResult, ErrorObject> {
+    let counts = backup::import_from(peer.cx, &p.path).await.map_err(errors::backup)?;
+    Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads })
 }
 
 async fn store_import(peer: &Peer<'_>, p: wire::ExportDocument) -> Result<wire::ImportResult, ErrorObject> {

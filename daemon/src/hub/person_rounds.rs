@@ -7,6 +7,7 @@ use parley_protocol::methods as wire;
 
 use super::connection::Peer;
 use super::errors;
+use crate::feedback::Page;
 use crate::sessions::Side;
 use crate::usecases::rounds::person::{self, ForReview, NewDraft, Verdict};
 use crate::views;
@@ -20,13 +21,17 @@ pub async fn inbox(peer: &Peer<'_>, p: wire::InboxParams) -> Result<wire::InboxR
         None => None,
     };
     let found = person::inbox(peer.cx, folder.as_deref()).await.map_err(errors::round)?;
+    let total = found.threads.len();
+    let page = Page::bounded(p.offset, None).take(&found.threads);
+    let next = p.offset.saturating_add(page.len());
     Ok(wire::InboxResult {
         rounds: found
             .rounds
             .iter()
             .filter_map(|s| s.awaiting.as_deref().map(|waiting| views::waiting_round(s, waiting)))
             .collect(),
-        threads: found.threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect(),
+        threads: page.into_iter().map(|t| views::thread(t, peer.facts.encoding)).collect(),
+        next_offset: (next < total).then_some(next),
     })
 }
 

@@ -48,7 +48,9 @@ impl GetFeedbackArgs {
             }
         };
         let skip = usize::try_from(self.offset.unwrap_or(0)).unwrap_or(usize::MAX);
-        Ok(crate::feedback::Page { skip, limit: Some(limit) })
+        // Half the hub's budget: the result carries the threads twice, as
+        // structure and as text.
+        Ok(crate::feedback::Page { skip, limit: Some(limit), bytes: Some(crate::limits::PAGE_BYTES / 2) })
     }
 }
 
@@ -279,7 +281,7 @@ pub fn item(mut thread: Thread, scope: &Path) -> FeedbackItem {
             round: f.round,
             severity: f.severity,
             category: f.category,
-            suggested_fix: f.suggested_fix,
+            suggested_fix: f.suggested_fix.map(|fix| crate::limits::clip(&fix).into_owned()),
         }),
     }
 }
@@ -300,14 +302,20 @@ pub fn added(thread: Thread, scope: &Path) -> AddResult {
     AddResult { created: true, thread_id: thread.id.clone(), thread: item(thread, scope) }
 }
 
+/// A comment as agents read it, its body clipped to Parley's limit (a store
+/// written before the limit may hold longer ones).
 fn owned_comment(c: crate::feedback::Comment) -> FeedbackComment {
-    FeedbackComment { id: c.id, body: c.body, author: c.author, created_at: c.created_at }
+    let body = match crate::limits::clip(&c.body) {
+        std::borrow::Cow::Borrowed(_) => c.body,
+        std::borrow::Cow::Owned(clipped) => clipped,
+    };
+    FeedbackComment { id: c.id, body, author: c.author, created_at: c.created_at }
 }
 
 pub fn comment(c: &crate::feedback::Comment) -> FeedbackComment {
     FeedbackComment {
         id: c.id.clone(),
-        body: c.body.clone(),
+        body: crate::limits::clip(&c.body).into_owned(),
         author: c.author.clone(),
         created_at: c.created_at.clone(),
     }

@@ -377,7 +377,7 @@ impl State {
         found.retain(|t| include_resolved || !t.resolved);
         found.sort_by(|a, b| feedback::listing_order(a, b));
         let total = found.len();
-        let page = found.into_iter().skip(page.skip).take(page.limit.unwrap_or(usize::MAX)).cloned().collect();
+        let page = page.take(found).into_iter().cloned().collect();
         (total, page)
     }
 

@@ -2,9 +2,12 @@
 //! `parley export` and `parley import`. An import goes through the state
 //! owner, so no write path bypasses it.
 
+use std::path::{Path, PathBuf};
+
 use crate::context::Context;
+use crate::regular_file::{self, RegularFileError};
 use crate::state::{ImportError, Stopped};
-use crate::store::Export;
+use crate::store::{Export, ExportCounts};
 
 /// Why an export or import failed.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +18,9 @@ pub enum BackupError {
     Store(String),
     #[error("the Parley daemon is shutting down; try again in a moment")]
     Stopped,
+    /// The file named cannot be used as asked; the text says why.
+    #[error("{0}")]
+    File(String),
 }
 
 impl From<Stopped> for BackupError {
@@ -31,6 +37,72 @@ pub async fn export(cx: &Context) -> Result<Export, BackupError> {
     let store = cx.store.clone();
     tokio::spawn(async move { store.release_memory().await });
     export
+}
+
+/// What [`export_to`] wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub counts: ExportCounts,
+}
+
+/// Writes every review, thread and session to the file at `path` (absolute),
+/// a record at a time, so a store of any size is exported; the file is
+/// replaced only once the export is whole.
+pub async fn export_to(cx: &Context, path: &Path) -> Result<Written, BackupError> {
+    let path = checked(path)?;
+    let store = cx.store.clone();
+    let target = path.clone();
+    let written = tokio::task::spawn_blocking(move || {
+        let shown = target.display();
+        if let Ok(meta) = std::fs::metadata(&target)
+            && !meta.is_file()
+        {
+            return Err(format!("{shown} is not a regular file: give the path of a file to write the export to"));
+        }
+        store.export_to(&target).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| BackupError::Store(e.to_string()))?
+    .map_err(BackupError::File);
+    let store = cx.store.clone();
+    tokio::spawn(async move { store.release_memory().await });
+    let (counts, bytes) = written?;
+    Ok(Written { path, bytes, counts })
+}
+
+/// Imports the export in the file at `path` (absolute), read as it is
+/// parsed, so an export of any size is restored. Only a regular file is
+/// read: a FIFO or a device is refused at once.
+pub async fn import_from(cx: &Context, path: &Path) -> Result<ImportCounts, BackupError> {
+    let path = checked(path)?;
+    let shown = path.display().to_string();
+    let export = tokio::task::spawn_blocking(move || {
+        let file = regular_file::open(&path).map_err(|e| match e {
+            RegularFileError::Io(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                format!("{} does not exist: give the path of an export file", path.display())
+            }
+            e => format!("{}: {e}: give the path of an export file", path.display()),
+        })?;
+        serde_json::from_reader::<_, Export>(std::io::BufReader::new(file))
+            .map_err(|e| format!("{} is not a Parley export: {e}", path.display()))
+    })
+    .await
+    .map_err(|e| BackupError::Store(format!("reading {shown} failed: {e}")))?
+    .map_err(BackupError::File)?;
+    import(cx, export).await
+}
+
+/// A path the daemon may be given: absolute, as the daemon's working
+/// directory is not the caller's.
+fn checked(path: &Path) -> Result<PathBuf, BackupError> {
+    match path.is_absolute() {
+        true => Ok(path.to_owned()),
+        false => {
+            Err(BackupError::File(format!("{} is not an absolute path: give the file's absolute path", path.display())))
+        }
+    }
 }
 
 /// What an import brought in.

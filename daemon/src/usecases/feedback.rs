@@ -14,7 +14,7 @@ pub use crate::feedback::FeedbackError;
 use crate::feedback::{self, Comment, Page, Summary, Thread};
 use crate::refresh::{self, NewThread};
 use crate::state::ThreadEdit;
-use crate::{views, workspace};
+use crate::{limits, views, workspace};
 
 /// Threads inside `scope` (or only `file`), re-anchored first, ordered by
 /// file then line.
@@ -85,7 +85,9 @@ pub async fn summary(cx: &Context, scope: &Path) -> Result<Summary, FeedbackErro
 }
 
 /// Makes a thread; answers once it is durable and its file is watched.
+/// A comment over [`limits::MAX_TEXT_BYTES`] is refused.
 pub async fn create(cx: &Context, new: NewThread) -> Result<Thread, FeedbackError> {
+    limits::check("the comment", &new.body).map_err(FeedbackError::Invalid)?;
     // Watch first: once the thread is announced, an edit must move it.
     cx.watch.add(new.file.clone()).await;
     refresh::create(&cx.state, &cx.store, new).await
@@ -112,6 +114,7 @@ pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, 
     if ask.body.trim().is_empty() {
         return Err(FeedbackError::Invalid("body is required: write the question or note for the human".into()));
     }
+    limits::check("the comment", &ask.body).map_err(FeedbackError::Invalid)?;
     if ask.start_line == 0 {
         return Err(FeedbackError::Invalid("startLine is 1-based: the first line of a file is 1".into()));
     }
@@ -240,6 +243,7 @@ pub async fn reply(
     if body.trim().is_empty() {
         return Err(FeedbackError::Invalid("a reply needs a body: write what you want to say".into()));
     }
+    limits::check("the reply", &body).map_err(FeedbackError::Invalid)?;
     let comment = Comment { id: feedback::new_id(), body, author, created_at: crate::clock::now_rfc3339() };
     // An agent's reply addresses the thread; a person's makes it open again.
     let change = match within {
@@ -270,7 +274,11 @@ pub async fn resolve_for_agent(
     agent: String,
     note: Option<String>,
 ) -> Result<Thread, FeedbackError> {
-    let note = note.filter(|n| !n.trim().is_empty()).map(|body| Comment {
+    let note = note.filter(|n| !n.trim().is_empty());
+    if let Some(note) = &note {
+        limits::check("the note", note).map_err(FeedbackError::Invalid)?;
+    }
+    let note = note.map(|body| Comment {
         id: feedback::new_id(),
         body,
         author: agent.clone(),

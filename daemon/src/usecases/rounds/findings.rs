@@ -166,7 +166,8 @@ async fn continue_thread(
     threads::reply(cx, &thread.id, text, reviewer.to_owned(), None).await.map(drop).map_err(|e| e.to_string())
 }
 
-/// The thread's text: the finding, then its suggested fix.
+/// The thread's text: the finding, then its suggested fix, cut to Parley's
+/// limit on a comment (with a marker saying so) rather than fail the round.
 fn body(comment: &ReviewComment) -> String {
     let mut text = comment.comment.trim().to_owned();
     if text.is_empty() {
@@ -176,5 +177,6 @@ fn body(comment: &ReviewComment) -> String {
         let fence = if fix.contains("```") { "````" } else { "```" };
         text.push_str(&format!("\n\nSuggested fix:\n{fence}\n{fix}\n{fence}"));
     }
-    text
+    // Room for the "Round N: " a repeated finding begins with.
+    crate::limits::cut_to(&text, crate::limits::MAX_TEXT_BYTES - 32).into_owned()
 }

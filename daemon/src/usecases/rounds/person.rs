@@ -452,6 +452,10 @@ fn check_place(waiting: &PersonRound, new: &NewDraft) -> Result<(), RoundError> 
     if new.body.trim().is_empty() && new.suggestion.as_deref().is_none_or(|s| s.trim().is_empty()) {
         return Err(RoundError::Invalid("a comment needs a body: say what should change".into()));
     }
+    crate::limits::check("the comment", &new.body).map_err(RoundError::Invalid)?;
+    if let Some(suggestion) = &new.suggestion {
+        crate::limits::check("the suggested change", suggestion).map_err(RoundError::Invalid)?;
+    }
     let Some(file) = waiting.files.iter().find(|f| f.path == new.path || f.old_path.as_deref() == Some(&new.path))
     else {
         let listed: Vec<&str> = waiting.files.iter().take(8).map(|f| f.path.as_str()).collect();
@@ -508,6 +512,9 @@ pub async fn submit(
     summary: Option<String>,
     author: Option<String>,
 ) -> Result<Submitted, RoundError> {
+    if let Some(summary) = &summary {
+        crate::limits::check("the summary", summary).map_err(RoundError::Invalid)?;
+    }
     let reviewer = author.unwrap_or_else(person);
     let (session, waiting) = waiting(cx, id).await?;
     let run = run_for(cx, &Session { awaiting: Some(waiting.clone()), ..session.clone() });
