@@ -316,45 +316,16 @@ fn read_config(file: &Path) -> Result<Option<(String, String)>, ConfigError> {
     Ok(Some((text, hash)))
 }
 
-/// Reads a settings file, refusing anything but a regular file of at most a
-/// megabyte before reading: a FIFO would block the read forever and a device
-/// such as `/dev/zero` would never end. `None` when there is no file.
-pub(crate) fn read_settings_file(file: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let opened = open_without_blocking(file);
-    let handle = match opened {
-        Ok(handle) => handle,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let meta = handle.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("it is not a regular file: replace it with one"));
+/// Reads a settings file through [`crate::regular_file`]: a FIFO would block
+/// the read forever and a device such as `/dev/zero` would never end. `None`
+/// when there is no file.
+pub(crate) fn read_settings_file(file: &Path) -> Result<Option<Vec<u8>>, crate::regular_file::RegularFileError> {
+    use crate::regular_file::{self, RegularFileError};
+    match regular_file::read(file, MAX_CONFIG_BYTES) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(RegularFileError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
     }
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::other(format!(
-            "it is {} bytes, over the {MAX_CONFIG_BYTES} a config file may hold",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    handle.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::other("it grew past the size a config file may hold while being read"));
-    }
-    Ok(Some(bytes))
-}
-
-/// Opening a FIFO for reading waits for a writer, unless non-blocking.
-#[cfg(unix)]
-fn open_without_blocking(file: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(file)
-}
-
-#[cfg(not(unix))]
-fn open_without_blocking(file: &Path) -> std::io::Result<std::fs::File> {
-    std::fs::File::open(file)
 }
 
 fn parse(text: &str, file: &Path) -> Result<ConfigFile, ConfigError> {
@@ -716,7 +687,7 @@ mod tests {
         rustix::fs::mknodat(rustix::fs::CWD, &fifo, rustix::fs::FileType::Fifo, rustix::fs::Mode::RWXU, 0)
             .expect("mkfifo");
         let err = review_settings(dir.path()).expect_err("a FIFO is refused");
-        assert!(err.to_string().contains("not a regular file"), "{err}");
+        assert!(err.to_string().contains("named pipe (FIFO), not a regular file"), "{err}");
         std::fs::remove_file(&fifo).expect("rm");
         std::os::unix::fs::symlink("/dev/zero", &fifo).expect("link");
         let err = review_settings(dir.path()).expect_err("a device is refused");

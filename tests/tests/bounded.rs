@@ -258,26 +258,28 @@ async fn a_selection_in_a_fifo_or_a_device_answers_at_once() {
 async fn a_daemon_stopped_while_a_read_is_stuck_exits() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("ws", &[("a.txt", "one\n")]);
-    // Reading this config blocks until someone writes the FIFO: no one will.
-    fifo(&repo.join(".parley.toml"));
-    let mut daemon = sandbox.start_daemon();
+    // A `git` that never answers (a hung network file system, an fsmonitor
+    // hook that waits): the round's first git call blocks a worker for good.
+    let bin = sandbox.dir.path().join("stuck-bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let started = sandbox.dir.path().join("git-started");
+    std::fs::write(bin.join("git"), format!("#!/bin/sh\ntouch {:?}\nexec sleep 60\n", started.display().to_string()))
+        .expect("write git");
+    std::fs::set_permissions(bin.join("git"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).expect("chmod");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let mut daemon = sandbox.start_daemon_with(|c| {
+        c.env("PATH", &path);
+    });
     let agent = sandbox.agent(&repo).await;
     let asked = tokio::spawn(async move {
         let _ = agent.call("request_review", json!({"summary": "t", "wait_seconds": 1})).await;
         agent
     });
-    // Once the daemon has the FIFO open to read it, a writer opens without
-    // waiting; held open and silent, it keeps that read stuck.
     let deadline = Instant::now() + DEADLINE;
-    let _writer = loop {
-        use std::os::unix::fs::OpenOptionsExt;
-        let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
-        match std::fs::OpenOptions::new().write(true).custom_flags(nonblocking).open(repo.join(".parley.toml")) {
-            Ok(writer) => break writer,
-            Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(10)).await,
-            Err(e) => panic!("the daemon never opened .parley.toml to read it: {e}"),
-        }
-    };
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the daemon never ran git");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let (code, out, err) = sandbox.cli(&["stop"]);
     assert_eq!(code, 0, "{out}{err}");
     let deadline = Instant::now() + DEADLINE;
