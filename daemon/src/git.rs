@@ -68,7 +68,14 @@ pub struct Changes {
 }
 
 fn git(root: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
-    Command::new("git")
+    command(root, args).output().map_err(GitError::Missing)
+}
+
+/// A git command in `root`, its output plain, whatever the daemon's
+/// environment says about repositories and pathspecs.
+fn command(root: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command
         .arg("-C")
         .arg(root)
         .args(["-c", "core.quotepath=off", "-c", "color.ui=never"])
@@ -76,17 +83,26 @@ fn git(root: &Path, args: &[&str]) -> Result<std::process::Output, GitError> {
         .env("GIT_PAGER", "cat")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
-        .output()
-        .map_err(GitError::Missing)
+        .env_remove("GIT_INDEX_FILE");
+    // Parley writes its pathspecs with their magic spelled out.
+    for variable in ["GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"] {
+        command.env_remove(variable);
+    }
+    command
 }
 
 fn checked(root: &Path, args: &[&str], what: &str) -> Result<String, GitError> {
-    let out = git(root, args)?;
+    Ok(String::from_utf8_lossy(&checked_bytes(command(root, args), what)?).into_owned())
+}
+
+/// Runs `command`, answering its output, or what git said when it failed.
+fn checked_bytes(mut command: Command, what: &str) -> Result<Vec<u8>, GitError> {
+    let out = command.output().map_err(GitError::Missing)?;
     if !out.status.success() {
         let message = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         return Err(GitError::Git { what: what.to_owned(), message });
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out.stdout)
 }
 
 /// The root of the repository holding `dir`.
@@ -120,7 +136,7 @@ pub fn capture(root: &Path, scope: &Scope, ignored: &[String]) -> Result<Changes
         }
     };
     if matches!(scope, Scope::Unstaged | Scope::All) {
-        diff.push_str(&untracked(root)?);
+        diff.push_str(&untracked(root, &exclusions(ignored))?);
     }
     let (diff, files) = without_ignored(&diff, ignored);
     if files.is_empty() {
@@ -323,16 +339,111 @@ impl ChunkPaths {
     }
 }
 
-/// New files git does not track yet, as diffs against nothing.
-fn untracked(root: &Path) -> Result<String, GitError> {
-    let listed = checked(root, &["ls-files", "--others", "--exclude-standard", "-z"], "the untracked files")?;
-    let mut out = String::new();
-    for file in listed.split('\0').filter(|f| !f.is_empty()) {
-        // `git diff --no-index` exits 1 when the files differ, which they do.
-        let diff = git(root, &["diff", "--no-color", "--no-ext-diff", "--no-index", "--", "/dev/null", file])?;
-        out.push_str(&String::from_utf8_lossy(&diff.stdout));
+/// New files git does not track yet, as diffs against nothing, leaving out
+/// the `excluded` pathspecs. Three git processes however many files there
+/// are: the untracked files are listed (a folder that is untracked whole as
+/// the folder), added with intent to add to a temporary index of their own,
+/// and that index diffed against the working tree, which shows each as a new
+/// file exactly as `git diff --no-index /dev/null FILE` would. The user's
+/// index is never touched.
+fn untracked(root: &Path, excluded: &[String]) -> Result<String, GitError> {
+    // A file deleted between the listing and the adding fails the adding:
+    // list again once.
+    match untracked_once(root, excluded) {
+        Err(GitError::Git { .. }) => untracked_once(root, excluded),
+        done => done,
     }
-    Ok(out)
+}
+
+fn untracked_once(root: &Path, excluded: &[String]) -> Result<String, GitError> {
+    let mut list =
+        vec!["ls-files", "--others", "--exclude-standard", "--directory", "--no-empty-directory", "-z", "--", "."];
+    list.extend(excluded.iter().map(String::as_str));
+    let listed = checked_bytes(command(root, &list), "the untracked files")?;
+    let mut pathspecs = Vec::with_capacity(listed.len() * 2);
+    for entry in listed.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        pathspecs.extend_from_slice(b":(literal)");
+        pathspecs.extend_from_slice(entry);
+        pathspecs.push(0);
+    }
+    if pathspecs.is_empty() {
+        return Ok(String::new());
+    }
+    // Inside an untracked folder, the same files stay out.
+    for exclusion in excluded {
+        pathspecs.extend_from_slice(exclusion.as_bytes());
+        pathspecs.push(0);
+    }
+    let index = tempfile::Builder::new().prefix("parley-untracked-").tempdir().map_err(|e| GitError::Git {
+        what: "the untracked files".into(),
+        message: format!("no temporary folder: {e}"),
+    })?;
+    let index_file = index.path().join("index");
+    // `--ignore-errors`: a file git cannot add (a repository inside with no
+    // commit yet) is left out, as `git diff --no-index` left it out, and the
+    // rest are added; git then exits 1.
+    let mut add = command(
+        root,
+        &[
+            "-c",
+            "advice.addEmbeddedRepo=false",
+            "add",
+            "--intent-to-add",
+            "--ignore-errors",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ],
+    );
+    add.env("GIT_INDEX_FILE", &index_file).stdin(std::process::Stdio::piped());
+    let mut adding = add
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(GitError::Missing)?;
+    // git reads every pathspec before it adds anything, and says little.
+    let fed = adding.stdin.take().map(|mut stdin| std::io::Write::write_all(&mut stdin, &pathspecs));
+    let added = adding.wait_with_output().map_err(GitError::Missing)?;
+    if !matches!(added.status.code(), Some(0 | 1)) || matches!(fed, Some(Err(_))) {
+        let message = String::from_utf8_lossy(&added.stderr).trim().to_owned();
+        return Err(GitError::Git { what: "the untracked files".into(), message });
+    }
+    let mut diff = command(root, &["diff", "--no-color", "--no-ext-diff"]);
+    diff.env("GIT_INDEX_FILE", &index_file);
+    let diff = String::from_utf8_lossy(&checked_bytes(diff, "the untracked files")?).into_owned();
+    // A repository inside an untracked folder is added as a link to its
+    // commit; it is not a file of this change.
+    Ok(split_files(&diff).into_iter().filter(|chunk| !chunk.contains("\nnew file mode 160000\n")).collect())
+}
+
+/// The ignored globs that git can leave out itself, while listing untracked
+/// files, as `:(exclude,glob)` pathspecs. Only the patterns that git's glob
+/// pathspecs read exactly as [`crate::glob`] does are given (no classes, no
+/// escapes, `**` only as a whole segment); the rest, like every ignored
+/// file, are left out of the diff afterwards.
+fn exclusions(ignored: &[String]) -> Vec<String> {
+    ignored.iter().filter_map(|pattern| exclusion(pattern)).collect()
+}
+
+fn exclusion(pattern: &str) -> Option<String> {
+    let anchored = pattern.starts_with('/');
+    let directory = pattern.ends_with('/');
+    let segments: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
+    // git refuses a pathspec leaving the repository, where the glob
+    // dialect's `..` is just a name matching nothing.
+    let alike =
+        |s: &&str| !s.contains(['[', ']', '\\']) && (!s.contains("**") || *s == "**") && !matches!(*s, "." | "..");
+    if segments.is_empty() || !segments.iter().all(alike) {
+        return None;
+    }
+    let mut glob = String::from(":(exclude,glob)");
+    if !anchored && segments.len() == 1 && segments[0] != "**" {
+        glob.push_str("**/");
+    }
+    glob.push_str(&segments.join("/"));
+    if directory {
+        glob.push_str("/**");
+    }
+    Some(glob)
 }
 
 /// Splits a diff into its files, drops the ignored ones, and lists the rest.
@@ -430,6 +541,86 @@ mod tests {
             paths("diff --git a/logo.png b/logo.png\nBinary files a/logo.png and b/logo.png differ\n"),
             (some("logo.png"), some("logo.png"), true)
         );
+    }
+
+    /// Runs git in `repo` for a test, failing on an error.
+    fn run(repo: &Path, args: &[&str]) {
+        let out = command(repo, args).output().expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    #[test]
+    fn untracked_files_read_as_git_diff_no_index_shows_them_in_one_diff() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path();
+        run(repo, &["init", "-q"]);
+        std::fs::write(repo.join("tracked.txt"), "a\n").expect("write");
+        run(repo, &["add", "tracked.txt"]);
+        run(repo, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"]);
+        std::fs::write(repo.join("tracked.txt"), "a\nchanged\n").expect("write");
+        let write = |path: &str, bytes: &[u8]| {
+            let file = repo.join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(file, bytes).expect("write");
+        };
+        write("new.txt", b"hello\nworld\n");
+        write("empty.txt", b"");
+        write("logo.bin", b"\x00\x01binary");
+        write("deep/er/file.rs", b"fn main() {}\n");
+        write("with space*.txt", b"odd name\n");
+        write("gen/out.generated.ts", b"generated\n");
+        write(".reviews/sessions/2026-01-01-001/request.json", b"{}\n");
+        std::fs::write(repo.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")), "latin-1 name\n").expect("write");
+        std::os::unix::fs::symlink("new.txt", repo.join("link")).expect("link");
+        std::os::unix::fs::symlink("/nowhere", repo.join("dangling")).expect("link");
+        // A repository of its own inside an untracked folder is not a file.
+        std::fs::create_dir_all(repo.join("vendor/lib")).expect("mkdir");
+        run(&repo.join("vendor/lib"), &["init", "-q"]);
+        write("vendor/lib/x", b"x\n");
+        write("vendor/keep.txt", b"kept\n");
+
+        let ignored = ["/.reviews/".to_owned(), "*.generated.ts".to_owned()];
+        let diff = untracked(repo, &exclusions(&ignored)).expect("diffs");
+
+        // What one `git diff --no-index` per file printed before, for the
+        // files not left out.
+        let listed = command(repo, &["ls-files", "--others", "--exclude-standard", "-z"]).output().expect("lists");
+        let mut expected = String::new();
+        for file in listed.stdout.split(|&b| b == 0).filter(|f| !f.is_empty()) {
+            if file.starts_with(b".reviews/") || file.ends_with(b".generated.ts") {
+                continue;
+            }
+            let mut one = command(repo, &["diff", "--no-color", "--no-ext-diff", "--no-index", "--", "/dev/null"]);
+            let out = one.arg(std::ffi::OsStr::from_bytes(file)).output().expect("diffs");
+            expected.push_str(&String::from_utf8_lossy(&out.stdout));
+        }
+        assert_eq!(diff, expected);
+        for wanted in ["b/new.txt", "b/empty.txt", "b/logo.bin", "b/deep/er/file.rs", "b/with space*.txt", "b/caf"] {
+            assert!(diff.contains(wanted), "{wanted} is missing from\n{diff}");
+        }
+        for wanted in ["new file mode 120000", "+/nowhere", "b/vendor/keep.txt"] {
+            assert!(diff.contains(wanted), "{wanted} is missing from\n{diff}");
+        }
+        for left_out in [".reviews", "generated", "tracked.txt", "Subproject", "vendor/lib"] {
+            assert!(!diff.contains(left_out), "{left_out} is in\n{diff}");
+        }
+        // The user's own index is untouched.
+        let status = command(repo, &["status", "--porcelain"]).output().expect("status");
+        assert!(String::from_utf8_lossy(&status.stdout).contains("?? new.txt"));
+    }
+
+    #[test]
+    fn ignored_globs_become_exclude_pathspecs_where_git_reads_them_alike() {
+        let check = |pattern: &str| exclusion(pattern);
+        assert_eq!(check("*.lock").as_deref(), Some(":(exclude,glob)**/*.lock"));
+        assert_eq!(check("/.reviews/").as_deref(), Some(":(exclude,glob).reviews/**"));
+        assert_eq!(check("fixtures/").as_deref(), Some(":(exclude,glob)**/fixtures/**"));
+        assert_eq!(check("/.parley.toml").as_deref(), Some(":(exclude,glob).parley.toml"));
+        assert_eq!(check("src/**/gen").as_deref(), Some(":(exclude,glob)src/**/gen"));
+        for left_to_parley in ["[ab].txt", "a\\*b", "a**b", "", "/", "/../../", "./x"] {
+            assert_eq!(check(left_to_parley), None, "{left_to_parley}");
+        }
     }
 
     #[test]

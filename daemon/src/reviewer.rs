@@ -1,6 +1,8 @@
 //! Running the reviewer and test commands: the prompt on stdin, output
-//! captured, a timeout, and cancellation — both of which kill the command's
-//! whole process group, so a reviewer's own children die with it.
+//! captured, a timeout, and cancellation. The command leads a process group
+//! of its own, killed whole after every run (finished, timed out or
+//! cancelled), so whatever it started dies with it; and a command is done
+//! when it exits, even if something it left running holds its output open.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -16,6 +18,10 @@ use crate::config::CommandLine;
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// How often the caller hears that the command is still running.
 const TICK: Duration = Duration::from_secs(2);
+/// How long output is still read once the command has exited: what it
+/// left running (a dev server a test command started, say) may hold its
+/// output open, and is not waited for.
+const GRACE: Duration = Duration::from_secs(2);
 
 /// What a finished command printed.
 #[derive(Debug, Clone)]
@@ -105,16 +111,31 @@ pub async fn run(
     let read_out = collect(&mut stdout, &out);
     let read_err = collect(&mut stderr, &err);
     let started = Instant::now();
-    let work = async { tokio::join!(feed, read_out, read_err, child.wait()) };
+    let work = async {
+        let reading = async {
+            tokio::join!(feed, read_out, read_err);
+        };
+        tokio::pin!(reading);
+        let mut read = false;
+        let status = loop {
+            tokio::select! {
+                status = child.wait() => break status,
+                () = &mut reading, if !read => read = true,
+            }
+        };
+        if !read {
+            let _ = tokio::time::timeout(GRACE, &mut reading).await;
+        }
+        status
+    };
     tokio::pin!(work);
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + TICK, TICK);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
-    loop {
+    let outcome = loop {
         tokio::select! {
-            (_, _, _, status) = &mut work => {
-                let status = status.map_err(|source| RunError::Spawn { command: shown.clone(), source })?;
-                return Ok(Finished {
+            status = &mut work => {
+                break status.map_err(|source| RunError::Spawn { command: shown.clone(), source }).map(|status| Finished {
                     success: status.success(),
                     code: status.code(),
                     stdout: String::from_utf8_lossy(&lock(&out)).into_owned(),
@@ -124,17 +145,16 @@ pub async fn run(
             }
             _ = ticker.tick() => tick(started.elapsed()),
             _ = &mut deadline => {
-                kill_group(group);
                 let printed = if lock(&out).iter().any(|b| !b.is_ascii_whitespace()) { &out } else { &err };
                 let partial = String::from_utf8_lossy(&lock(printed)).into_owned();
-                return Err(RunError::Timeout { command: shown, timeout, partial });
+                break Err(RunError::Timeout { command: shown, timeout, partial });
             }
-            _ = cancel.cancelled() => {
-                kill_group(group);
-                return Err(RunError::Cancelled { command: shown });
-            }
+            _ = cancel.cancelled() => break Err(RunError::Cancelled { command: shown }),
         }
-    }
+    };
+    // Whatever it started (and left running) ends with the run.
+    kill_group(group);
+    outcome
 }
 
 fn lock(buf: &Mutex<Vec<u8>>) -> std::sync::MutexGuard<'_, Vec<u8>> {
@@ -220,6 +240,70 @@ mod tests {
             assert!(Instant::now() < deadline, "the reviewer's child {pid} outlived the timeout");
             std::thread::yield_now();
         }
+    }
+
+    /// Waits (failing loudly) until process `pid` is gone.
+    fn wait_until_gone(pid: &str, what: &str) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !gone(pid) {
+            assert!(Instant::now() < deadline, "{what} {pid} outlived the run");
+            std::thread::yield_now();
+        }
+    }
+
+    /// A command line starting a background `sleep` (redirected as
+    /// `redirect` says) that records its pid, waiting until it has, then
+    /// printing `done` and exiting.
+    fn leaves_a_child(pidfile: &Path, redirect: &str) -> CommandLine {
+        let pid = pidfile.display();
+        shell(&format!(
+            "cat >/dev/null; sh -c 'echo $$ > {pid}; exec sleep 300' {redirect} & \
+             while [ ! -s {pid} ]; do sleep 0.01; done; echo done"
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_command_is_done_when_it_exits_though_its_child_holds_its_output() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("child.pid");
+        let cancel = CancellationToken::new();
+        // Before, the run waited for the end of output, which the child
+        // holds for 300 s: the timeout struck instead.
+        let done = run(
+            &leaves_a_child(&pidfile, ""),
+            &Default::default(),
+            dir.path(),
+            "the prompt",
+            Duration::from_secs(30),
+            &cancel,
+            |_| {},
+        )
+        .await
+        .expect("finishes once the command exits");
+        assert_eq!((done.stdout.as_str(), done.success), ("done\n", true));
+        let pid = std::fs::read_to_string(&pidfile).expect("the child started").trim().to_owned();
+        wait_until_gone(&pid, "the child holding the output");
+    }
+
+    #[tokio::test]
+    async fn what_a_finished_command_left_running_is_killed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let pidfile = dir.path().join("child.pid");
+        let cancel = CancellationToken::new();
+        let done = run(
+            &leaves_a_child(&pidfile, ">/dev/null 2>&1 </dev/null"),
+            &Default::default(),
+            dir.path(),
+            "",
+            Duration::from_secs(30),
+            &cancel,
+            |_| {},
+        )
+        .await
+        .expect("runs");
+        assert_eq!(done.stdout, "done\n");
+        let pid = std::fs::read_to_string(&pidfile).expect("the child started").trim().to_owned();
+        wait_until_gone(&pid, "the background child");
     }
 
     #[tokio::test]

@@ -59,7 +59,7 @@ pub fn present(error: PresentError) -> ErrorObject {
 
 pub fn backup(error: BackupError) -> ErrorObject {
     let code = match &error {
-        BackupError::NotAnExport | BackupError::File(_) => code::INVALID_PARAMS,
+        BackupError::NotAnExport | BackupError::File(_) | BackupError::BadRecord(_) => code::INVALID_PARAMS,
         BackupError::Store(_) => code::STORE_FAILED,
         BackupError::Stopped => code::SHUTTING_DOWN,
     };

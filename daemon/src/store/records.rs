@@ -397,6 +397,57 @@ impl From<&Thread> for ThreadRecord {
     }
 }
 
+impl Export {
+    /// Checks what an import would write before any of it is: session ids
+    /// (the audit tree makes folders of them), workspaces (absolute) and
+    /// thread paths (relative to their workspace, never leaving it). The
+    /// error names the first bad record and what is wrong with it.
+    pub fn check(&self) -> Result<(), String> {
+        for (n, ReviewRecord::V1(review)) in self.reviews.iter().enumerate() {
+            check_workspace(&review.base)
+                .map_err(|e| format!("review {} (of {}): {e}", n + 1, review.base.display()))?;
+        }
+        for (n, ThreadRecord(thread)) in self.threads.iter().enumerate() {
+            let what = || format!("thread {} (id {:?})", n + 1, thread.id);
+            check_workspace(&thread.workspace).map_err(|e| format!("{}: {e}", what()))?;
+            if !is_relative_inside(&thread.path) {
+                return Err(format!(
+                    "{}: its path {:?} must be relative to its workspace and stay inside it (no leading /, no ..)",
+                    what(),
+                    thread.path
+                ));
+            }
+        }
+        for (n, SessionRecord::V1(session)) in self.sessions.iter().enumerate() {
+            if !crate::sessions::is_session_id(&session.id) {
+                return Err(format!(
+                    "session {}: its id {:?} is not a review id (they look like 2026-11-21-001)",
+                    n + 1,
+                    session.id
+                ));
+            }
+            check_workspace(&session.workspace).map_err(|e| format!("session {} ({}): {e}", n + 1, session.id))?;
+        }
+        Ok(())
+    }
+}
+
+fn check_workspace(workspace: &std::path::Path) -> Result<(), String> {
+    let normal = workspace.components().all(|c| !matches!(c, std::path::Component::ParentDir));
+    if workspace.is_absolute() && normal {
+        Ok(())
+    } else {
+        Err(format!("its workspace {:?} must be an absolute path, without ..", workspace.display().to_string()))
+    }
+}
+
+fn is_relative_inside(path: &str) -> bool {
+    !path.is_empty()
+        && std::path::Path::new(path)
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,5 +485,30 @@ mod tests {
         let newer = OLD.replacen(r#""v":"1""#, r#""v":"2""#, 1);
         let error = serde_json::from_str::<ThreadRecord>(&newer).expect_err("a version this daemon does not know");
         assert!(error.to_string().contains("unknown variant `2`"), "{error}");
+    }
+
+    #[test]
+    fn an_import_with_a_bad_record_names_it() {
+        let thread = |workspace: &str, path: &str| {
+            let record = OLD.replace(r#""workspace":"/ws""#, &format!(r#""workspace":{workspace:?}"#));
+            let record = record.replace(r#""path":"a.rs""#, &format!(r#""path":{path:?}"#));
+            serde_json::from_str::<ThreadRecord>(&record).expect("loads")
+        };
+        let check = |threads: Vec<ThreadRecord>| Export::new(Vec::new(), threads).check();
+        assert_eq!(check(vec![thread("/w", "a.md"), thread("/w", "docs/./b.md")]), Ok(()));
+        for (workspace, path, wanted) in [
+            (
+                "/w",
+                "../../etc/passwd",
+                "thread 2 (id \"573dda29-f9f8-42f0-bf44-eb5690b0f283\"): its path \"../../etc/passwd\" must be relative",
+            ),
+            ("/w", "/etc/passwd", "its path \"/etc/passwd\" must be relative"),
+            ("/w", "", "its path \"\" must be relative"),
+            ("w", "a.md", "its workspace \"w\" must be an absolute path"),
+            ("/w/../..", "a.md", "must be an absolute path, without .."),
+        ] {
+            let err = check(vec![thread("/w", "a.md"), thread(workspace, path)]).expect_err(path);
+            assert!(err.contains(wanted), "{err}");
+        }
     }
 }

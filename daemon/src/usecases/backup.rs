@@ -14,6 +14,8 @@ use crate::store::{Export, ExportCounts};
 pub enum BackupError {
     #[error("not a Parley export: \"format\" must be \"parley-export\"")]
     NotAnExport,
+    #[error("nothing was imported: {0}; fix or remove that record in the file and import it again")]
+    BadRecord(String),
     #[error("the store could not be read or written: {0}")]
     Store(String),
     #[error("the Parley daemon is shutting down; try again in a moment")]
@@ -117,6 +119,8 @@ pub async fn import(cx: &Context, export: Export) -> Result<ImportCounts, Backup
     if export.format != "parley-export" {
         return Err(BackupError::NotAnExport);
     }
+    // All or nothing: a file with one bad record writes none of them.
+    export.check().map_err(BackupError::BadRecord)?;
     let imported = cx.state.import(export).await.map_err(|e| match e {
         ImportError::Stopped(_) => BackupError::Stopped,
         ImportError::Store(e) => BackupError::Store(e),
