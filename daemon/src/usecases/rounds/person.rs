@@ -337,7 +337,11 @@ fn answered_round(session: &Session, n: u32) -> Result<&Round, RoundError> {
             (0, Some(waiting)) => format!("review {} has no answered round yet{waiting}", session.id),
             (0, None) => format!("review {} has no round yet", session.id),
             (1, waiting) => {
-                format!("review {} has one answered round, round 1{}", session.id, waiting.unwrap_or_default())
+                format!(
+                    "review {} has one answered round, round 1{}: there is no round {n}",
+                    session.id,
+                    waiting.unwrap_or_default()
+                )
             }
             (k, waiting) => {
                 format!(
