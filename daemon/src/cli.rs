@@ -6,9 +6,12 @@ mod feedback;
 mod mcp_config;
 mod review;
 mod reviewing;
+mod round_page;
+mod screen;
 mod service;
 mod sessions;
 mod setup;
+mod shown;
 mod trust;
 mod watch;
 
@@ -264,13 +267,23 @@ enum ReviewCommand {
         id: String,
     },
     /// Show a round asked of a person: its diff, numbered on both sides, with
-    /// your draft comments and earlier rounds' comments inline.
+    /// your draft comments (and their severity) and earlier rounds' comments
+    /// inline. When no round waits, the last one you answered, to read again.
+    ///
+    /// On a terminal the diff is coloured and, when taller than the screen,
+    /// shown through $PARLEY_PAGER, $PAGER or `less` (with LESS=FRX).
     Diff {
         /// The review session (its id, a unique prefix, or its number such as 003).
         id: String,
+        /// This round instead: the waiting one, or one a person answered.
+        #[arg(long, value_name = "N")]
+        round: Option<u32>,
         /// Only what changed since the previous round.
         #[arg(long)]
         since: bool,
+        /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.
+        #[arg(long, value_enum, value_name = "WHEN", default_value_t = screen::ColorChoice::Auto)]
+        color: screen::ColorChoice,
         #[arg(long)]
         json: bool,
     },
@@ -390,7 +403,8 @@ fn report(result: anyhow::Result<()>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("parley: {e:#}");
+            // The daemon's words can quote what agents and repositories said.
+            eprintln!("parley: {}", shown::visible(&format!("{e:#}")));
             1
         }
     }
@@ -427,7 +441,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::Review { command: ReviewCommand::Await { id, json } } => sessions::await_round(&id, json).await,
         Command::Review { command: ReviewCommand::Cancel { id } } => sessions::cancel(&id).await,
-        Command::Review { command: ReviewCommand::Diff { id, since, json } } => reviewing::diff(&id, since, json).await,
+        Command::Review { command: ReviewCommand::Diff { id, round, since, color, json } } => {
+            reviewing::diff(&id, round, since, json, color).await
+        }
         Command::Review {
             command: ReviewCommand::Comment { id, place, message, side, suggestion, severity, json },
         } => reviewing::comment(&id, &place, &side, suggestion, severity, &message, json).await,
@@ -530,27 +546,27 @@ async fn status(json: bool) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let c = &status.connections;
-    println!(
+    shown::say!(
         "Parley daemon {} (hub protocol {}), pid {}, up {}",
         status.version,
         status.protocol,
         status.pid,
         uptime(status.uptime_secs)
     );
-    println!("socket:      {}", status.socket.display());
-    println!("data:        {}", status.data_dir.display());
-    println!("connections: {} agent(s), {} editor(s), {} cli (this one included)", c.mcp, c.editor, c.cli);
+    shown::say!("socket:      {}", status.socket.display());
+    shown::say!("data:        {}", status.data_dir.display());
+    shown::say!("connections: {} agent(s), {} editor(s), {} cli (this one included)", c.mcp, c.editor, c.cli);
     for editor in &status.editors {
         let folders: Vec<String> = editor.workspaces.iter().map(|w| w.display().to_string()).collect();
-        println!("editor:      #{} {} [{}]", editor.connection_id, editor.name, folders.join(", "));
+        shown::say!("editor:      #{} {} [{}]", editor.connection_id, editor.name, folders.join(", "));
     }
     for folder in &status.workspaces {
-        println!("workspace:   {}", folder.display());
+        shown::say!("workspace:   {}", folder.display());
     }
-    println!("reviews:     {}", status.reviews);
-    println!("threads:     {} open", status.threads);
+    shown::say!("reviews:     {}", status.reviews);
+    shown::say!("threads:     {} open", status.threads);
     if let Some(notice) = &status.store_notice {
-        println!("WARNING:     {notice}");
+        shown::say!("WARNING:     {notice}");
     }
     Ok(0)
 }

@@ -885,8 +885,9 @@ pub struct Pending {
 /// Client → daemon request: the rounds waiting on a person and the threads
 /// waiting on a person's answer.
 pub const INBOX: &str = "inbox";
-/// Client → daemon request: a round waiting on a person, with both versions
-/// of its files, the person's drafts and earlier rounds' comments.
+/// Client → daemon request: a round waiting on a person (or one a person
+/// answered, to read again), with both versions of its files, the person's
+/// drafts and earlier rounds' comments.
 pub const ROUND_GET: &str = "round/get";
 /// Client → daemon request: add (or edit) a draft comment on a waiting round.
 pub const ROUND_COMMENT: &str = "round/comment";
@@ -905,8 +906,8 @@ method!(
     Inbox = INBOX, InboxParams => InboxResult
 );
 method!(
-    /// A round waiting on a person, whole.
-    RoundGet = ROUND_GET, ReviewIdParams => RoundForReview
+    /// A round waiting on a person, or one a person answered, whole.
+    RoundGet = ROUND_GET, RoundGetParams => RoundForReview
 );
 method!(
     /// A draft comment on a waiting round.
@@ -976,9 +977,13 @@ pub struct WaitingRound {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReviewIdParams {
+pub struct RoundGetParams {
     /// Whole, or a unique prefix, or its `-NNN` tail.
     pub review_id: String,
+    /// The round: by default the one waiting on a person; an answered one
+    /// (a person's) to read it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -997,6 +1002,22 @@ pub struct RoundForReview {
     pub drafts: Vec<Draft>,
     /// Comments of earlier rounds of this session that became threads.
     pub earlier: Vec<EarlierComment>,
+    /// How the round was answered, when it is not waiting any more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered: Option<AnsweredRound>,
+}
+
+/// How a person answered a round (`round/get` with an answered `round`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnsweredRound {
+    /// RFC 3339.
+    pub at: String,
+    /// `NAME (in person)`.
+    pub reviewer: String,
+    /// `needs_changes`, `lgtm_with_suggestions` or `lgtm`.
+    pub verdict: String,
+    /// The review the agent received (seed 004), the person's comments in it.
+    pub review: serde_json::Value,
 }
 
 /// One changed file of a waiting round.

@@ -380,4 +380,11 @@ async fn after_a_reviewer_commands_round_the_person_sees_what_changed_since() {
     assert_eq!(file["changed_since_previous"], true);
     let since = cli_ok(&sandbox, &["review", "diff", &id, "--since"]);
     assert!(since.contains("│-four point zero") && since.contains("│+four point five"), "{since}");
+    // Asked by number, the waiting round is the same; the reviewer command's
+    // round kept only the version it reviewed, so it has no diff to show again.
+    let by_number = window.call("round/get", json!({ "review_id": id, "round": 2 })).await;
+    assert_eq!(by_number, round);
+    let (code, _, err) = sandbox.cli(&["review", "diff", &id, "--round", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("not by a person") && err.contains(&format!("sessions show {id} --round 1")), "{err}");
 }

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::cli_opening;
 use super::client::{HubClient, Opening, Refused};
+use super::shown::say;
 use crate::feedback::FeedbackError;
 use crate::workspace;
 
@@ -103,7 +104,7 @@ pub async fn add(
         println!("{}", serde_json::to_string_pretty(&result.thread)?);
     } else {
         let t = &result.thread;
-        println!(
+        say!(
             "Thread {} on {}:{}-{} in workspace {}",
             t.id,
             t.path,
@@ -167,16 +168,16 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
         return Ok(0);
     }
     if printed == 0 {
-        println!("No feedback in {}.", folder.display());
+        say!("No feedback in {}.", folder.display());
         return Ok(0);
     }
-    println!("{printed} thread(s), {orphaned} orphaned.");
+    say!("{printed} thread(s), {orphaned} orphaned.");
     Ok(0)
 }
 
 fn print_thread(t: &wire::Thread) {
     let resolved = if t.resolved { ", resolved" } else { "" };
-    println!(
+    say!(
         "{}:{}-{}  [{}{resolved}]  {}  {}",
         t.path,
         t.range.start.line + 1,
@@ -186,15 +187,15 @@ fn print_thread(t: &wire::Thread) {
         t.id
     );
     if let Some(f) = &t.finding {
-        println!("    finding: {} {}, round {} of review {}", f.severity, f.category, f.round, f.review_id);
+        say!("    finding: {} {}, round {} of review {}", f.severity, f.category, f.round, f.review_id);
     }
     let quote = t.quote.lines().next().unwrap_or("");
-    println!("    > {quote}");
+    say!("    > {quote}");
     if t.state != "anchored" && t.original_quote != t.quote {
-        println!("    (was: {})", t.original_quote.lines().next().unwrap_or(""));
+        say!("    (was: {})", t.original_quote.lines().next().unwrap_or(""));
     }
     for c in &t.comments {
-        println!("    {} ({}): {}", c.author, c.created_at, c.body);
+        say!("    {} ({}): {}", c.author, c.created_at, c.body);
     }
 }
 
@@ -216,7 +217,7 @@ pub async fn reply(id: &str, message: &str, author: Option<String>) -> anyhow::R
     let params = json!({ "thread_id": id, "body": message, "author": author });
     let result: wire::ThreadResult =
         client().await?.call(wire::FEEDBACK_REPLY, params).await.map_err(|e| on_thread(id, "reply to", e))?;
-    println!("Replied to {} ({} comment(s)).", result.thread.id, result.thread.comments.len());
+    say!("Replied to {} ({} comment(s)).", result.thread.id, result.thread.comments.len());
     Ok(0)
 }
 
@@ -225,7 +226,7 @@ pub async fn set_resolved(id: &str, resolved: bool) -> anyhow::Result<i32> {
     let doing = if resolved { "resolve" } else { "reopen" };
     let result: wire::ThreadResult =
         client().await?.call(method, json!({ "thread_id": id })).await.map_err(|e| on_thread(id, doing, e))?;
-    println!("{} {}.", if resolved { "Resolved" } else { "Reopened" }, result.thread.id);
+    say!("{} {}.", if resolved { "Resolved" } else { "Reopened" }, result.thread.id);
     Ok(0)
 }
 
@@ -311,7 +312,7 @@ pub async fn import(file: &Path) -> anyhow::Result<i32> {
         .call(wire::STORE_IMPORT_FILE, json!({ "path": readable }))
         .await
         .with_context(|| format!("cannot import {}", file.display()))?;
-    println!("Imported {} review(s) and {} thread(s) from {}.", counts.reviews, counts.threads, file.display());
+    say!("Imported {} review(s) and {} thread(s) from {}.", counts.reviews, counts.threads, file.display());
     Ok(0)
 }
 

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::cli_opening;
 use super::client::HubClient;
+use super::shown::say;
 
 pub async fn show(folder: &Path, json: bool) -> anyhow::Result<i32> {
     let Some(mut client) = HubClient::open(&cli_opening(true)).await? else {
@@ -19,7 +20,7 @@ pub async fn show(folder: &Path, json: bool) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if result.reviews.is_empty() {
-        println!(
+        say!(
             "No review for {} yet. An agent working there shows one when it presents a review; `parley review request` runs a reviewer round.",
             folder.display()
         );
@@ -55,19 +56,16 @@ pub async fn history(folder: &Path, json: bool) -> anyhow::Result<i32> {
         return Ok(0);
     }
     if result.revisions.is_empty() {
-        println!("No review for {} yet, so no revisions.", folder.display());
+        say!("No review for {} yet, so no revisions.", folder.display());
         return Ok(0);
     }
     let several_bases = result.revisions.iter().any(|r| r.base_uri != result.revisions[0].base_uri);
     for revision in &result.revisions {
         let title = if revision.title.is_empty() { "(untitled)" } else { revision.title.as_str() };
-        print!("{:>4}  {}  {:<40}  {}", revision.revision, revision.updated_at, revision.source.label, title);
-        if several_bases {
-            print!("  ({})", revision.base_uri.display());
-        }
-        println!();
+        let base = if several_bases { format!("  ({})", revision.base_uri.display()) } else { String::new() };
+        say!("{:>4}  {}  {:<40}  {title}{base}", revision.revision, revision.updated_at, revision.source.label);
     }
-    println!("\nRead one with `parley review show --revision N`.");
+    say!("\nRead one with `parley review show --revision N`.");
     Ok(0)
 }
 
@@ -81,20 +79,20 @@ async fn open() -> anyhow::Result<HubClient> {
 /// Prints a review for a terminal: a header, the markdown, and the references
 /// that did not resolve.
 pub fn print_review(review: &wire::Review) {
-    println!(
+    say!(
         "── review of {} · revision {} · {} · {} ──",
         review.base_uri.display(),
         review.revision,
         review.source.label,
         review.updated_at
     );
-    println!("{}", review.content.trim_end());
+    say!("{}", review.content.trim_end());
     let broken: Vec<&wire::Reference> = review.references.iter().filter(|r| r.problem.is_some()).collect();
     if !broken.is_empty() {
-        println!("── {} reference(s) do not resolve ──", broken.len());
+        say!("── {} reference(s) do not resolve ──", broken.len());
         for reference in broken {
-            println!("  {}: {}", reference.text, reference.problem.as_deref().unwrap_or(""));
+            say!("  {}: {}", reference.text, reference.problem.as_deref().unwrap_or(""));
         }
     }
-    println!();
+    say!();
 }

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::cli_opening;
 use super::client::{HubClient, Refused};
+use super::shown::{say, visible};
 use crate::structured_review::{Assessment, StructuredReview};
 
 async fn client() -> anyhow::Result<HubClient> {
@@ -47,7 +48,7 @@ pub async fn await_round(id: &str, json: bool) -> anyhow::Result<i32> {
 pub async fn cancel(id: &str) -> anyhow::Result<i32> {
     let result: wire::ReviewCancelResult =
         client().await?.call(wire::REVIEW_CANCEL, json!({ "review_id": id })).await?;
-    println!("Stopped round {} of review {}; nothing of it was stored.", result.round, result.review_id);
+    say!("Stopped round {} of review {}; nothing of it was stored.", result.round, result.review_id);
     Ok(0)
 }
 
@@ -63,7 +64,7 @@ async fn follow(mut client: HubClient, method: &str, params: Value, json: bool) 
             }
             if let Ok(p) = serde_json::from_value::<wire::ReviewProgress>(event.params.clone()) {
                 let step = p.progress.floor();
-                let line = format!("[{:.0}/{:.0}] {}", step + 1.0, p.total, p.message);
+                let line = format!("[{:.0}/{:.0}] {}", step + 1.0, p.total, visible(&p.message));
                 if interactive {
                     eprint!("\r\x1b[2K{line}");
                 } else if piped.due(step as u64, Instant::now()) {
@@ -78,16 +79,16 @@ async fn follow(mut client: HubClient, method: &str, params: Value, json: bool) 
     let result = match result {
         Ok(result) => result,
         Err(e) => {
-            eprintln!("parley: {e:#}");
+            eprintln!("parley: {}", visible(&format!("{e:#}")));
             return Ok(1);
         }
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        println!("{}", result.markdown.trim_end());
+        say!("{}", result.markdown.trim_end());
         for warning in &result.warnings {
-            eprintln!("warning: {warning}");
+            eprintln!("warning: {}", visible(warning));
         }
         eprintln!("review {} round {}: {}", result.review_id, result.round, result.verdict);
     }
@@ -131,12 +132,12 @@ pub async fn list(folder: &Path, limit: usize, json: bool) -> anyhow::Result<i32
         return Ok(0);
     }
     if result.sessions.is_empty() {
-        println!("No review sessions in this repository yet. Start one with `parley review request --summary …`.");
+        say!("No review sessions in this repository yet. Start one with `parley review request --summary …`.");
         return Ok(0);
     }
     for s in &result.sessions {
         let summary = s.request.summary.lines().next().unwrap_or("");
-        println!("{}  {:<13}  {} round(s)  {summary}", s.id, s.status, s.rounds.len());
+        say!("{}  {:<13}  {} round(s)  {summary}", s.id, s.status, s.rounds.len());
     }
     Ok(0)
 }
@@ -171,11 +172,11 @@ pub async fn show(id: &str, round: Option<u32>, json: bool) -> anyhow::Result<i3
         println!("{}", serde_json::to_string_pretty(&session)?);
         return Ok(0);
     }
-    println!("Review session {} · {} · created {}", session.id, session.status, session.created_at);
-    println!("Summary: {}", session.request.summary);
+    say!("Review session {} · {} · created {}", session.id, session.status, session.created_at);
+    say!("Summary: {}", session.request.summary);
     for round in &session.rounds {
         let comments = round.review["comments"].as_array().map_or(0, Vec::len);
-        println!(
+        say!(
             "  round {} · {} · verdict {} · {comments} comment(s) · reviewer said {}",
             round.round,
             round.at,
@@ -184,16 +185,20 @@ pub async fn show(id: &str, round: Option<u32>, json: bool) -> anyhow::Result<i3
         );
     }
     if let Some(done) = &session.completion {
-        println!("  completed {} as {}: {}", done.at, done.final_status, done.notes.as_deref().unwrap_or(""));
+        say!("  completed {} as {}: {}", done.at, done.final_status, done.notes.as_deref().unwrap_or(""));
     }
     if let Some(waiting) = &session.awaiting {
-        println!(
+        say!(
             "  round {} · asked of a person by {} at {} · waiting ({} draft comment(s)): `parley review diff {}`",
-            waiting.round, waiting.asked_by, waiting.requested_at, waiting.drafts, session.id
+            waiting.round,
+            waiting.asked_by,
+            waiting.requested_at,
+            waiting.drafts,
+            session.id
         );
     }
     if let Some(last) = session.rounds.last() {
-        println!("`parley sessions show {} --round {}` prints a round's review.", session.id, last.round);
+        say!("`parley sessions show {} --round {}` prints a round's review.", session.id, last.round);
     }
     Ok(0)
 }
@@ -211,7 +216,7 @@ fn show_round(session: &wire::Session, n: u32, json: bool) -> anyhow::Result<i32
     if json {
         println!("{}", serde_json::to_string_pretty(round)?);
     } else {
-        println!("{}", round_markdown(&session.id, round)?.trim_end());
+        say!("{}", round_markdown(&session.id, round)?.trim_end());
     }
     Ok(0)
 }
@@ -263,7 +268,7 @@ pub async fn complete(id: &str, final_status: &str, notes: Option<String>, json:
         println!("{}", serde_json::to_string_pretty(&done)?);
         return Ok(0);
     }
-    println!("Review session {} marked {final_status} after {} round(s).", done.id, done.rounds.len());
+    say!("Review session {} marked {final_status} after {} round(s).", done.id, done.rounds.len());
     Ok(0)
 }
 

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::client::{HubClient, Opening};
 use super::review::print_review;
+use super::shown::{say, visible};
 
 pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
     let mut opening =
@@ -28,7 +29,7 @@ pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
                 continue;
             }
             Err(e) => {
-                eprintln!("parley watch: {e:#}; retrying in {backoff:?}");
+                eprintln!("parley watch: {}; retrying in {backoff:?}", visible(&format!("{e:#}")));
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_secs(5));
                 continue;
@@ -43,11 +44,11 @@ pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
                 // A daemon stopped on purpose is not started again from here:
                 // `parley stop` means stop. Whoever starts one next (an
                 // agent's call, `parley daemon`, the service) is reconnected to.
-                eprintln!("parley watch: the daemon stopped ({reason}); waiting for it to come back");
+                eprintln!("parley watch: the daemon stopped ({}); waiting for it to come back", visible(&reason));
                 opening.spawn = false;
             }
             Ok(None) => eprintln!("parley watch: the daemon went away; reconnecting"),
-            Err(e) => eprintln!("parley watch: {e:#}; reconnecting"),
+            Err(e) => eprintln!("parley watch: {}; reconnecting", visible(&format!("{e:#}"))),
         }
     }
 }
@@ -72,7 +73,7 @@ async fn catch_up(
     let current: wire::ReviewGetResult = client.call(wire::REVIEW_GET, json!({ "workspace": folder })).await?;
     match current.reviews.first() {
         Some(review) => print_review(review),
-        None => println!("No review for {} yet; waiting for an agent to present one.", folder.display()),
+        None => say!("No review for {} yet; waiting for an agent to present one.", folder.display()),
     }
     Ok(())
 }
@@ -120,14 +121,7 @@ fn print_event(method: &str, params: Value) {
             if let Ok(changed) = serde_json::from_value::<wire::FeedbackChanged>(params) {
                 let t = &changed.thread;
                 let last = t.comments.last().map(|c| format!(" — {}: {}", c.author, c.body)).unwrap_or_default();
-                println!(
-                    "thread {} {} on {}:{} [{}]{last}",
-                    t.id,
-                    changed.change,
-                    t.path,
-                    t.range.start.line + 1,
-                    t.state
-                );
+                say!("thread {} {} on {}:{} [{}]{last}", t.id, changed.change, t.path, t.range.start.line + 1, t.state);
             }
         }
         _ => {}

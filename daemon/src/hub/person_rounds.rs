@@ -35,8 +35,8 @@ pub async fn inbox(peer: &Peer<'_>, p: wire::InboxParams) -> Result<wire::InboxR
     })
 }
 
-pub async fn get(peer: &Peer<'_>, p: wire::ReviewIdParams) -> Result<wire::RoundForReview, ErrorObject> {
-    let found = person::get(peer.cx, &p.review_id).await.map_err(errors::round)?;
+pub async fn get(peer: &Peer<'_>, p: wire::RoundGetParams) -> Result<wire::RoundForReview, ErrorObject> {
+    let found = person::get(peer.cx, &p.review_id, p.round).await.map_err(errors::round)?;
     Ok(round_for_review(&found))
 }
 
@@ -87,7 +87,8 @@ pub async fn submit(peer: &Peer<'_>, p: wire::RoundSubmitParams) -> Result<wire:
     })
 }
 
-/// A waiting round as a person reviews it (`round/get`).
+/// A waiting round as a person reviews it, or an answered one as they read
+/// it again (`round/get`).
 fn round_for_review(found: &ForReview) -> wire::RoundForReview {
     let (session, waiting) = (&found.session, &found.waiting);
     let previous_files = found.previous.as_ref().map(|(_, files)| files.as_slice()).unwrap_or_default();
@@ -140,5 +141,11 @@ fn round_for_review(found: &ForReview) -> wire::RoundForReview {
         files,
         drafts: waiting.drafts.iter().map(views::draft).collect(),
         earlier,
+        answered: found.answered.as_ref().map(|round| wire::AnsweredRound {
+            at: round.at.clone(),
+            reviewer: round.reviewer.clone(),
+            verdict: round.verdict.as_str().into(),
+            review: serde_json::to_value(&round.review).unwrap_or_default(),
+        }),
     }
 }

@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import { Log } from './log';
+import { ignoredWorkspaceValue, programSetting } from './programSettings';
 
 /** Sets PARLEY_EDITOR_ID (and the socket, when the window was told one) in every terminal this window opens. */
 export function exportToTerminals(context: vscode.ExtensionContext, editorId: string): void {
@@ -27,7 +28,10 @@ export function offerMcpServer(context: vscode.ExtensionContext, editorId: strin
     lm.registerMcpServerDefinitionProvider('parley.mcp', {
       onDidChangeMcpServerDefinitions: changed.event,
       provideMcpServerDefinitions: () => {
-        const command = vscode.workspace.getConfiguration('parley').get<string>('mcpExecutable', 'parley-mcp') || 'parley-mcp';
+        const inspected = vscode.workspace.getConfiguration('parley').inspect<string>('mcpExecutable');
+        const ignored = ignoredWorkspaceValue(inspected);
+        if (ignored !== undefined) log.info(`ignoring parley.mcpExecutable = ${JSON.stringify(ignored)} from the workspace's settings: set it in your user settings`);
+        const command = programSetting(inspected, 'parley-mcp');
         const env: Record<string, string> = { PARLEY_EDITOR_ID: editorId };
         const socket = process.env.PARLEY_SOCKET;
         if (socket !== undefined && socket !== '') env.PARLEY_SOCKET = socket;

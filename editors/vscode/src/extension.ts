@@ -6,6 +6,7 @@ import { HubClient } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
 import { FeedbackChanged, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
 import { Log } from './log';
+import { ignoredWorkspaceValue, programSetting } from './programSettings';
 import { ReviewPanel, ReviewStore } from './review/panel';
 import { RoundsController } from './rounds/controller';
 import { SelectionReporter } from './selection';
@@ -19,6 +20,14 @@ function workspaceFolders(): string[] {
 
 function settings(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('parley');
+}
+
+/** The `parley` command line: the user's setting, never a workspace's (src/programSettings.ts). */
+function executable(log: Log): string {
+  const inspected = settings().inspect<string>('executable');
+  const ignored = ignoredWorkspaceValue(inspected);
+  if (ignored !== undefined) log.info(`ignoring parley.executable = ${JSON.stringify(ignored)} from the workspace's settings: set it in your user settings`);
+  return programSetting(inspected, 'parley');
 }
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -37,10 +46,10 @@ export function activate(context: vscode.ExtensionContext): void {
   let rounds: RoundsController | undefined;
 
   const hub = new HubClient({
-    resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), settings().get<string>('executable', 'parley') || 'parley', process.env, (line) => log.info(line)),
+    resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), executable(log), process.env, (line) => log.info(line)),
     startDaemon: async (socket) => {
       if (!settings().get<boolean>('startDaemon', true) || spawnForbidden(process.env)) return false;
-      return startDaemon(settings().get<string>('executable', 'parley') || 'parley', socket, process.env);
+      return startDaemon(executable(log), socket, process.env);
     },
     hello: (): HelloParams => {
       const folders = workspaceFolders();

@@ -300,19 +300,84 @@ pub struct ForReview {
     /// The previous round's files, when a person reviewed it.
     pub previous: Option<(u32, Vec<FileVersions>)>,
     pub earlier: Vec<Thread>,
+    /// The round as it was answered, when it is not the waiting one.
+    pub answered: Option<Round>,
 }
 
-pub async fn get(cx: &Context, id: &str) -> Result<ForReview, RoundError> {
-    let (session, waiting) = waiting(cx, id).await?;
-    let previous = session.rounds.last().map(|r| (r.round, r.files.clone()));
+/// The round waiting on a person (`round` `None`, or its number), or round
+/// `round` as the person answered it, to be read again.
+pub async fn get(cx: &Context, id: &str, round: Option<u32>) -> Result<ForReview, RoundError> {
+    let mut session = super::get(cx, id, None).await?;
+    let waiting_now = session.awaiting.as_ref().map(|w| w.round);
+    let (waiting, answered) = match round {
+        None => (session.awaiting.take().ok_or_else(|| not_waiting(&session))?, None),
+        Some(n) if Some(n) == waiting_now => (session.awaiting.take().ok_or_else(|| not_waiting(&session))?, None),
+        Some(n) => {
+            let answered = answered_round(&session, n)?.clone();
+            (Box::new(as_shown(&answered)), Some(answered))
+        }
+    };
+    let n = waiting.round;
+    let previous = session.rounds.iter().rev().find(|r| r.round < n).map(|r| (r.round, r.files.clone()));
     let earlier: Vec<Thread> = cx
         .state
         .threads(session.workspace.clone(), None, true)
         .await?
         .into_iter()
-        .filter(|t| t.finding.as_deref().is_some_and(|f| f.review_id == session.id))
+        .filter(|t| t.finding.as_deref().is_some_and(|f| f.review_id == session.id && f.round <= n))
         .collect();
-    Ok(ForReview { session, waiting, previous, earlier })
+    Ok(ForReview { session, waiting, previous, earlier, answered })
+}
+
+/// Round `n` of `session`, answered by a person, or why it cannot be shown.
+fn answered_round(session: &Session, n: u32) -> Result<&Round, RoundError> {
+    let Some(round) = session.rounds.iter().find(|r| r.round == n) else {
+        let waiting = session.awaiting.as_ref().map(|w| format!(", and round {} waits for a person", w.round));
+        return Err(RoundError::NotFound(match (session.rounds.len(), waiting) {
+            (0, Some(waiting)) => format!("review {} has no answered round yet{waiting}", session.id),
+            (0, None) => format!("review {} has no round yet", session.id),
+            (1, waiting) => {
+                format!(
+                    "review {} has one answered round, round 1{}: there is no round {n}",
+                    session.id,
+                    waiting.unwrap_or_default()
+                )
+            }
+            (k, waiting) => {
+                format!(
+                    "review {} has answered rounds 1 to {k}{}: there is no round {n}",
+                    session.id,
+                    waiting.unwrap_or_default()
+                )
+            }
+        }));
+    };
+    if !round.by_person() {
+        return Err(RoundError::Conflict(format!(
+            "round {n} of review {} was answered by {}, not by a person, so only the version it reviewed was kept; \
+             `parley sessions show {} --round {n}` prints its review, and the audit tree keeps its diff",
+            session.id, round.reviewer, session.id
+        )));
+    }
+    Ok(round)
+}
+
+/// An answered round in the shape of a waiting one, for reading again: what
+/// was asked and the files, with no drafts (they were sent). When and by whom
+/// it was asked is not kept once a round is answered.
+fn as_shown(round: &Round) -> PersonRound {
+    PersonRound {
+        round: round.round,
+        requested_at: String::new(),
+        summary: round.summary.clone(),
+        focus_areas: round.focus_areas.clone(),
+        scope: round.scope.clone(),
+        asked_by: String::new(),
+        files: round.files.clone(),
+        diff: String::new(),
+        drafts: Vec::new(),
+        next_draft: 0,
+    }
 }
 
 /// A person's comment on a waiting round, as asked.

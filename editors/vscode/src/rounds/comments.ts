@@ -5,6 +5,7 @@ import { HubClient } from '../hub/client';
 import { Draft, DraftSide, EarlierComment, RoundDetail, RoundFile } from '../hub/types';
 import { Log } from '../log';
 import { authorName } from '../author';
+import { inertImages } from '../inertMarkdown';
 import {
   SCHEME,
   Version,
@@ -138,7 +139,7 @@ export class RoundComments implements vscode.Disposable {
   }
 
   private draftComment(draft: Draft, thread: vscode.CommentThread | undefined): RoundComment {
-    const body = new vscode.MarkdownString(renderDraft(draft));
+    const body = new vscode.MarkdownString(inertImages(renderDraft(draft)));
     return new RoundComment(body, vscode.CommentMode.Preview, { name: draft.author ?? this.author() }, 'draft', thread, draft.id, 'Draft', new Date(draft.at));
   }
 
@@ -183,7 +184,7 @@ export class RoundComments implements vscode.Disposable {
     const conversation = comment.comments && comment.comments.length > 0 ? comment.comments : [{ author: this.author(), body: comment.body, created_at: '' }];
     // The thread's label says the round and the state.
     return conversation.map(
-      (c) => new RoundComment(new vscode.MarkdownString(c.body), vscode.CommentMode.Preview, { name: c.author }, 'earlier', undefined, undefined, undefined, c.created_at ? new Date(c.created_at) : undefined),
+      (c) => new RoundComment(new vscode.MarkdownString(inertImages(c.body)), vscode.CommentMode.Preview, { name: c.author }, 'earlier', undefined, undefined, undefined, c.created_at ? new Date(c.created_at) : undefined),
     );
   }
 

@@ -8,6 +8,7 @@ import { threadView } from './model';
 import { TextChange, applyChanges } from './tracking';
 import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, SHOW_WITHIN_SCREENS, TOP_LINES, wanted } from './window';
 import { authorName } from '../author';
+import { inertImages } from '../inertMarkdown';
 
 export const CONTROLLER_ID = 'parley';
 /** How long typing must pause before the buffer goes to the daemon. */
@@ -281,7 +282,7 @@ export class ThreadsController implements vscode.Disposable {
     const commentsKey = JSON.stringify(view.comments);
     const canReply = !view.resolved && !entry.replyLater;
     const comments = () =>
-      view.comments.map((c) => new ParleyComment(new vscode.MarkdownString(c.body), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'));
+      view.comments.map((c) => new ParleyComment(new vscode.MarkdownString(inertImages(c.body)), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'));
     let wasExpanded = false;
     if (entry.vs && (entry.vs.range === undefined) !== (entry.range === undefined)) {
       // VS Code does not move a thread between a range and the whole file: make it anew.
