@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::shown::visible as shown;
 use crate::config::{self, RepoConfig, Trust};
 
 /// What `parley trust` was asked to do.
@@ -120,18 +121,4 @@ fn print_summary(repo: &RepoConfig, trusted: bool) {
         };
         println!("    {key} = {}    ({what})", shown(value));
     }
-}
-
-/// The file is the repository's text: show control characters, never let
-/// them act on the terminal.
-fn shown(text: &str) -> String {
-    text.chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c) => {
-                c.escape_unicode().to_string()
-            }
-            c => c.to_string(),
-        })
-        .collect()
 }
