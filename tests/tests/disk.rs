@@ -107,7 +107,7 @@ async fn a_full_disk_refuses_a_write_plainly_shows_nothing_of_it_and_heals_witho
 
     let filler = disk.fill();
     // Long enough to need pages the store's log has not touched yet.
-    let long = format!("while the disk is full: {}", "x".repeat(64 * 1024));
+    let long = format!("while the disk is full: {}", "x".repeat(60 * 1024));
     let (code, id, err) = add(&sandbox, &repo, "src/a.rs:2", &long);
     assert_ne!(code, 0, "a write the disk refused must not be acknowledged");
     assert_eq!(id, None);

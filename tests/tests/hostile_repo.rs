@@ -119,7 +119,7 @@ fn links_planted_in_the_audit_tree_are_replaced_never_written_through() {
 }
 
 #[test]
-fn an_audit_folder_that_is_a_link_or_outside_the_repository_is_refused_and_the_round_still_succeeds() {
+fn an_audit_folder_that_is_a_link_or_outside_the_repository_is_refused() {
     let sandbox = Sandbox::new();
     configure(&sandbox, "");
     let elsewhere = sandbox.dir.path().join("elsewhere");
@@ -139,14 +139,15 @@ fn an_audit_folder_that_is_a_link_or_outside_the_repository_is_refused_and_the_r
     let (code, _, err) = parley(&sandbox, &repo, &["sessions", "show", result["review_id"].as_str().expect("id")]);
     assert_eq!(code, Some(0), "the review was stored: {err}");
 
-    // The user's own config names a folder two levels above the repository.
+    // The user's own config names a folder two levels above the repository:
+    // refused before anything runs, saying what to write instead.
     configure(&sandbox, "audit_dir = \"../..\"\n");
     let nested = repository(&sandbox, "deep/down/proj", |_| {});
     let before = files_under(sandbox.dir.path());
-    let result = round(&sandbox, &nested);
-    let warnings = result["warnings"].to_string();
-    for wanted in ["the audit trail was not written", "is outside the repository", "set audit_dir under [review]"] {
-        assert!(warnings.contains(wanted), "{wanted:?} is not in {warnings}");
+    let (code, out, err) = parley(&sandbox, &nested, &["review", "request", "--summary", "Compute the answer"]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    for wanted in ["review.audit_dir", "is not a folder inside the repository", ".reviews"] {
+        assert!(err.contains(wanted), "{wanted:?} is not in {err}");
     }
     let written: Vec<String> = files_under(sandbox.dir.path())
         .into_iter()

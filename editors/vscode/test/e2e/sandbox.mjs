@@ -134,6 +134,10 @@ export class Sandbox {
         ...settings,
       }),
     );
+    // code-server runs extensions on its own (remote) side, where settings of "machine" scope, such as
+    // parley.executable, come from the server machine's settings, as they would for a person using it.
+    fs.mkdirSync(path.join(ud, 'Machine'), { recursive: true });
+    fs.writeFileSync(path.join(ud, 'Machine/settings.json'), JSON.stringify(settings));
     const install = spawnSync(this.tools.codeServer, ['--extensions-dir', ext, '--user-data-dir', ud, '--install-extension', this.tools.vsix], { env: this.env(), encoding: 'utf8' });
     if (install.status !== 0) throw new Error(`installing the .vsix into code-server failed:\n${install.stdout}\n${install.stderr}`);
     this.port = await freePort();
