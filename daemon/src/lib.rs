@@ -20,6 +20,7 @@ pub mod mcp;
 pub mod memory;
 pub mod position;
 pub mod refresh;
+pub mod regular_file;
 pub mod reviewer;
 pub mod reviews;
 pub mod routing;
