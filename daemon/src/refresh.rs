@@ -347,22 +347,23 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
 }
 
 /// Reads a file for a new thread, refusing anything but a regular file
-/// within [`MAX_FILE_BYTES`] before opening it: a FIFO would block the read
-/// forever and a device such as `/dev/zero` would never end.
+/// within [`MAX_FILE_BYTES`]: a FIFO would block the read forever and a
+/// device such as `/dev/zero` would never end.
 fn read_regular_file(file: &Path) -> Result<Vec<u8>, FeedbackError> {
+    use crate::regular_file::{self, RegularFileError};
     let shown = file.display();
-    let meta = std::fs::metadata(file).map_err(|e| FeedbackError::Unreadable(format!("cannot read {shown}: {e}")))?;
-    if !meta.is_file() {
-        return Err(FeedbackError::Invalid(format!("cannot comment on {shown}: it is not a regular file")));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(FeedbackError::Invalid(format!(
+    match regular_file::read(file, MAX_FILE_BYTES) {
+        Ok(bytes) => Ok(bytes),
+        Err(RegularFileError::TooLarge { len, .. }) => Err(FeedbackError::Invalid(format!(
             "cannot comment on {shown}: it is {} MiB, over Parley's limit of {} MiB for files with threads",
-            meta.len() / (1024 * 1024),
+            len / (1024 * 1024),
             MAX_FILE_BYTES / (1024 * 1024)
-        )));
+        ))),
+        Err(RegularFileError::NotRegular(_)) => {
+            Err(FeedbackError::Invalid(format!("cannot comment on {shown}: it is not a regular file")))
+        }
+        Err(e) => Err(FeedbackError::Unreadable(format!("cannot read {shown}: {e}"))),
     }
-    std::fs::read(file).map_err(|e| FeedbackError::Unreadable(format!("cannot read {shown}: {e}")))
 }
 
 /// Where `quote` occurs in `text` nearest to byte `near`, as a byte range.

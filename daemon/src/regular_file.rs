@@ -55,6 +55,27 @@ pub fn read(path: &Path, cap: u64) -> Result<Vec<u8>, RegularFileError> {
     Ok(bytes)
 }
 
+/// What [`read_capped`] read.
+#[derive(Debug)]
+pub struct Capped {
+    /// The file's first bytes, at most the cap.
+    pub bytes: Vec<u8>,
+    /// The file holds more than the cap.
+    pub cut: bool,
+}
+
+/// At most `cap` bytes of the regular file at `path`, and whether it holds
+/// more: for texts that are cut rather than refused when long.
+pub fn read_capped(path: &Path, cap: u64) -> Result<Capped, RegularFileError> {
+    let file = open(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata()?.len().min(cap) as usize);
+    // One byte past the cap tells a longer file from one of exactly the cap.
+    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > cap;
+    bytes.truncate(cap as usize);
+    Ok(Capped { bytes, cut })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

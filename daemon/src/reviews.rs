@@ -360,6 +360,10 @@ fn link_reference(text: &str, target: &str) -> Option<FoundReference> {
 pub enum FileFacts {
     Missing,
     NotAFile,
+    /// It exists, but a symlink on the way leads outside the base.
+    Outside,
+    /// It really lies in a `.git` folder (through a symlink).
+    InGit,
     /// A readable file with this many lines.
     Lines(u32),
 }
@@ -374,7 +378,9 @@ pub struct CheckedReference {
     pub problem: Option<String>,
 }
 
-/// Checks each reference: inside `base`, an existing file, lines in range.
+/// Checks each reference: inside `base` (lexically here; where its links
+/// lead is for `facts` to say) and not in its `.git`, an existing file,
+/// lines in range.
 pub fn check_references(
     found: Vec<FoundReference>,
     base: &Path,
@@ -394,11 +400,17 @@ pub fn check_references(
 }
 
 fn check_one(r: &FoundReference, base: &Path, facts: &mut impl FnMut(&Path) -> FileFacts) -> Result<PathBuf, String> {
-    let path = join_inside(base, Path::new(&r.path))
-        .ok_or_else(|| format!("{} is outside the review's baseUri {}", r.path, base.display()))?;
+    let outside = || format!("{} is outside the review's baseUri {}", r.path, base.display());
+    let in_git = || format!("{} is inside .git, git's own data, which a review does not show", r.path);
+    let path = join_inside(base, Path::new(&r.path)).ok_or_else(outside)?;
+    if path.strip_prefix(base).is_ok_and(|inside| inside.components().any(|c| c.as_os_str() == ".git")) {
+        return Err(in_git());
+    }
     let lines = match facts(&path) {
         FileFacts::Missing => return Err(format!("file {} does not exist under {}", r.path, base.display())),
         FileFacts::NotAFile => return Err(format!("{} is not a file", r.path)),
+        FileFacts::Outside => return Err(format!("{} (through a symbolic link)", outside())),
+        FileFacts::InGit => return Err(in_git()),
         FileFacts::Lines(n) => n,
     };
     if let Some(line) = r.line {
@@ -609,10 +621,14 @@ mod tests {
         let facts = |p: &Path| match p.to_str() {
             Some("/ws/src/a.rs") => FileFacts::Lines(10),
             Some("/ws/src") => FileFacts::NotAFile,
+            Some("/ws/link/secret.txt") => FileFacts::Outside,
+            Some("/ws/docs/config") => FileFacts::InGit,
+            Some("/ws/.git/config") => FileFacts::Lines(8),
             _ => FileFacts::Missing,
         };
         let doc = "[`src/a.rs:3`][] [`src/a.rs:11`][] [`src/a.rs:4-12`][] [`nope.rs:1`][] \
-                   [`../etc/passwd:1`][] [`src:1`][] [`src/a.rs:0`][] [`/ws/src/a.rs:2`][]";
+                   [`../etc/passwd:1`][] [`src:1`][] [`src/a.rs:0`][] [`/ws/src/a.rs:2`][] \
+                   [`link/secret.txt:1`][] [`docs/config:1`][] [`.git/config:1`][] [`src/../.git/config:1`][]";
         let problems: Vec<Option<String>> =
             check_references(find_references(doc), base, facts).into_iter().map(|r| r.problem).collect();
         assert_eq!(
@@ -626,6 +642,10 @@ mod tests {
                 Some("src is not a file".into()),
                 Some("line numbers start at 1".into()),
                 None,
+                Some("link/secret.txt is outside the review's baseUri /ws (through a symbolic link)".into()),
+                Some("docs/config is inside .git, git's own data, which a review does not show".into()),
+                Some(".git/config is inside .git, git's own data, which a review does not show".into()),
+                Some("src/../.git/config is inside .git, git's own data, which a review does not show".into()),
             ]
         );
     }

@@ -85,8 +85,13 @@ pub struct PersonRound {
     /// The agent (its MCP client name) or `parley` for the terminal.
     pub asked_by: String,
     pub files: Vec<FileVersions>,
-    /// The diff as captured, for the audit trail and the terminal.
+    /// The diff as captured (secrets on removed and context lines
+    /// redacted), for the audit trail and the terminal.
     pub diff: String,
+    /// What the secret scan redacted in the diff and the files, said once
+    /// the round is answered (`None` when nothing was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted: Option<String>,
     /// The person's comments, kept until the review is submitted.
     #[serde(default)]
     pub drafts: Vec<Draft>,

@@ -55,6 +55,35 @@ pub fn real(path: &Path, cwd: &Path) -> PathBuf {
     }
 }
 
+/// Where a path inside a folder really leads, once every symlink on the way
+/// is resolved: what a check against reading outside the folder must look
+/// at, since a link inside it can point anywhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// Inside the folder, at this real path.
+    Inside(PathBuf),
+    /// Nothing is there (or a link on the way is broken).
+    Missing,
+    /// Outside the folder.
+    Outside,
+    /// Inside a `.git` folder (or file) within it: git's own data, whose
+    /// config can hold credentials.
+    Git,
+}
+
+/// Where the absolute `path` leads, seen from `folder`: both are resolved
+/// (`canonicalize`) before the real path is checked to lie in the real
+/// folder and outside any `.git` in it.
+pub fn reach(folder: &Path, path: &Path) -> Reach {
+    let Ok(real) = std::fs::canonicalize(path) else { return Reach::Missing };
+    let real_folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_owned());
+    match real.strip_prefix(&real_folder) {
+        Ok(inside) if inside.components().any(|c| c.as_os_str() == ".git") => Reach::Git,
+        Ok(_) => Reach::Inside(real),
+        Err(_) => Reach::Outside,
+    }
+}
+
 /// Turns a `file://` URI (as MCP roots and some hosts send) into a path;
 /// plain paths pass through.
 pub fn path_from_uri(uri: &str) -> PathBuf {
@@ -99,6 +128,30 @@ mod tests {
         assert_eq!(real(&link, Path::new("/")), canonical);
         assert_eq!(real(&link.join("new/file.rs"), Path::new("/")), canonical.join("new/file.rs"));
         assert_eq!(real(Path::new("link/../real"), dir.path()), canonical);
+    }
+
+    #[test]
+    fn reach_resolves_links_before_it_checks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir_all(repo.join("docs")).expect("mkdir");
+        std::fs::create_dir_all(repo.join(".git")).expect("mkdir");
+        std::fs::write(repo.join(".git/config"), "[core]\n").expect("write");
+        std::fs::write(repo.join("docs/plan.md"), "# plan\n").expect("write");
+        std::fs::write(dir.path().join("secret.txt"), "outside\n").expect("write");
+        let link = |name: &str, to: &Path| std::os::unix::fs::symlink(to, repo.join(name)).expect("symlink");
+        link("docs/design.md", &dir.path().join("secret.txt"));
+        link("docs/linked.md", &repo.join("docs/plan.md"));
+        link("docs/config", &repo.join(".git/config"));
+        link("docs/dangling.md", &dir.path().join("gone"));
+        let real_plan = std::fs::canonicalize(repo.join("docs/plan.md")).expect("canonicalize");
+        assert_eq!(reach(&repo, &repo.join("docs/plan.md")), Reach::Inside(real_plan.clone()));
+        assert_eq!(reach(&repo, &repo.join("docs/linked.md")), Reach::Inside(real_plan));
+        assert_eq!(reach(&repo, &repo.join("docs/design.md")), Reach::Outside);
+        assert_eq!(reach(&repo, &repo.join(".git/config")), Reach::Git);
+        assert_eq!(reach(&repo, &repo.join("docs/config")), Reach::Git);
+        assert_eq!(reach(&repo, &repo.join("docs/dangling.md")), Reach::Missing);
+        assert_eq!(reach(&repo, &repo.join("docs/none.md")), Reach::Missing);
     }
 
     #[test]

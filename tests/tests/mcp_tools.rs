@@ -140,6 +140,30 @@ async fn references_are_checked_and_broken_ones_reported() {
 }
 
 #[tokio::test]
+async fn references_through_links_out_of_the_base_or_into_git_are_not_resolved() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("src/main.rs", SOURCE)]);
+    let outside = sandbox.repo("other", &[("secret.rs", "a\nb\nc\nd\ne\n")]);
+    std::os::unix::fs::symlink(&outside, repo.join("linkdir")).expect("symlink");
+    std::os::unix::fs::symlink(outside.join("secret.rs"), repo.join("pw.rs")).expect("symlink");
+    std::os::unix::fs::symlink(repo.join("src/main.rs"), repo.join("main-link.rs")).expect("symlink");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let content = "# R\n\n[`linkdir/secret.rs:5`][] [`pw.rs:1`][] [`.git/config:1`][] [`main-link.rs:2`][]\n";
+    let result = agent.call_ok("present_review", json!({ "content": content })).await;
+    assert_eq!(result["references"]["resolved"], json!(1), "only the link that stays inside: {result}");
+    let unresolved = result["references"]["unresolved"].as_array().expect("list");
+    let problems: Vec<&str> = unresolved.iter().map(|u| u["problem"].as_str().unwrap_or("")).collect();
+    assert_eq!(problems.len(), 3, "{problems:#?}");
+    for problem in &problems[..2] {
+        assert!(problem.contains("outside the review's baseUri") && problem.contains("symbolic link"), "{problem}");
+        // Nothing about the file behind the link: not its existence, not its length.
+        assert!(!problem.contains("lines") && !problem.contains("does not exist"), "{problem}");
+    }
+    assert!(problems[2].contains(".git/config is inside .git"), "{}", problems[2]);
+}
+
+#[tokio::test]
 async fn a_review_survives_a_daemon_restart_and_reaches_late_windows() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("ws", &[("src/main.rs", SOURCE)]);

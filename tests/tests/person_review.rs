@@ -159,6 +159,33 @@ async fn a_person_reviews_at_the_terminal_and_the_agent_gets_the_verdict_round_a
 }
 
 #[tokio::test]
+async fn secrets_in_the_files_a_person_reviews_are_redacted_in_both_versions() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let token = concat!("ghs", "_rESQedUStPKR0CsTy4Qwb8DwkNhFdnXsiVpz");
+    // The token sits far from the change: not in the diff, but in both
+    // versions of the file kept for the person.
+    let before = format!("TOKEN={token}\n{}LOG=debug\n", "x=1\n".repeat(10));
+    let repo = sandbox.repo("app", &[("settings.env", &before)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("settings.env"), before.replace("LOG=debug", "LOG=info")).expect("edit");
+    let agent = sandbox.agent(&repo).await;
+    let id = ask(&agent, None).await;
+
+    // What the editor and the terminal are given: both versions, whole.
+    let round = cli_ok(&sandbox, &["review", "diff", tail(&id), "--json"]);
+    assert!(!round.contains(token), "the person's copy holds the token:\n{round}");
+    assert_eq!(round.matches("TOKEN=<redacted: github-token>").count(), 2, "{round}");
+    cli_ok(&sandbox, &["review", "submit", tail(&id), "--approve"]);
+    let answer = verdict(&agent, &id).await;
+    let warnings = answer["warnings"].to_string();
+    assert!(warnings.contains("settings.env:1 (before the change): github-token"), "{warnings}");
+    assert!(warnings.contains("settings.env:1 (after the change): github-token"), "{warnings}");
+    assert!(!warnings.contains(token), "{warnings}");
+}
+
+#[tokio::test]
 async fn a_waiting_round_and_its_drafts_survive_a_daemon_restart() {
     let sandbox = Sandbox::new();
     let mut daemon = sandbox.start_daemon();

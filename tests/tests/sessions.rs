@@ -220,6 +220,106 @@ async fn nothing_leaves_the_machine_when_the_diff_holds_a_secret() {
     assert_eq!(prompts(&repo).len(), 1, "the reviewer never saw either");
 }
 
+const TOKEN: &str = concat!("ghs", "_rESQedUStPKR0CsTy4Qwb8DwkNhFdnXsiVpz");
+const KEY_BODY: &str = concat!("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW", "\n");
+
+/// Every file under `dir` as (path, text), recursively.
+fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else {
+            found.push((path.clone(), std::fs::read_to_string(&path).unwrap_or_default()));
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn secrets_already_committed_are_redacted_from_the_prompt_and_the_audit_tree_not_sent() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    // A key and a token that were committed before: the agent removes the
+    // key (which is the fix) and changes the line next to the token.
+    let key = format!(
+        "{}\n{KEY_BODY}{}\n",
+        concat!("-----BEGIN OPENSSH ", "PRIVATE KEY-----"),
+        concat!("-----END OPENSSH ", "PRIVATE KEY-----")
+    );
+    std::fs::write(repo.join("id_ed25519"), &key).expect("key");
+    std::fs::write(repo.join(".env"), format!("LOG=debug\nGITHUB_TOKEN={TOKEN}\nPORT=8080\n")).expect("env");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "oops"]);
+    git(&repo, &["rm", "-q", "id_ed25519"]);
+    std::fs::write(repo.join(".env"), format!("LOG=info\nGITHUB_TOKEN={TOKEN}\nPORT=8080\n")).expect("edit");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+
+    let result = request(&agent, json!({"summary": "Remove the committed key"})).await;
+    assert_eq!(result["round"], json!(1), "the round is not stopped: {result}");
+    let warnings = result["warnings"].to_string();
+    assert!(warnings.contains("2 possible secrets on removed or unchanged lines were redacted"), "{warnings}");
+    assert!(warnings.contains("id_ed25519:1 (removed line): private-key"), "{warnings}");
+    assert!(warnings.contains(".env:2 (context line): github-token"), "{warnings}");
+    assert!(!warnings.contains(TOKEN) && !warnings.contains(KEY_BODY.trim()), "{warnings}");
+
+    let prompt = &prompts(&repo)[0];
+    for secret in [TOKEN, KEY_BODY.trim(), "PRIVATE KEY"] {
+        assert!(!prompt.contains(secret), "the reviewer was given {secret:?}:\n{prompt}");
+    }
+    assert!(prompt.contains("-<redacted: private-key>"), "{prompt}");
+    assert!(prompt.contains(" GITHUB_TOKEN=<redacted: github-token>"), "{prompt}");
+    assert!(prompt.contains("+LOG=info"), "the change itself is there: {prompt}");
+
+    let audit = files_under(&repo.join(".reviews"));
+    assert!(audit.iter().any(|(path, _)| path.ends_with("changes.diff")), "{audit:?}");
+    for (path, text) in &audit {
+        assert!(!text.contains(TOKEN) && !text.contains(KEY_BODY.trim()), "{} holds a secret", path.display());
+    }
+    // An added secret still stops the round, before anything runs.
+    std::fs::write(repo.join(".env"), format!("LOG=info\nGITHUB_TOKEN={TOKEN}\nPORT=8080\nNEW={TOKEN}\n"))
+        .expect("add");
+    let text = agent.call_err("request_review", json!({"summary": "Add another"})).await;
+    assert!(text.contains(".env:4: github-token") && !text.contains(".env:2"), "{text}");
+    assert_eq!(prompts(&repo).len(), 1);
+}
+
+#[tokio::test]
+async fn relevant_docs_are_read_by_their_real_path_and_never_from_special_files() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let outside = sandbox.dir.path().join("outside.md");
+    std::fs::write(&outside, "THE OUTSIDE MARKER\n").expect("outside");
+    let link = |name: &str, to: &Path| std::os::unix::fs::symlink(to, repo.join(name)).expect("symlink");
+    link("docs/linked.md", &outside);
+    link("docs/config.md", &repo.join(".git/config"));
+    link("docs/zero.md", Path::new("/dev/zero"));
+    link("docs/same.md", &repo.join("docs/design.md"));
+    let fifo = repo.join("docs/pipe.md");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let cases = [
+        ("docs/linked.md", "is a link that leads outside the repository"),
+        (".git/config", "is inside .git"),
+        ("docs/config.md", "is inside .git"),
+        ("docs/zero.md", "is a link that leads outside the repository"),
+        // A FIFO inside the repository is refused at once, not waited on.
+        ("docs/pipe.md", "docs/pipe.md is not a file"),
+    ];
+    for (doc, want) in cases {
+        let text = agent.call_err("request_review", json!({"summary": "x", "relevant_docs": [doc]})).await;
+        assert!(text.contains(want), "{doc}: {text}");
+    }
+    assert!(prompts(&repo).is_empty(), "nothing reached a reviewer");
+    // A link that stays inside the repository is followed.
+    request(&agent, json!({"summary": "x", "relevant_docs": ["docs/same.md"]})).await;
+    let prompt = &prompts(&repo)[0];
+    assert!(prompt.contains("Answers are constants.") && !prompt.contains("THE OUTSIDE MARKER"), "{prompt}");
+}
+
 #[tokio::test]
 async fn rounds_link_into_sessions_that_end_once() {
     let sandbox = Sandbox::new();

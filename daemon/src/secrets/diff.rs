@@ -1,6 +1,6 @@
-//! Reading a unified diff, as `git diff` prints it, for the lines it adds:
-//! which file each belongs to (the new side's name) and its line number in
-//! the new file. Pure: no IO.
+//! Reading a unified diff, as `git diff` prints it, for its lines: which
+//! file each belongs to (the new side's name), whether the diff adds,
+//! removes or only shows it as context, and its line number. Pure: no IO.
 //!
 //! Several files in one diff, `diff --git` and `---`/`+++` headers, new files
 //! from `/dev/null`, deleted files, renames, binary files, quoted names,
@@ -27,16 +27,27 @@ pub enum Event<'a> {
     /// A line the diff adds: its 1-based number in the new file and its text,
     /// without the `+` marker.
     Added { line: u32, text: Cow<'a, str> },
+    /// A line the diff removes: its 1-based number in the old file (the
+    /// first parent that has it, in a merge) and its text, without the `-`.
+    Removed { line: u32, text: Cow<'a, str> },
+    /// A line shown unchanged around the changes: its 1-based number in the
+    /// new file and in the old one, and its text without the leading space.
+    Context { line: u32, old_line: u32, text: Cow<'a, str> },
+    /// A hunk starts: the lines before it in the file are not shown.
+    Hunk,
 }
 
-/// The files and added lines of `diff`, in order.
+/// The files and lines of `diff`, in order.
 pub fn read(diff: &str) -> Reader<'_> {
-    Reader { lines: diff.split('\n'), new_prefix: "b/".to_string(), hunk: None }
+    Reader { lines: diff.split('\n'), index: None, new_prefix: "b/".to_string(), hunk: None }
 }
 
 /// The iterator [`read`] returns.
 pub struct Reader<'a> {
     lines: std::str::Split<'a, char>,
+    /// The 0-based number of the diff's line read last (the diff split on
+    /// `\n`), so a caller can rewrite the line an event came from.
+    index: Option<usize>,
     /// The prefix of new-side names (`b/`, or `w/` with `diff.mnemonicPrefix`,
     /// or none with `diff.noprefix`), read off the `diff --git` line.
     new_prefix: String,
@@ -50,6 +61,7 @@ impl<'a> Iterator for Reader<'a> {
     fn next(&mut self) -> Option<Event<'a>> {
         loop {
             let raw = self.lines.next()?;
+            self.index = Some(self.index.map_or(0, |i| i + 1));
             let line = strip_ansi(raw.strip_suffix('\r').unwrap_or(raw));
             if let Some(event) = self.line(line) {
                 return Some(event);
@@ -59,15 +71,25 @@ impl<'a> Iterator for Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// The 0-based number, in the diff split on `\n`, of the line the last
+    /// event came from (`0` before any).
+    pub fn index(&self) -> usize {
+        self.index.unwrap_or(0)
+    }
+
     fn line(&mut self, line: Cow<'a, str>) -> Option<Event<'a>> {
         let Some(hunk) = &mut self.hunk else { return self.header(&line) };
         let event = match hunk.step(&line) {
-            Step::Added { column, number } => {
+            Step::Line { kind, column, number, old_number } => {
                 let text = match line {
                     Cow::Borrowed(line) => Cow::Borrowed(line.get(column..).unwrap_or("")),
                     Cow::Owned(line) => Cow::Owned(line.get(column..).unwrap_or("").to_string()),
                 };
-                Some(Event::Added { line: number, text })
+                Some(match kind {
+                    Kind::Added => Event::Added { line: number, text },
+                    Kind::Removed => Event::Removed { line: old_number, text },
+                    Kind::Context => Event::Context { line: number, old_line: old_number, text },
+                })
             }
             Step::Other => None,
             Step::End => {
@@ -110,6 +132,7 @@ impl<'a> Reader<'a> {
             let hunk = Hunk::parse(line).unwrap_or_else(|| Hunk::unreadable(line));
             if !hunk.done() {
                 self.hunk = Some(hunk);
+                return Some(Event::Hunk);
             }
         }
         // Everything else (index, mode, rename, similarity and `---` lines,
@@ -124,6 +147,8 @@ struct Hunk {
     /// Lines still to come from each parent: one for a plain diff, one per
     /// parent for a merge's combined diff.
     parents: Vec<u32>,
+    /// The number of the next line of each parent.
+    parent_lines: Vec<u32>,
     /// Lines still to come in the new file.
     new: u32,
     /// The new-file number of the next line that is in the new file.
@@ -131,13 +156,24 @@ struct Hunk {
 }
 
 enum Step {
-    /// An added line: its text starts at `column`, after the markers.
-    Added {
+    /// A line of the hunk: its text starts at `column`, after the markers;
+    /// `number` is its line in the new file (for added and context lines),
+    /// `old_number` in the first parent holding it (removed and context).
+    Line {
+        kind: Kind,
         column: usize,
         number: u32,
+        old_number: u32,
     },
     Other,
     End,
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Added,
+    Removed,
+    Context,
 }
 
 impl Hunk {
@@ -147,10 +183,13 @@ impl Hunk {
         let fence = line.get(..ats)?;
         let ranges = line.get(ats..)?.split(fence).next()?;
         let mut parents = Vec::new();
+        let mut parent_lines = Vec::new();
         let mut new = None;
         for range in ranges.split_whitespace() {
             if let Some(range) = range.strip_prefix('-') {
-                parents.push(parse_range(range)?.1);
+                let (start, count) = parse_range(range)?;
+                parents.push(count);
+                parent_lines.push(start.max(1));
             } else if let Some(range) = range.strip_prefix('+') {
                 new = Some(parse_range(range)?);
             } else {
@@ -158,14 +197,14 @@ impl Hunk {
             }
         }
         let (start, count) = new?;
-        (parents.len() == ats - 1).then_some(Hunk { parents, new: count, next_line: start })
+        (parents.len() == ats - 1).then_some(Hunk { parents, parent_lines, new: count, next_line: start })
     }
 
     /// A hunk whose header could not be read: its lines are still scanned,
     /// numbered from 1, until a line that cannot be part of a hunk.
     fn unreadable(line: &str) -> Hunk {
         let parents = line.bytes().take_while(|&b| b == b'@').count().saturating_sub(1).max(1);
-        Hunk { parents: vec![u32::MAX; parents], new: u32::MAX, next_line: 1 }
+        Hunk { parents: vec![u32::MAX; parents], parent_lines: vec![1; parents], new: u32::MAX, next_line: 1 }
     }
 
     fn done(&self) -> bool {
@@ -191,25 +230,26 @@ impl Hunk {
                 _ => return Step::End,
             }
         }
-        if removed {
-            // In the parents marked `-`, not in the new file.
-            for (i, remaining) in self.parents.iter_mut().enumerate() {
-                if marker(i) == Some(b'-') {
-                    *remaining = remaining.saturating_sub(1);
-                }
-            }
-            return Step::Other;
-        }
-        // In the new file, and in the parents marked ` `.
-        for (i, remaining) in self.parents.iter_mut().enumerate() {
-            if marker(i) == Some(b' ') {
+        // The line is in the parents marked `-` (removed) or ` ` (kept):
+        // count it there, and number it by the first of them.
+        let in_parent = if removed { b'-' } else { b' ' };
+        let mut old_number = None;
+        for (i, (remaining, next)) in self.parents.iter_mut().zip(self.parent_lines.iter_mut()).enumerate() {
+            if marker(i) == Some(in_parent) {
                 *remaining = remaining.saturating_sub(1);
+                old_number.get_or_insert(*next);
+                *next = next.saturating_add(1);
             }
+        }
+        let old_number = old_number.unwrap_or(0);
+        if removed {
+            return Step::Line { kind: Kind::Removed, column: columns, number: 0, old_number };
         }
         self.new = self.new.saturating_sub(1);
         let number = self.next_line;
         self.next_line = self.next_line.saturating_add(1);
-        if added { Step::Added { column: columns, number } } else { Step::Other }
+        let kind = if added { Kind::Added } else { Kind::Context };
+        Step::Line { kind, column: columns, number, old_number }
     }
 }
 
@@ -338,9 +378,71 @@ mod tests {
             match event {
                 Event::File(name) => file = name,
                 Event::Added { line, text } => lines.push((file.clone(), line, text.into_owned())),
+                Event::Removed { .. } | Event::Context { .. } | Event::Hunk => {}
             }
         }
         lines
+    }
+
+    /// Every line of `diff` as (kind, new line, old line, text, index of the
+    /// diff line it came from); 0 stands for "not on that side".
+    fn lines(diff: &str) -> Vec<(char, u32, u32, String, usize)> {
+        let mut reader = read(diff);
+        let mut lines = Vec::new();
+        while let Some(event) = reader.next() {
+            let index = reader.index();
+            match event {
+                Event::Added { line, text } => lines.push(('+', line, 0, text.into_owned(), index)),
+                Event::Removed { line, text } => lines.push(('-', 0, line, text.into_owned(), index)),
+                Event::Context { line, old_line, text } => lines.push((' ', line, old_line, text.into_owned(), index)),
+                Event::File(_) | Event::Hunk => {}
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn removed_and_context_lines_are_numbered_on_their_side() {
+        let diff = [
+            "diff --git a/a.rs b/a.rs",
+            "--- a/a.rs",
+            "+++ b/a.rs",
+            "@@ -10,4 +20,3 @@ fn f() {",
+            " keep",
+            "-gone",
+            "-gone too",
+            "+new",
+            "",
+            "\\ No newline at end of file",
+            "diff --git a/k.pem b/k.pem",
+            "deleted file mode 100644",
+            "--- a/k.pem",
+            "+++ /dev/null",
+            "@@ -1,2 +0,0 @@",
+            "-one",
+            "-two",
+            "",
+        ]
+        .join("\n");
+        let got = lines(&diff);
+        let want = [
+            (' ', 20, 10, "keep", 4),
+            ('-', 0, 11, "gone", 5),
+            ('-', 0, 12, "gone too", 6),
+            ('+', 21, 0, "new", 7),
+            (' ', 22, 13, "", 8),
+            ('-', 0, 1, "one", 15),
+            ('-', 0, 2, "two", 16),
+        ];
+        let want: Vec<_> = want.iter().map(|&(k, n, o, t, i)| (k, n, o, t.to_string(), i)).collect();
+        assert_eq!(got, want);
+        // A merge numbers a removed line by the first parent holding it.
+        let merge =
+            "diff --cc m.rs\n--- a/m.rs\n+++ b/m.rs\n@@@ -5,2 -8,2 +5,2 @@@\n  both\n- first\n -second\n++new\n";
+        let got: Vec<_> = lines(merge).into_iter().map(|(k, n, o, t, _)| (k, n, o, t)).collect();
+        let want = [(' ', 5, 5, "both"), ('-', 0, 6, "first"), ('-', 0, 9, "second"), ('+', 6, 0, "new")];
+        let want: Vec<_> = want.iter().map(|&(k, n, o, t)| (k, n, o, t.to_string())).collect();
+        assert_eq!(got, want);
     }
 
     fn check(diff: &str, want: &[(&str, u32, &str)]) {

@@ -17,9 +17,16 @@
 //! | `npm-token` | `npm_` + 36 | |
 //! | `json-web-token` | `eyJ….eyJ….signature`: a signed JWT | unsigned JWTs (`alg: none`) carry no credential |
 //! | `bearer-token` | a random-looking token after `Bearer ` | `Bearer ${TOKEN}`, `Bearer <token>` |
+//! | `huggingface-token` | `hf_` + 30 or more letters and digits | `hf_hub_download` and other names, which break the run with `_` |
+//! | `sendgrid-api-key` | `SG.` + 22 + `.` + 43 | |
+//! | `azure-access-key` | a base64 value of 20 or more after `AccountKey=`, `SharedAccessKey=` or `SharedAccessSignature=sig…` in a connection string | the storage emulator's published key (`Eby8vdM02x…`) |
+//! | `putty-private-key` | a `.ppk` file's `PuTTY-User-Key-File-N:` header and its `Private-Lines: N` line | |
+//! | `url-password` | the password of a URL's userinfo: `postgres://user:PASSWORD@host`, `redis://:PASSWORD@host` | `https://user@host` (no password), placeholders (`user:password@`, `:${PW}@`, `{password}`, `example` hosts), the password repeating the user name (`postgres:postgres`), and common dev defaults (`root`, `admin`, `secret`, `test`, `guest`) |
+//! | `netrc-password` | `.netrc` syntax: a line that is `password VALUE`, alone or after `machine HOST` and `login USER` | prose (`password is kept in the vault`: more words follow), source code, placeholders |
 //! | `generic-secret` | a value of 16 or more characters with a digit and at least 3.5 bits of entropy per character (3.0 for hex), assigned (`=`, `:`, `:=`, `=>`) quoted or bare to a name containing secret, token, password, passwd, passphrase, credential, api_key/apikey, access_key, private_key (which covers client_secret), or ending in `_pass` | see below |
+//! | `password` | a shorter value (8 or more characters) assigned to a password-like name (`password`, `passwd`, `passphrase`, `pwd`, or ending in `_pass`) when it mixes at least three of lowercase, uppercase, digits and symbols: `DB_PASSWORD=Tr0ub4dor&3x` | the same exclusions as `generic-secret`, so `password = get_password()`, `password: postgres`, `password = self.password` and `POSTGRES_PASSWORD=${PW}` stay quiet |
 //!
-//! Every rule but `private-key` skips obvious placeholders: values containing
+//! Every rule but the two private-key ones skips obvious placeholders: values containing
 //! example, dummy, placeholder, redacted, sample, changeme, replace (in any
 //! case), your or fake (all lower or all upper case), `<…>`, `${…}`, `{{…}}`,
 //! `$(…)`, `process.env`, `os.environ`,
@@ -36,9 +43,12 @@
 //! type), and not when a `(`, `[` or `{` follows it (a call or an index).
 //! Without a secret-ish name nothing is reported at all, which is what keeps
 //! lock-file hashes (`sha512-…`, Cargo.lock checksums), UUIDs, git SHAs,
-//! base64 fixtures and CSS colours quiet. Over the 10,700 source files of
-//! this workspace's dependencies (236 MB) the rules report three lines: two
-//! PEM headers inside a regex corpus and one test fixture token.
+//! base64 fixtures and CSS colours quiet. Over the 11,400 files of this
+//! workspace's dependency sources (125 MB, every file scanned as a whole
+//! text) the rules report two lines: PEM headers inside a regex corpus.
+//! Before `url-password` and `password` learnt to skip URL parsers' test
+//! data (`moz://foo:bar@servo`, percent-escaped passwords), they reported 23
+//! more, all in the `url` crate's test suite.
 //!
 //! When rules overlap on a line, the first in the table wins and the rest are
 //! not reported for that span: `GITHUB_TOKEN=ghp_…` is a `github-token`, not
@@ -55,6 +65,22 @@
 //!   32-digit hex key in five would pass unreported.
 //! - A `-----BEGIN … PRIVATE KEY-----` line is reported even in code that
 //!   only parses PEM; such a file is rare and is what `allow_paths` is for.
+//!   The lines of the key that follow it carry no mark of their own; the
+//!   scan of a whole file or a diff (`secrets.rs`) follows the block to its
+//!   `-----END` line (or a `.ppk` file's `Private-Lines:` to its
+//!   `Private-MAC:`) with [`opens_key_block`], [`is_key_body`] and
+//!   [`closes_key_block`].
+//! - A URL's password is reported however short it is, but not when it is a
+//!   word every tutorial and `docker-compose.yml` uses (`postgres:postgres`,
+//!   `root:root`, `user:password`): those grant nothing anywhere that
+//!   matters, and stopping every round over a local test database would
+//!   teach people to switch the scan off.
+//! - Passwords shorter than 16 characters cannot be told from code by
+//!   entropy. The `password` rule asks instead for the mix a password
+//!   policy asks for (three of lowercase, uppercase, digits, symbols, in 8
+//!   or more characters) under a password-like name; identifiers
+//!   (`userPassword1`, `self.password`) fail it by being names, calls by
+//!   their parenthesis, and lowercase dev defaults by their single class.
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -73,6 +99,17 @@ enum Confirm {
     /// looks random (see [`looks_random`]). The value is the `secret` or
     /// `quoted` group, or the `bare` group, which must also not be code.
     RandomValue,
+    /// A value under a password-like name, shorter than `RandomValue`
+    /// needs: reported when it mixes character classes as a password does
+    /// (see [`looks_like_password`]).
+    Password,
+    /// A URL's userinfo password (the `secret` group, after the `user`
+    /// group, before the `host` group), unless it is a placeholder or a
+    /// well-known default.
+    UrlPassword,
+    /// A `.netrc` line: only where a bare value can be a literal (not in
+    /// source code), and not a placeholder.
+    Netrc,
 }
 
 struct Rule {
@@ -93,7 +130,14 @@ macro_rules! assigned {
 /// The rules, most specific first: on overlap the earlier rule wins. A rule
 /// name may have several patterns.
 const RULES: &[(&str, Confirm, &str)] = &[
-    ("private-key", Confirm::Always, r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
+    // Through the `-----END` line when the whole key is on one line (a
+    // JSON `private_key` field), else to the end of the line: what follows
+    // the armour is the key.
+    (
+        "private-key",
+        Confirm::Always,
+        r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|.*)",
+    ),
     ("aws-access-key-id", Confirm::NotPlaceholder, r"(?-u:\b)(?P<secret>(?:AKIA|ASIA)[A-Z0-9]{16})(?-u:\b)"),
     (
         "aws-secret-access-key",
@@ -130,6 +174,32 @@ const RULES: &[(&str, Confirm, &str)] = &[
         Confirm::NotPlaceholder,
         r"(?-u:\b)(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})",
     ),
+    ("huggingface-token", Confirm::NotPlaceholder, r"(?-u:\b)(?P<secret>hf_[A-Za-z0-9]{30,})(?-u:\b)"),
+    (
+        "sendgrid-api-key",
+        Confirm::NotPlaceholder,
+        r"(?-u:\b)(?P<secret>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
+    ),
+    (
+        "azure-access-key",
+        Confirm::NotPlaceholder,
+        r"(?i:(?-u:\b)(?:AccountKey|SharedAccessKey))\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+    ),
+    ("putty-private-key", Confirm::Always, r"PuTTY-User-Key-File-[0-9]+:"),
+    ("putty-private-key", Confirm::Always, r"^\s*Private-Lines:\s*[0-9]+"),
+    (
+        "url-password",
+        Confirm::UrlPassword,
+        r"(?i:(?-u:\b)[a-z][a-z0-9+.-]*)://(?P<user>[^\s:/@?#'\x22`]*):(?P<secret>[^\s:/@?#'\x22`]+)@(?P<host>[^\s/?#'\x22`]*)",
+    ),
+    (
+        "netrc-password",
+        Confirm::Netrc,
+        concat!(
+            r"^\s*(?:(?:machine\s+\S+|default|login\s+\S+|account\s+\S+)\s+)*password\s+(?P<secret>\S+)",
+            r"(?:\s+(?:machine|login|account|default|macdef)(?:\s.*)?)?\s*$"
+        ),
+    ),
     ("bearer-token", Confirm::RandomValue, r"(?i:(?-u:\b)bearer)\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)"),
     (
         "generic-secret",
@@ -146,6 +216,18 @@ const RULES: &[(&str, Confirm, &str)] = &[
             r#"(?:\\?["'`](?P<quoted>[^"'`\\\s]*)|(?P<bare>[^\s"'`,;(){}\[\]<>:\\$&*!@%|#][^\s"'`,;(){}\[\]<>\\]*))"#
         ),
     ),
+    (
+        "password",
+        Confirm::Password,
+        concat!(
+            // Only a name that ends as a password's does (`DB_PASSWORD`,
+            // `adminPassword`, `smtp.pass`): `password_hint` and
+            // `password_regex` hold something else.
+            r"(?i:(?:(?:(?-u:\b)|[a-z0-9_.-])(?:passw(?:or)?d|passphrase)|(?:(?-u:\b)|[_.-])(?:pwd|pass))[0-9]?)",
+            assigned!(),
+            r#"(?:\\?["'`](?P<quoted>[^"'`\\\s]*)|(?P<bare>[^\s"'`,;(){}\[\]<>:\\$&*!@%|#][^\s"'`,;(){}\[\]<>\\]*))"#
+        ),
+    ),
 ];
 
 static COMPILED: LazyLock<Vec<Rule>> = LazyLock::new(|| {
@@ -159,10 +241,10 @@ static COMPILED: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         .collect()
 });
 
-/// The rules a line breaks, in the order their matches start on it, each
-/// rule once. `bare_literals` says whether an unquoted value can be a
-/// literal, as it can in `.env`, YAML or shell but not in source code.
-pub fn scan_line(line: &str, bare_literals: bool) -> Vec<&'static str> {
+/// Every secret on a line: its byte span (the secret alone, not the name
+/// it is assigned to) and its rule, in the order they start, without
+/// overlaps (on overlap the earlier rule in the table wins).
+pub fn find(line: &str, bare_literals: bool) -> Vec<(Range<usize>, &'static str)> {
     let mut hits: Vec<(Range<usize>, &'static str)> = Vec::new();
     for rule in COMPILED.iter() {
         for caps in rule.regex.captures_iter(line) {
@@ -174,13 +256,41 @@ pub fn scan_line(line: &str, bare_literals: bool) -> Vec<&'static str> {
         }
     }
     hits.sort_by_key(|(span, _)| span.start);
-    let mut rules: Vec<&'static str> = Vec::with_capacity(hits.len());
-    for (_, name) in hits {
-        if !rules.contains(&name) {
-            rules.push(name);
-        }
-    }
-    rules
+    hits
+}
+
+/// The armour and headers of the multi-line keys: where a key's block
+/// starts and ends.
+static KEY_BLOCK_START: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|^\s*Private-Lines:\s*[0-9]+")
+        .expect("a fixed pattern")
+});
+static KEY_BLOCK_END: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"-----END[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----|^\s*Private-MAC:").expect("a fixed pattern")
+});
+
+/// Whether the line opens a private key whose body follows on the next
+/// lines: a `-----BEGIN … PRIVATE KEY-----` line without its `-----END`,
+/// or a `.ppk` file's `Private-Lines: N`.
+pub fn opens_key_block(line: &str) -> bool {
+    KEY_BLOCK_START.find(line).is_some_and(|start| !KEY_BLOCK_END.is_match(&line[start.end()..]))
+}
+
+/// Whether the line ends a private key's block: its `-----END … PRIVATE
+/// KEY-----` line, or a `.ppk` file's `Private-MAC:`.
+pub fn closes_key_block(line: &str) -> bool {
+    KEY_BLOCK_END.is_match(line)
+}
+
+/// Whether the line can be part of a key's body: base64 (possibly quoted,
+/// indented or ending in `\n` inside a string), an encrypted PEM's
+/// `Proc-Type:` and `DEK-Info:` headers, or empty.
+pub fn is_key_body(line: &str) -> bool {
+    let trimmed = line.trim().trim_matches(|c| matches!(c, '"' | '\'' | ',' | '+'));
+    let trimmed = trimmed.strip_suffix("\\n").unwrap_or(trimmed).trim_matches(|c| matches!(c, '"' | '\''));
+    trimmed.starts_with("Proc-Type:")
+        || trimmed.starts_with("DEK-Info:")
+        || trimmed.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
 
 impl Rule {
@@ -208,8 +318,130 @@ impl Rule {
                 };
                 looks_random(value.as_str()).then(|| value.range())
             }
+            Confirm::Password => {
+                let value = literal_value(line, caps, bare_literals)?;
+                looks_like_password(value.as_str()).then(|| value.range())
+            }
+            Confirm::UrlPassword => {
+                let secret = caps.name("secret")?;
+                let user = caps.name("user").map_or("", |m| m.as_str());
+                let host = caps.name("host").map_or("", |m| m.as_str());
+                let password = secret.as_str();
+                let known = |word: &str| {
+                    let lower = word.to_ascii_lowercase();
+                    lower == user.to_ascii_lowercase() || WELL_KNOWN_PASSWORDS.contains(&lower.as_str())
+                };
+                let template = password.contains(['{', '}']) || password.starts_with('$');
+                let reported = !is_placeholder(password)
+                    && !template
+                    && !known(password)
+                    && looks_like_url_password(password)
+                    && !host.to_ascii_lowercase().contains("example");
+                reported.then(|| secret.range())
+            }
+            Confirm::Netrc => {
+                let secret = caps.name("secret")?;
+                let value = secret.as_str();
+                let reported = bare_literals && !is_placeholder(value) && !WELL_KNOWN_PASSWORDS.contains(&value);
+                reported.then(|| secret.range())
+            }
         }
     }
+}
+
+/// Passwords that grant nothing anywhere that matters: the defaults of
+/// tutorials, local databases and `docker-compose.yml` files.
+const WELL_KNOWN_PASSWORDS: &[&str] =
+    &["password", "pass", "passwd", "pwd", "secret", "root", "admin", "test", "guest", "user", "postgres", "mysql"];
+
+/// Whether a URL's password (percent-escapes decoded) reads as a real one
+/// rather than the `a:b@`, `foo:bar@` of URL parsers' test suites: 6 or more
+/// characters mixing two kinds (letters, digits, symbols, case), or 12 or
+/// more, and no brackets.
+fn looks_like_url_password(password: &str) -> bool {
+    let decoded = percent_decoded(password);
+    let length = decoded.chars().count();
+    let classes = [
+        decoded.chars().any(|c| c.is_ascii_lowercase()),
+        decoded.chars().any(|c| c.is_ascii_uppercase()),
+        decoded.chars().any(|c| c.is_ascii_digit()),
+        decoded.chars().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    let mixed = classes.iter().filter(|&&present| present).count() >= 2;
+    (length >= 12 || (length >= 6 && mixed)) && !decoded.contains(['[', ']', '(', ')', '<', '>'])
+}
+
+/// `%XX` escapes decoded (lossily, as text).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |at: usize| bytes.get(at).and_then(|&b| (b as char).to_digit(16));
+        if bytes[i] == b'%'
+            && let (Some(high), Some(low)) = (hex(i + 1), hex(i + 2))
+        {
+            out.push(u8::try_from(high * 16 + low).unwrap_or(b'?'));
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The value of an assignment match (`quoted`, or `bare` where a bare value
+/// can be a literal and is not followed by a call, an index or a block).
+fn literal_value<'h>(line: &str, caps: &Captures<'h>, bare_literals: bool) -> Option<regex::Match<'h>> {
+    match caps.name("bare") {
+        Some(_) if !bare_literals => None,
+        Some(bare) => {
+            let next = line[bare.end()..].chars().next();
+            (!matches!(next, Some('(' | '[' | '{' | '<' | '"' | '\'' | '`'))).then_some(bare)
+        }
+        None => caps.name("quoted"),
+    }
+}
+
+/// Whether a value under a password-like name reads as a person's password:
+/// 8 to 64 characters mixing at least three of lowercase, uppercase, digits
+/// and symbols, with a digit, and not a name, a path, a URL, a pattern or
+/// a placeholder. `Tr0ub4dor&3x` is one; `get_password`, `postgres`,
+/// `Password:` and `^[A-Za-z0-9]{8,}$` are not.
+fn looks_like_password(value: &str) -> bool {
+    let length = value.chars().count();
+    let classes = [
+        value.bytes().any(|b| b.is_ascii_lowercase()),
+        value.bytes().any(|b| b.is_ascii_uppercase()),
+        value.bytes().any(|b| b.is_ascii_digit()),
+        value.chars().any(|c| !c.is_ascii_alphanumeric()),
+    ];
+    // Spelled out the way test fixtures dress up the word: `P@ssw0rd`.
+    let plain: String = value
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| match c {
+            '@' | '4' => 'a',
+            '0' => 'o',
+            '$' | '5' => 's',
+            '1' | '!' => 'i',
+            '3' => 'e',
+            other => other,
+        })
+        .collect();
+    (8..=64).contains(&length)
+        && classes[2]
+        && classes.iter().filter(|&&present| present).count() >= 3
+        && !value.contains(['[', ']', '{', '}', '(', ')', '\\', '<', '>'])
+        // Percent-escaped: URL test data, not something a person typed.
+        && percent_decoded(value) == value
+        && !["pass", "word", "secret", "admin", "qwerty", "letmein"].iter().any(|w| plain.contains(w))
+        && !value.contains("://")
+        && !value.contains("::")
+        && !is_path(value)
+        && !looks_like_name(value)
+        && !is_placeholder(value)
 }
 
 /// Whether a value assigned to a secret-ish name looks like a machine-made
@@ -305,8 +537,12 @@ fn is_placeholder(value: &str) -> bool {
     // all lower or all upper case, in one in a million.
     const SHORT_WORDS: &[&str] = &["your", "YOUR", "fake", "FAKE"];
     const MARKS: &[&str] = &["<", ">", "${", "{{", "}}", "$(", "%("];
+    // Credentials published for everyone to use: Azure's storage emulator
+    // (Azurite) key.
+    const PUBLISHED: &[&str] = &["Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq"];
     let lower = value.to_ascii_lowercase();
     WORDS.iter().any(|word| lower.contains(word))
+        || PUBLISHED.iter().any(|key| value.starts_with(key))
         || SHORT_WORDS.iter().any(|word| value.contains(word))
         || MARKS.iter().any(|mark| value.contains(mark))
         // `$NAME`, `%NAME%`: a reference to where the secret really lives.
@@ -500,7 +736,136 @@ mod tests {
             "./server --api-key={} --port 8080",
             concat!("vstqVVPqzPptEJQz", "hkPkenG5ZFJoC6vW"),
         ),
+        ("huggingface-token", ".env", "HF_TOKEN={}", concat!("hf", "_KqzXbWvTcNpLmRtYsUoPaIeQwErTyUiOpAs")),
+        (
+            "sendgrid-api-key",
+            "src/mail.py",
+            "sg = SendGridAPIClient('{}')",
+            concat!("SG", ".ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"),
+        ),
+        (
+            "azure-access-key",
+            "appsettings.json",
+            r#"  "Storage": "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={};EndpointSuffix=core.windows.net","#,
+            concat!("q3Xv9Lb2Kd8Rt5Wn1Mz7Hc4Pf6Gs0Jy", "AeBuCoDiEtFqGrHsIwJxKyLzMa0Nb1Oc2Pd3Qe4Rf5Sg=="),
+        ),
+        (
+            "azure-access-key",
+            ".env",
+            "SERVICEBUS=Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey={}",
+            concat!("Zq8vK2mP9xLw4Rt7Yb3Nc6Hd", "1Fg5Js0Ua2Ve="),
+        ),
+        ("putty-private-key", "keys/deploy.ppk", "{} ssh-ed25519", concat!("PuTTY-User-", "Key-File-3:")),
+        ("putty-private-key", "keys/deploy.ppk", "{} 1", concat!("Private-", "Lines:")),
+        (
+            "url-password",
+            ".env",
+            "DATABASE_URL=postgres://admin:{}@db.internal:5432/app",
+            concat!("Zq8vK2mP", "9xLw4Rt7"),
+        ),
+        ("url-password", "config/cache.yaml", "  url: redis://:{}@cache:6379/0", concat!("s3cr", "etRedis!")),
+        ("netrc-password", ".netrc", "machine api.github.com login octocat password {}", concat!("hunt", "er2xyz")),
+        ("netrc-password", "home/.netrc", "  password {}", concat!("Zq8v", "K2mP")),
+        ("password", ".env", "DB_PASSWORD={}", concat!("Tr0ub4", "dor&3x")),
+        ("password", "src/db.py", r#"conn = connect(user="app", password="{}")"#, concat!("Zq8vK2", "mP9x!")),
+        ("password", "config/app.yaml", "  adminPassword: {}", concat!("Winter", "2024#")),
     ];
+
+    /// The kinds the scan learnt last, each with lines it must report and
+    /// lines it must leave alone: (file, line, the rule it breaks or `None`).
+    const NEW_KINDS: &[(&str, &str, Option<&str>)] = &[
+        // Database URLs and other userinfo passwords.
+        (".env", concat!("DATABASE_URL=postgres://admin:Zq8vK2mP", "9xLw4Rt7@db:5432/app"), Some("url-password")),
+        ("src/db.rs", concat!(r#"let url = "mysql://app:s3cr3t-"#, r#"Pw@db/app";"#), Some("url-password")),
+        ("README.md", concat!("amqp://guest:Xk2", "-pQ9z@rabbit:5672"), Some("url-password")),
+        ("README.md", "git clone https://alice@github.com/o/r.git", None),
+        ("README.md", "see https://github.com/o/r and ssh://git@host:22/o/r", None),
+        (".env", "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app", None),
+        (".env", "DATABASE_URL=postgres://user:password@localhost/app", None),
+        (".env", "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app", None),
+        ("src/db.py", r#"url = f"postgres://{user}:{password}@{host}/db""#, None),
+        ("src/db.py", r#"url = "postgres://%(user)s:%(password)s@%(host)s/db""#, None),
+        ("docs/setup.md", "postgres://admin:Zq8vK2mP9xLw@db.example.com/app", None),
+        ("docs/setup.md", "mongodb://root:root@mongo:27017", None),
+        ("docs/api.md", "http://localhost:8080/path@v2", None),
+        // URL parsers' test data (the url crate's suite is all of what the
+        // rule met in this workspace's dependencies before these cases).
+        ("tests/unit.rs", r#"let base: Url = "moz://foo:bar@servo/baz".parse().unwrap();"#, None),
+        ("tests/data.json", r#""input": "http://&a:foo(b]c@d:2/","#, None),
+        ("tests/data.json", r#""href": "http://:%3A%40c@d:2/","#, None),
+        ("tests/data.json", r#""input": "http://%25DOMAIN:foobar@foodomain.com/","#, None),
+        ("tests/data.json", r#""password": "%60%7B%7D%3C","#, None),
+        (".env", concat!("REDIS_URL=redis://:Zq8v%40K2", "mP9@cache:6379"), Some("url-password")),
+        // .netrc.
+        (".netrc", concat!("machine api.github.com login octocat password hunt", "er2xyz"), Some("netrc-password")),
+        (".netrc", concat!("password Zq8v", "K2mP"), Some("netrc-password")),
+        ("docs/ops.md", "password is kept in the team vault", None),
+        (".netrc", "machine example.com login me password <your-password>", None),
+        ("src/login.rs", concat!("password hunt", "er2xyz"), None),
+        // Azure connection strings.
+        (
+            "appsettings.json",
+            concat!("AccountName=a;AccountKey=q3Xv9Lb2Kd8Rt5Wn1M", "z7Hc4Pf6Gs0JyAeBu=="),
+            Some("azure-access-key"),
+        ),
+        (".env", concat!("SharedAccessKey=Zq8vK2mP9xLw4Rt7Yb3Nc6Hd", "1Fg5Js0Ua2Ve="), Some("azure-access-key")),
+        (
+            "local.settings.json",
+            "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
+            None,
+        ),
+        ("appsettings.json", "AccountKey=<your-storage-key>;", None),
+        ("src/azure.ts", "const accountKey = process.env.AZURE_STORAGE_KEY;", None),
+        // Hugging Face and SendGrid.
+        (".env", concat!("HF_TOKEN=hf", "_KqzXbWvTcNpLmRtYsUoPaIeQwErTyUiOpAs"), Some("huggingface-token")),
+        ("src/model.py", "from huggingface_hub import hf_hub_download, hf_api_token_path", None),
+        ("src/model.py", "HF_TOKEN = os.environ['HF_TOKEN']", None),
+        (
+            "src/mail.ts",
+            concat!("const key = 'SG.ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoT", "f-09kqeF8tAmbihYzrnopKc-1s5cr';"),
+            Some("sendgrid-api-key"),
+        ),
+        ("src/mail.ts", "import SG from '@sendgrid/mail'; SG.setApiKey(key);", None),
+        // PuTTY keys.
+        ("id.ppk", "PuTTY-User-Key-File-3: ssh-ed25519", Some("putty-private-key")),
+        ("id.ppk", "Private-Lines: 1", Some("putty-private-key")),
+        ("id.ppk", "Public-Lines: 2", None),
+        ("docs/putty.md", "PuTTY key files (.ppk) hold a private key", None),
+        // Short passwords under password-like names.
+        (".env", concat!("DB_PASSWORD=Tr0ub4", "dor&3x"), Some("password")),
+        (".env", concat!("SMTP_PASS=Winter", "2024#"), Some("password")),
+        (
+            "src/db.go",
+            concat!(r#"	db, err := sql.Open("pg", dsn); password := "Zq8vK2"#, r#"mP9x!""#),
+            Some("password"),
+        ),
+        ("src/auth.py", "password = get_password()", None),
+        ("src/auth.py", "password = self.password", None),
+        ("src/auth.ts", "const password = await prompt('Password: ');", None),
+        ("config/app.yaml", "password: postgres", None),
+        ("docker-compose.yml", "  POSTGRES_PASSWORD: ${POSTGRES_PASSWORD}", None),
+        (".env", "DB_PASSWORD=changeme", None),
+        ("src/forms.py", r#"password_regex = "^[a-z0-9]{8}$""#, None),
+        ("src/forms.py", r#"password_label = "Password1:""#, None),
+        ("tests/test_login.py", r#"client.login(password="P@ssw0rd1")"#, None),
+        ("src/user.rs", r#"let password = String::from("x");"#, None),
+        ("src/user.rs", "let password_len = 12;", None),
+        ("config/app.yaml", "  min_password_length: 12", None),
+        ("src/ui.ts", r#"<input type="password" placeholder="Password (8+ chars)">"#, None),
+    ];
+
+    #[test]
+    fn the_new_kinds_are_caught_and_their_look_alikes_are_not() {
+        let mut wrong = Vec::new();
+        for &(file, line, rule) in NEW_KINDS {
+            let found: Vec<&str> = scan_diff(&new_file(file, &[line]), &[]).into_iter().map(|f| f.rule).collect();
+            let want: Vec<&str> = rule.into_iter().collect();
+            if found != want {
+                wrong.push(format!("{file}: {line}\n  found {found:?}, want {want:?}"));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 
     /// Added lines that are not secrets, from lock files, manifests and code.
     const HARMLESS: &[&str] = &[

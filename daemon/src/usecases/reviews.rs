@@ -50,7 +50,8 @@ pub async fn present(
         let check_base = base.to_owned();
         let check_content = content.clone();
         let references = tokio::task::spawn_blocking(move || {
-            reviews::check_references(reviews::find_references(&check_content), &check_base, file_facts)
+            let facts = |path: &Path| file_facts(&check_base, path);
+            reviews::check_references(reviews::find_references(&check_content), &check_base, facts)
         })
         .await
         .map_err(|e| PresentError::Internal(format!("checking references failed: {e}")))?;
@@ -134,17 +135,24 @@ pub async fn revision(cx: &Context, folder: &Path, revision: u64) -> Result<Revi
     )))
 }
 
-/// Looks a referenced file up on disk: its existence, kind and line count.
-fn file_facts(path: &Path) -> FileFacts {
+/// Looks a referenced file under `base` up on disk: where it really leads
+/// (a symlink out of `base` or into its `.git` is not followed further),
+/// its kind and its line count. A FIFO or a device is not a file, and is
+/// never opened in a way that could block.
+fn file_facts(base: &Path, path: &Path) -> FileFacts {
+    use crate::regular_file::{self, RegularFileError};
+    use crate::workspace::{self, Reach};
     use std::io::Read;
-    let Ok(meta) = std::fs::metadata(path) else {
-        return FileFacts::Missing;
+    let path = match workspace::reach(base, path) {
+        Reach::Inside(real) => real,
+        Reach::Missing => return FileFacts::Missing,
+        Reach::Outside => return FileFacts::Outside,
+        Reach::Git => return FileFacts::InGit,
     };
-    if !meta.is_file() {
-        return FileFacts::NotAFile;
-    }
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return FileFacts::Missing;
+    let mut file = match regular_file::open(&path) {
+        Ok(file) => file,
+        Err(RegularFileError::NotRegular(_)) => return FileFacts::NotAFile,
+        Err(_) => return FileFacts::Missing,
     };
     let mut buf = vec![0u8; 64 * 1024];
     let (mut newlines, mut last) = (0u32, b'\n');

@@ -94,6 +94,10 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
     let files = tokio::task::spawn_blocking(move || git::versions(&changes))
         .await
         .map_err(|e| RoundError::Internal(e.to_string()))??;
+    // Both versions of each file are kept and shown: they get the care the
+    // diff's removed lines got.
+    let allow = prepared.secret_allow_paths();
+    let (files, redacted) = pipeline::redact_versions(files, allow, &prepared.redacted);
     let session = &prepared.session;
     let round = session.rounds.len() as u32 + 1;
     let waiting = PersonRound {
@@ -105,6 +109,7 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
         asked_by: prepared.ask.asked_by.clone(),
         files,
         diff: prepared.changes.diff.clone(),
+        redacted,
         drafts: Vec::new(),
         next_draft: 1,
     };
@@ -377,6 +382,7 @@ fn as_shown(round: &Round) -> PersonRound {
         diff: String::new(),
         drafts: Vec::new(),
         next_draft: 0,
+        redacted: None,
     }
 }
 
@@ -637,7 +643,8 @@ pub async fn submit(
         diff: waiting.diff.clone(),
         files: round.changed_files.clone(),
     };
-    let outcome = pipeline::finish(cx, &settings, session.clone(), round.clone(), &changes, Vec::new()).await;
+    let redacted = waiting.redacted.iter().cloned().collect();
+    let outcome = pipeline::finish(cx, &settings, session.clone(), round.clone(), &changes, redacted).await;
     warnings.extend(outcome.warnings.iter().cloned());
     let outcome = Outcome { warnings, ..outcome };
     announce(cx, &session, round.round, "submitted", Vec::new(), Some(round.verdict)).await;

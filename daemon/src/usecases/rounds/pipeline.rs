@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::git::{self, Changes, Scope};
 use crate::reviewer::{self, RunError};
 use crate::reviews::{Mode, Presentation};
-use crate::sessions::{self, Round, Session, SessionRequest};
+use crate::sessions::{self, FileVersions, Round, Session, SessionRequest};
 use crate::structured_review::{self, PromptInput, TestResults};
 use crate::usecases::reviews as shown;
 use crate::{audit, secrets};
@@ -78,9 +78,20 @@ pub(super) struct Prepared {
     settings: ReviewSettings,
     pub reviewer: Reviewer,
     pub scope: Scope,
+    /// With every secret on its removed and context lines redacted: the
+    /// diff the reviewer, the audit tree and the stored round get.
     pub changes: Changes,
+    /// What the scan redacted in `changes`.
+    pub redacted: Vec<secrets::Finding>,
     docs: Vec<(String, String)>,
     pub session: Session,
+}
+
+impl Prepared {
+    /// The globs of files the secret scan skips.
+    pub(super) fn secret_allow_paths(&self) -> &[String] {
+        &self.settings.secret_allow_paths
+    }
 }
 
 /// The quick part of a round: find the repository and its config, check the
@@ -131,7 +142,13 @@ pub(super) async fn prepare(
 
     progress(2.0, "scanning for secrets".into());
     let docs = read_docs(&root, &ask.relevant_docs).await?;
-    let mut findings = secrets::scan_diff(&changes.diff, &settings.secret_allow_paths);
+    // A secret on an added line stops the round; one on a removed or
+    // context line is already in the repository (removing it is the fix),
+    // so it is redacted from everything that leaves the machine instead.
+    let scanned = secrets::redact_diff(&changes.diff, &settings.secret_allow_paths);
+    let mut findings = scanned.findings;
+    let redacted = scanned.redacted;
+    let changes = Changes { diff: scanned.diff, ..changes };
     // The rest of the prompt leaves the machine too.
     let allow = &settings.secret_allow_paths;
     findings.extend(secrets::scan_text("(summary)", &ask.summary, allow));
@@ -157,7 +174,47 @@ pub(super) async fn prepare(
             cx.state.start_session(root.clone(), request).await?
         }
     };
-    Ok(Prepared { ask, root, settings, reviewer, scope, changes, docs, session })
+    Ok(Prepared { ask, root, settings, reviewer, scope, changes, redacted, docs, session })
+}
+
+/// The versions of the changed files a round keeps, with every secret in
+/// them redacted as the diff's removed lines are, and the warning that says
+/// what was redacted in the diff (`in_diff`) and in them together: a
+/// secret the diff already reported is not listed twice.
+pub(super) fn redact_versions(
+    files: Vec<FileVersions>,
+    allow: &[String],
+    in_diff: &[secrets::Finding],
+) -> (Vec<FileVersions>, Option<String>) {
+    use secrets::Place;
+    let mut all = in_diff.to_vec();
+    let files = files
+        .into_iter()
+        .map(|file| {
+            let mut redact = |text: Option<String>, place: Place| {
+                let text = text?;
+                let (text, found) = secrets::redact_text(&file.path, &text, allow, place);
+                let reported = |f: &secrets::Finding| {
+                    in_diff.iter().any(|d| {
+                        d.file == f.file
+                            && d.rule == f.rule
+                            && match (f.place, d.place) {
+                                (Place::Before, Place::Removed) => d.line == f.line,
+                                (Place::Before, Place::Context { old_line }) => old_line == f.line,
+                                (Place::After, Place::Context { .. }) => d.line == f.line,
+                                _ => false,
+                            }
+                    })
+                };
+                all.extend(found.into_iter().filter(|f| !reported(f)));
+                Some(text)
+            };
+            let before = redact(file.before.clone(), Place::Before);
+            let after = redact(file.after.clone(), Place::After);
+            FileVersions { before, after, ..file }
+        })
+        .collect();
+    (files, secrets::describe_redacted(&all))
 }
 
 /// The slow part of a round: run the tests, ask the reviewer, store the
@@ -168,7 +225,7 @@ pub(super) async fn review(
     progress: Progress<'_>,
     cancel: &CancellationToken,
 ) -> Result<Outcome, RoundError> {
-    let Prepared { ask, root, settings, reviewer, scope, changes, docs, session } = prepared;
+    let Prepared { ask, root, settings, reviewer, scope, changes, redacted, docs, session } = prepared;
     let Reviewer::Command(reviewer) = reviewer else {
         return Err(RoundError::Internal("a round for a person has no reviewer command to run".into()));
     };
@@ -244,7 +301,8 @@ pub(super) async fn review(
         let changes = changes.clone();
         blocking(move || Ok(git::versions(&changes)?)).await.unwrap_or_default()
     };
-    let files = reviewed.into_iter().map(|f| sessions::FileVersions { before: None, ..f }).collect();
+    let reviewed = reviewed.into_iter().map(|f| FileVersions { before: None, ..f }).collect();
+    let (files, redaction) = redact_versions(reviewed, &settings.secret_allow_paths, &redacted);
     let round = Round {
         round: 0,
         at: crate::clock::now_rfc3339(),
@@ -260,7 +318,8 @@ pub(super) async fn review(
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
-    let warnings = findings::open_threads(cx, &root, &session.id, &round, &reviewer_name).await;
+    let mut warnings: Vec<String> = redaction.into_iter().collect();
+    warnings.extend(findings::open_threads(cx, &root, &session.id, &round, &reviewer_name).await);
     Ok(finish(cx, &settings, session, round, &changes, warnings).await)
 }
 
@@ -397,32 +456,53 @@ async fn check_previous(cx: &Context, root: &Path, id: &str, max_rounds: u32) ->
     Ok(session)
 }
 
-/// Reads the documents the reviewer should follow, relative to the root.
+/// Reads the documents the reviewer should follow, relative to the root:
+/// each must really lie in the repository (symlinks resolved) and outside
+/// `.git`, be a regular file (a FIFO or a device is refused at once, never
+/// waited on or drained), and is cut at [`MAX_DOC_BYTES`].
 async fn read_docs(root: &Path, docs: &[String]) -> Result<Vec<(String, String)>, RoundError> {
+    use crate::regular_file::{self, RegularFileError};
+    use crate::workspace::{self, Reach};
     let (root, docs) = (root.to_owned(), docs.to_vec());
     blocking(move || {
         docs.iter()
             .map(|doc| {
-                let path = crate::workspace::absolute(Path::new(doc), &root);
-                if !crate::workspace::holds(&root, &path) {
-                    return Err(RoundError::Invalid(format!(
-                        "relevant_docs entry {doc} is outside the repository {}",
-                        root.display()
-                    )));
+                let shown = root.display();
+                let invalid = |why: String| RoundError::Invalid(format!("relevant_docs entry {doc} {why}"));
+                let path = workspace::absolute(Path::new(doc), &root);
+                if !workspace::holds(&root, &path) {
+                    return Err(invalid(format!("is outside the repository {shown}")));
                 }
                 // A mistyped path must not cost a minutes-long review that
                 // checks against nothing: refuse before anything runs.
-                if !path.is_file() {
-                    let what = if path.exists() { "is not a file" } else { "does not exist" };
-                    return Err(RoundError::Invalid(format!(
-                        "relevant_docs entry {doc} {what} in {}: give a file path relative to the repository root",
-                        root.display()
-                    )));
-                }
-                let bytes = std::fs::read(&path)
-                    .map_err(|e| RoundError::Invalid(format!("relevant_docs entry {doc} cannot be read: {e}")))?;
-                let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX_DOC_BYTES)]).into_owned();
-                if bytes.len() > MAX_DOC_BYTES {
+                let path = match workspace::reach(&root, &path) {
+                    Reach::Inside(real) => real,
+                    Reach::Missing => {
+                        return Err(invalid(format!(
+                            "does not exist in {shown}: give a file path relative to the repository root"
+                        )));
+                    }
+                    Reach::Outside => {
+                        return Err(invalid(format!(
+                            "is a link that leads outside the repository {shown}: give a document inside it"
+                        )));
+                    }
+                    Reach::Git => {
+                        return Err(invalid(
+                            "is inside .git, git's own data (its config can hold credentials): \
+                             give a document of the repository"
+                                .into(),
+                        ));
+                    }
+                };
+                let read = regular_file::read_capped(&path, MAX_DOC_BYTES as u64).map_err(|e| match e {
+                    RegularFileError::NotRegular(_) => {
+                        invalid(format!("is not a file in {shown}: give a file path relative to the repository root"))
+                    }
+                    other => invalid(format!("cannot be read: {other}")),
+                })?;
+                let mut text = String::from_utf8_lossy(&read.bytes).into_owned();
+                if read.cut {
                     text.push_str("\n[… cut: the document is longer than 256 KiB]");
                 }
                 Ok((doc.clone(), text))
