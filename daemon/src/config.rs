@@ -293,6 +293,32 @@ impl crate::structured_review::Severity {
     }
 }
 
+/// Parses and checks the text of a config file as [`review_settings`] does
+/// with `.parley.toml`, touching no file: for fuzzing, and for tools that
+/// check a file before it is written.
+pub fn check_config_text(text: &str) -> Result<(), ConfigError> {
+    let file = Path::new(REPO_CONFIG);
+    let root = Path::new("/");
+    let parsed: ConfigFile = toml::from_str(text)
+        .map_err(|e| ConfigError { file: file.to_owned(), message: describe_toml_error(text, &e) })?;
+    let mut settings = ReviewSettings {
+        reviewer: None,
+        reviewer_name: None,
+        timeout: std::time::Duration::from_secs(600),
+        audit: true,
+        audit_dir: root.join(".reviews"),
+        ignored_files: Vec::new(),
+        review_config: false,
+        test_command: None,
+        test_timeout: std::time::Duration::from_secs(600),
+        max_rounds: 5,
+        thresholds: crate::structured_review::Thresholds::default(),
+        secret_allow_paths: Vec::new(),
+        sources: Vec::new(),
+    };
+    apply(&mut settings, parsed, file, root)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
