@@ -562,6 +562,21 @@ impl crate::structured_review::Severity {
     }
 }
 
+/// Parses and checks the text of a config file as [`review_settings`] does
+/// with `.parley.toml`, touching no file: for fuzzing, and for tools that
+/// check a file before it is written.
+pub fn check_config_text(text: &str) -> Result<(), ConfigError> {
+    let file = Path::new(REPO_CONFIG);
+    let root = Path::new("/");
+    let parsed = parse(text, file)?;
+    // Both ways a repository's file can be read: trusted, and not.
+    for trusted in [true, false] {
+        let parsed = parse(text, file)?;
+        apply(&mut review_settings_defaults(root), parsed, file, root, Origin::Repository { trusted })?;
+    }
+    apply(&mut review_settings_defaults(root), parsed, file, root, Origin::User).map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -824,3 +824,65 @@ fn present_result(review: Review, delivered: Vec<crate::state::Delivery>) -> Pre
         references: ReferenceReport { resolved, unresolved },
     }
 }
+
+/// Decodes a tool call's arguments as the tool does when it is called
+/// (rmcp's `Parameters`: absent arguments read as `{}`, unknown ones refused)
+/// and makes the checks of them that need no state, with no connection: the
+/// fuzz targets reach every tool's argument types through it. `None` for a
+/// tool this server does not have; `Err` is what the agent would read.
+pub fn check_tool_arguments(tool: &str, arguments: Option<rmcp::model::JsonObject>) -> Option<Result<(), String>> {
+    fn decode<T: serde::de::DeserializeOwned>(arguments: rmcp::model::JsonObject) -> Result<T, String> {
+        rmcp::handler::server::tool::parse_json_object::<T>(arguments).map_err(|e| e.message.into_owned())
+    }
+    let arguments = arguments.unwrap_or_default();
+    Some(match tool {
+        "present_review" => decode::<PresentReviewArgs>(arguments).and_then(|args| {
+            Presentation::new(args.content, args.mode.as_deref(), args.section).map(drop).map_err(|e| e.to_string())
+        }),
+        "get_selection" | "get_feedback_summary" => decode::<NoArgs>(arguments).map(drop),
+        "get_feedback" => decode::<GetFeedbackArgs>(arguments).and_then(|args| args.page().map(drop)),
+        "resolve_feedback" => decode::<ResolveFeedbackArgs>(arguments).map(drop),
+        "reply_feedback" => decode::<ReplyFeedbackArgs>(arguments).map(drop),
+        "add_feedback" => decode::<AddFeedbackArgs>(arguments).and_then(|args| {
+            feedback::line("startLine", args.start_line)?;
+            feedback::line("endLine", args.end_line.unwrap_or(args.start_line)).map(drop)
+        }),
+        "request_review" => decode::<RequestReviewArgs>(arguments).map(drop),
+        "await_review" => decode::<sessions::AwaitArgs>(arguments).map(drop),
+        "cancel_review" => decode::<sessions::CancelArgs>(arguments).map(drop),
+        "get_review_history" => decode::<sessions::HistoryArgs>(arguments).map(drop),
+        "mark_review_complete" => decode::<sessions::CompleteArgs>(arguments).map(drop),
+        _ => return None,
+    })
+}
+
+/// Every tool's name and input schema, as `tools/list` shows them.
+pub fn tool_input_schemas() -> Vec<(String, serde_json::Value)> {
+    shared_router()
+        .list_all()
+        .into_iter()
+        .map(|tool| (tool.name.into_owned(), serde_json::Value::Object((*tool.input_schema).clone())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every tool's arguments are checked, and each refuses an argument its
+    /// schema does not name.
+    #[test]
+    fn every_tool_checks_its_arguments_and_refuses_unknown_ones() {
+        let tools = tool_input_schemas();
+        assert_eq!(tools.len(), 12, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
+        for (name, schema) in tools {
+            assert!(check_tool_arguments(&name, None).is_some(), "check_tool_arguments does not know {name}");
+            let mut unknown = rmcp::model::JsonObject::new();
+            unknown.insert("notAnArgument".into(), serde_json::json!(1));
+            let refused = check_tool_arguments(&name, Some(unknown)).expect("known").expect_err("refused");
+            assert!(refused.contains("unknown field `notAnArgument`"), "{name}: {refused}");
+            assert!(schema["properties"].get("notAnArgument").is_none());
+        }
+        assert_eq!(check_tool_arguments("no_such_tool", None), None);
+    }
+}

@@ -11,6 +11,13 @@
 //!   never read: the last one written, when the connection was reset with
 //!   data unread (see `Relay::reset`),
 //! - know which replies are still due when the host closes stdin.
+//!
+//! It also checks that each host line is JSON at all, and answers one that is
+//! not with a JSON-RPC parse error (`-32700`): the daemon's MCP side (rmcp)
+//! drops such a line without a word, which would leave a host waiting forever
+//! on the id it sent. The check is the daemon's own reading of a line (UTF-8,
+//! an optional byte order mark, JSON syntax, nesting at most 127 deep), so a
+//! line the shim passes on is one the daemon reads.
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -23,6 +30,12 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 
 use crate::connect::{ConnectError, HubConnection};
+
+/// The deepest nesting of arrays and objects the daemon reads: serde_json's
+/// own limit, which rmcp's parsing of a line keeps.
+const MAX_DEPTH: usize = 127;
+/// The UTF-8 byte order mark, which the daemon reads past at the start of a line.
+const BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
 /// How long replies still due are awaited after the host closes stdin.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
@@ -82,6 +95,95 @@ fn classify(line: &[u8]) -> (Kind, Option<String>, Option<String>) {
         (None, None) => Kind::Other,
     };
     (kind, method, cancelled)
+}
+
+/// Why the daemon could not read `line` as JSON, when it could not.
+///
+/// Reads the whole line without building it: every string is checked as
+/// UTF-8 and for its escapes, every number for its range, and nesting is
+/// counted by serde_json's own recursion limit, exactly as when the daemon
+/// reads the line into its messages.
+fn unreadable(line: &[u8]) -> Option<String> {
+    let line = line.strip_prefix(BYTE_ORDER_MARK).unwrap_or(line);
+    let text = match std::str::from_utf8(line) {
+        Ok(text) => text,
+        Err(e) => return Some(format!("the line is not UTF-8 (byte {} is not)", e.valid_up_to() + 1)),
+    };
+    let error = serde_json::from_str::<AnyJson>(text).err()?;
+    Some(match error.classify() {
+        serde_json::error::Category::Eof => format!("the line ends before its JSON does ({error})"),
+        _ if error.to_string().starts_with("recursion limit exceeded") => {
+            format!("the line nests arrays and objects more than {MAX_DEPTH} deep ({error})")
+        }
+        _ => format!("the line is not JSON ({error})"),
+    })
+}
+
+/// Any JSON value, read through and thrown away. Every value is read with
+/// `deserialize_any`, so each array and object counts against serde_json's
+/// recursion limit, as it does when the daemon reads a message; serde's own
+/// `IgnoredAny` skips nested values without counting them.
+struct AnyJson;
+
+impl<'de> Deserialize<'de> for AnyJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(AnyJsonVisitor)
+    }
+}
+
+struct AnyJsonVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AnyJsonVisitor {
+    type Value = AnyJson;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+
+    fn visit_unit<E>(self) -> Result<AnyJson, E> {
+        Ok(AnyJson)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<AnyJson, A::Error> {
+        while seq.next_element::<AnyJson>()?.is_some() {}
+        Ok(AnyJson)
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AnyJson, A::Error> {
+        while map.next_entry::<AnyJson, AnyJson>()?.is_some() {}
+        Ok(AnyJson)
+    }
+}
+
+/// The raw id of the request in a line the daemon cannot read, when the
+/// relay can still read it (reading bytes that are not UTF-8 as replacement
+/// characters), else `null`: the host learns which of its requests failed.
+fn id_of_unreadable(line: &[u8]) -> String {
+    let lossy = String::from_utf8_lossy(line);
+    match classify(lossy.as_bytes()) {
+        (Kind::Request(id), _, _) => id,
+        _ => "null".to_owned(),
+    }
 }
 
 fn error_line(raw_id: &str, code: i64, message: &str) -> Vec<u8> {
@@ -210,6 +312,12 @@ impl<O: AsyncWrite + Unpin, C: Connector> Relay<O, C> {
     async fn on_host_line(&mut self, line: Vec<u8>) -> std::io::Result<()> {
         if line.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
+        }
+        if let Some(why) = unreadable(&line) {
+            // Passed on, the line would be dropped by the daemon unanswered.
+            eprintln!("parley-mcp: answered a line that is not JSON with a parse error: {why}");
+            let message = format!("parse error: {why}; send one JSON-RPC message per line, as UTF-8 JSON");
+            return self.write_host(&error_line(&id_of_unreadable(&line), code::PARSE_ERROR, &message)).await;
         }
         let (kind, method, cancelled) = classify(&line);
         match method.as_deref() {
@@ -593,6 +701,45 @@ mod tests {
         assert!(answered.contains("\"id\":2") && answered.contains("result"), "{answered}");
         drop(host_in);
         relay.await.expect("the relay ends at end of input");
+    }
+
+    #[test]
+    fn lines_the_daemon_cannot_read_are_told_apart() {
+        let check = |line: &[u8], want: Option<&str>| {
+            let got = unreadable(line);
+            match (&got, want) {
+                (None, None) => {}
+                (Some(why), Some(part)) => assert!(why.contains(part), "{:?}: {why}", String::from_utf8_lossy(line)),
+                _ => panic!("{:?}: got {got:?}, want {want:?}", String::from_utf8_lossy(line)),
+            }
+        };
+        let deep = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes();
+        check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, None);
+        // A batch, an odd id or a wrong version is JSON: the daemon answers it.
+        check(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, None);
+        check(br#"{"jsonrpc":"1.0","id":[1],"method":5}"#, None);
+        check(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", None);
+        check(&deep(MAX_DEPTH), None);
+        check(&deep(MAX_DEPTH + 1), Some("more than 127 deep"));
+        check(&deep(100_000), Some("more than 127 deep"));
+        check(b"not json", Some("not JSON"));
+        check(br#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#, Some("not JSON"));
+        check(br#"{"jsonrpc":"2.0","id":1,"#, Some("ends before"));
+        check(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\xff\"}", Some("not UTF-8 (byte 39 "));
+        // Bad bytes inside a member the relay itself never reads.
+        check(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\",\"params\":{\"x\":\"\xc3\"}}", Some("not UTF-8"));
+        check(br#"{"x":"\ud800"}"#, Some("not JSON"));
+        check(b"1e999", Some("not JSON"));
+    }
+
+    #[test]
+    fn an_unreadable_request_is_answered_under_its_id_when_it_can_be_read() {
+        assert_eq!(id_of_unreadable(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\xff\"}"), "2");
+        assert_eq!(id_of_unreadable(b"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"m\",\"x\":[[[["), "null");
+        let deep =
+            format!(r#"{{"jsonrpc":"2.0","id":3,"method":"m","params":{}{}}}"#, "[".repeat(200), "]".repeat(200));
+        assert_eq!(id_of_unreadable(deep.as_bytes()), "3");
+        assert_eq!(id_of_unreadable(b"not json"), "null");
     }
 
     #[test]

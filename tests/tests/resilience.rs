@@ -214,6 +214,54 @@ async fn the_shim_drops_a_line_over_the_cap_and_carries_on() {
     assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(12));
 }
 
+/// A line the daemon cannot read as JSON (not JSON, not UTF-8, nested too
+/// deep) is answered with a parse error, under its id when that can be read,
+/// and the lines after it are relayed as usual; a line nested as deep as the
+/// daemon reads still reaches it.
+#[tokio::test]
+async fn the_shim_answers_a_line_that_is_not_json_with_a_parse_error_and_carries_on() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(&RawShim::initialize(1)).await;
+    shim.recv().await;
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    // `arguments` nested `depth` deep inside the envelope's three objects.
+    let call = |id: u32, depth: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get_feedback","arguments":{{"x":{}{}}}}}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    };
+    shim.send("not json").await;
+    shim.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\xff\"}\n").await;
+    shim.send(&call(3, 100_000)).await;
+    shim.send(&call(4, 127 - 3)).await;
+    shim.send(r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#).await;
+    for (id, what) in [(json!(null), "not JSON"), (json!(2), "not UTF-8"), (json!(3), "more than 127 deep")] {
+        let answer = shim.recv().await;
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], json!(-32700), "{answer}");
+        let message = answer["error"]["message"].as_str().expect("a message");
+        assert!(message.starts_with("parse error: ") && message.contains(what), "{message}");
+    }
+    // Read by the daemon, which refuses the unknown argument itself.
+    let deepest = shim.recv().await;
+    assert_eq!(deepest["id"], json!(4), "{deepest}");
+    assert_eq!(deepest["result"]["isError"], json!(true), "{deepest}");
+    assert!(
+        deepest["result"]["content"][0]["text"].as_str().is_some_and(|t| t.contains("unknown field `x`")),
+        "{deepest}"
+    );
+    let pong = shim.recv().await;
+    assert_eq!(pong["id"], json!(5), "{pong}");
+    assert!(pong["result"].is_object(), "{pong}");
+    shim.close_stdin();
+    assert_eq!(shim.exit_code().await, Some(0));
+}
+
 #[tokio::test]
 async fn replies_still_due_are_written_before_the_shim_exits() {
     let sandbox = Sandbox::new();

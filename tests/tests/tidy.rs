@@ -29,7 +29,7 @@ fn read(path: &Path) -> String {
 #[test]
 fn every_rust_file_opens_with_a_doc_line() {
     let mut files = Vec::new();
-    for crate_dir in ["protocol", "daemon", "shim", "tests"] {
+    for crate_dir in ["protocol", "daemon", "shim", "tests", "fuzz"] {
         rust_files(&repo().join(crate_dir), &mut files);
     }
     assert!(files.len() > 50, "found only {} Rust files under {}", files.len(), repo().display());

@@ -254,9 +254,10 @@ fn allowed<M: Method>(role: Role) -> Result<(), ErrorObject> {
     Err(ErrorObject::new(code::WRONG_ROLE, message))
 }
 
-/// Decodes params; absent or `null` params read as `{}`, so methods whose
-/// params are all optional need none.
-fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, ErrorObject> {
+/// Decodes params as every hub method does (the fuzz targets call it too);
+/// absent or `null` params read as `{}`, so methods whose params are all
+/// optional need none.
+pub fn decode<T: DeserializeOwned>(method: &str, params: &Value) -> Result<T, ErrorObject> {
     let params = if params.is_null() { Value::Object(Default::default()) } else { params.clone() };
     serde_json::from_value(params).map_err(|e| errors::invalid(format!("invalid params for {method}: {e}")))
 }

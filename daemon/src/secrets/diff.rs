@@ -197,7 +197,9 @@ impl Hunk {
             }
         }
         let (start, count) = new?;
-        (parents.len() == ats - 1).then_some(Hunk { parents, parent_lines, new: count, next_line: start })
+        // Lines are numbered from 1: git writes `+0,0` for an empty new
+        // side, and a malformed `+0,1` still numbers its first line 1.
+        (parents.len() == ats - 1).then_some(Hunk { parents, parent_lines, new: count, next_line: start.max(1) })
     }
 
     /// A hunk whose header could not be read: its lines are still scanned,
@@ -556,6 +558,9 @@ mod tests {
         check("+++ b/a.rs\n@@ what @@\n ok\n+new\n", &[("a.rs", 2, "new")]);
         // Lines outside any hunk are not content.
         check("+new\nold\n", &[]);
+        // A new side said to start at line 0 (found by the git_diff fuzz
+        // target) still numbers its lines from 1.
+        check("+++ b/a.rs\n@@ -0,0 +0,1 @@\n+new\n", &[("a.rs", 1, "new")]);
     }
 
     proptest! {
