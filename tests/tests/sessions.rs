@@ -926,3 +926,28 @@ async fn agents_name_sessions_by_the_same_id_rule_as_the_command_line() {
         assert!(out.contains("unique beginning of at least 4 characters"), "{args:?}:\n{out}");
     }
 }
+
+#[tokio::test]
+async fn a_completed_session_no_longer_shows_its_cancelled_round_as_pending() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let first = request(&agent, json!({"summary": "first"})).await;
+    let id = first["review_id"].as_str().expect("id").to_owned();
+    configure(&sandbox, "slow", "timeout_secs = 120\n");
+    let second = agent
+        .call_ok("request_review", json!({"summary": "second", "previous_review_id": id, "wait_seconds": 0}))
+        .await;
+    assert_eq!(second["status"], json!("pending"), "{second}");
+    let pid = reviewer_started(&repo).await;
+    agent.call_ok("cancel_review", json!({"review_id": id})).await;
+    wait_until_gone(&pid).await;
+    let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+    assert_eq!(history["reviews"][0]["pending"]["state"], json!("failed"), "{history}");
+
+    agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "abandoned"})).await;
+    let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+    assert_eq!(history["reviews"][0].get("pending"), None, "{history}");
+    assert_eq!(history["reviews"][0]["final_status"], json!("abandoned"), "{history}");
+}
