@@ -317,7 +317,10 @@ async fn feedback_add_keeps_threads_in_this_workspace_unless_told_otherwise_and_
 #[tokio::test]
 async fn a_mistyped_file_filter_says_there_is_no_such_file_and_a_subfolder_finds_root_paths() {
     let sandbox = Sandbox::new();
-    let repo = sandbox.repo("shop", &[("src/cart.py", "total = 1\nrounded = 2\n"), ("README.md", "shop\n")]);
+    let repo = sandbox.repo(
+        "shop",
+        &[("src/cart.py", "total = 1\nrounded = 2\n"), ("README.md", "shop\n"), ("src/README.md", "src\n")],
+    );
     let _daemon = sandbox.start_daemon();
     let (code, _, err) = sandbox.command_in(&repo, &["feedback", "add", "src/cart.py:2", "round it"]);
     assert_eq!(code, 0, "{err}");
@@ -344,6 +347,10 @@ async fn a_mistyped_file_filter_says_there_is_no_such_file_and_a_subfolder_finds
     let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "cart.py"]);
     assert_eq!((code, err.as_str()), (0, ""), "{out}");
     assert!(out.contains("round it"), "{out}");
+    // A name found both ways is taken from the current folder, and said so.
+    let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "README.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("(from the current folder)") && err.contains("exists too"), "{err}");
     let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "nope.py"]);
     assert_eq!(code, 1, "{out}");
     assert!(err.contains("no such file: nope.py") && err.contains("current folder"), "{err}");

@@ -189,15 +189,26 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
 }
 
 /// The file `feedback list FILE` means: FILE relative to the current folder
-/// when there is one there, else relative to the workspace root (said on
-/// stderr, since the two differ in a subfolder), else as given from the
-/// current folder, for the daemon to list (a deleted file's threads) or refuse.
+/// when there is one there, else relative to the workspace root, else as
+/// given from the current folder, for the daemon to list (a deleted file's
+/// threads) or refuse. In a subfolder the two readings differ: stderr says
+/// which was taken when the other was possible.
 fn listed_file(given: &Path, cwd: &Path, folder: &Path) -> PathBuf {
     let here = workspace::absolute(given, cwd);
-    if given.is_absolute() || here.exists() {
+    let from_root = workspace::absolute(given, folder);
+    if given.is_absolute() {
         return here;
     }
-    let from_root = workspace::absolute(given, folder);
+    if here.exists() {
+        if from_root != here && from_root.exists() {
+            eprintln!(
+                "parley: listing {} (from the current folder); {} (from the workspace root) exists too",
+                here.display(),
+                from_root.display()
+            );
+        }
+        return here;
+    }
     if from_root.exists() {
         eprintln!(
             "parley: no {} in the current folder; listing {} (from the workspace root)",
