@@ -87,6 +87,10 @@ enum Command {
         /// The config file to write, instead of the host's usual one (with --write).
         #[arg(long, requires = "write")]
         file: Option<PathBuf>,
+        /// Put this shell's PARLEY_SOCKET in a project's entry too (claude-code, vscode: their files are shared, so
+        /// they name only the command by default; the other hosts' files are yours and always carry it).
+        #[arg(long)]
+        socket: bool,
     },
     /// Run the daemon at login: a systemd user service (Linux) or a launchd agent (macOS).
     Service {
@@ -164,15 +168,22 @@ enum FeedbackCommand {
     },
     /// Answer a thread.
     Reply {
+        #[arg(help = crate::ids::THREAD_ID_HELP)]
         id: String,
         message: String,
         #[arg(long)]
         author: Option<String>,
     },
     /// Mark a thread addressed.
-    Resolve { id: String },
+    Resolve {
+        #[arg(help = crate::ids::THREAD_ID_HELP)]
+        id: String,
+    },
     /// Bring a resolved thread back.
-    Reopen { id: String },
+    Reopen {
+        #[arg(help = crate::ids::THREAD_ID_HELP)]
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -190,7 +201,7 @@ enum SessionsCommand {
     },
     /// Show one session with its rounds, or one round's review.
     Show {
-        /// The session: its id (2026-11-21-001), its number (001) or a unique beginning.
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         /// Print this round's review as markdown, as an editor shows it.
         #[arg(long, value_name = "N")]
@@ -204,7 +215,7 @@ enum SessionsCommand {
     /// A session is completed once, and takes no more rounds after.
     #[command(group(clap::ArgGroup::new("final_status").required(true).args(["approved", "abandoned", "merged"])))]
     Complete {
-        /// The session: its id (2026-11-21-001), its number (001) or a unique beginning.
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         /// The change was approved.
         #[arg(long)]
@@ -239,7 +250,8 @@ enum ReviewCommand {
         /// An area to focus on (repeatable).
         #[arg(long = "focus")]
         focus: Vec<String>,
-        /// Continue this session with a new round (its id, its number or a unique beginning).
+        /// Continue this session with a new round: its id (2026-11-21-001), its number (001) or a unique
+        /// beginning of at least 4 characters.
         #[arg(long, value_name = "ID")]
         previous: Option<String>,
         /// all (default), staged, unstaged, or a base ref / range.
@@ -255,7 +267,7 @@ enum ReviewCommand {
     /// or another terminal) and print it when it is done. Ctrl-C ends only the
     /// wait. Exits as `review request` does.
     Await {
-        /// The review session (its id, a unique prefix, or its number such as 003).
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         #[arg(long)]
         json: bool,
@@ -263,7 +275,7 @@ enum ReviewCommand {
     /// Stop the running round of a review session (the reviewer is killed;
     /// nothing of the round is stored).
     Cancel {
-        /// The review session (its id, a unique prefix, or its number such as 003).
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
     },
     /// Show a round asked of a person: its diff, numbered on both sides, with
@@ -273,7 +285,7 @@ enum ReviewCommand {
     /// On a terminal the diff is coloured and, when taller than the screen,
     /// shown through $PARLEY_PAGER, $PAGER or `less` (with LESS=FRX).
     Diff {
-        /// The review session (its id, a unique prefix, or its number such as 003).
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         /// This round instead: the waiting one, or one a person answered.
         #[arg(long, value_name = "N")]
@@ -290,7 +302,7 @@ enum ReviewCommand {
     /// Comment on a line (or lines) of a round asked of a person. The comment
     /// is a draft until you submit the review.
     Comment {
-        /// The review session (its id, a unique prefix, or its number such as 003).
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         /// FILE:LINE or FILE:START-END, as `parley review diff` numbers them.
         place: String,
@@ -310,6 +322,7 @@ enum ReviewCommand {
     },
     /// Remove one of your draft comments.
     Uncomment {
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         /// The draft's id, such as d2 (`parley review diff` lists them).
         draft: String,
@@ -317,7 +330,7 @@ enum ReviewCommand {
     /// Send your review of a round to the agent waiting for it.
     #[command(group(clap::ArgGroup::new("verdict").required(true).args(["approve", "request_changes", "comment"])))]
     Submit {
-        /// The review session (its id, a unique prefix, or its number such as 003).
+        #[arg(help = crate::ids::SESSION_ID_HELP)]
         id: String,
         #[arg(long)]
         approve: bool,
@@ -505,7 +518,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             FeedbackCommand::Resolve { id } => feedback::set_resolved(&id, true).await,
             FeedbackCommand::Reopen { id } => feedback::set_resolved(&id, false).await,
         },
-        Command::McpConfig { host, write, file } => mcp_config::mcp_config(host, write, file),
+        Command::McpConfig { host, write, file, socket } => mcp_config::mcp_config(host, write, file, socket),
         Command::Doctor { json } => setup::doctor(json).await,
         Command::Service { command } => service::run(command).await,
         Command::Export { file } => feedback::export(file).await,

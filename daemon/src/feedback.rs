@@ -13,8 +13,13 @@ use parley_protocol::hello::PositionEncoding;
 /// agents already know; they are used for exactly those failures.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FeedbackError {
-    #[error("Invalid thread ID format")]
-    InvalidId,
+    /// A typed thread id that the one id rule (`ids`) cannot read, or that
+    /// matches several threads; says what to give.
+    #[error("{0}")]
+    BadId(String),
+    /// A well-formed thread id (or beginning of one) that names no thread.
+    #[error("{0}")]
+    UnknownId(String),
     #[error("Thread not found")]
     NotFound,
     #[error("Feedback store not initialized: {0}")]
@@ -31,6 +36,10 @@ pub enum FeedbackError {
     /// A file could not be read.
     #[error("{0}")]
     Unreadable(String),
+    /// A listing was asked for one file, and there is no such file in the
+    /// workspace (nor threads on one by that name); the text names both.
+    #[error("{0}")]
+    NoSuchFile(String),
     #[error("the Parley daemon is shutting down; try again in a moment")]
     Stopped,
 }
@@ -437,12 +446,6 @@ pub fn is_thread_id(id: &str) -> bool {
             8 | 13 | 18 | 23 => *b == b'-',
             _ => b.is_ascii_hexdigit(),
         })
-}
-
-/// Whether `prefix` could begin a thread id: hex digits and dashes, at
-/// least 4 characters, as a person would copy from `parley feedback list`.
-pub fn is_thread_id_prefix(prefix: &str) -> bool {
-    prefix.len() >= 4 && prefix.len() < 36 && prefix.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
 }
 
 /// A new thread id.

@@ -16,6 +16,7 @@ pub mod feedback;
 pub mod git;
 pub mod glob;
 pub mod hub;
+pub mod ids;
 pub mod inherited;
 pub mod limits;
 pub mod mcp;

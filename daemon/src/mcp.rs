@@ -64,7 +64,7 @@ present_review shows a markdown review in every editor window open on its folder
 - References: write [`path:line`][] or [`path:start-end`][] (rustdoc style), or [text](path#L10-L20), with paths relative to baseUri (your workspace root by default). They become clickable links. Reference the most important lines — entry points of functions and types, not every change — and group related references. The result lists references that did not resolve (missing file, line past the end, path outside baseUri): fix them and present again.
 - Modes: replace (default) for a new review; append to add context or answer a question; update-section, sparingly, to rewrite one section (matched by heading, any level) in place. Keep each call focused.
 
-get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace). Call it when the human says \"this\", \"here\" or \"the selected code\".
+get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace; a window on another project only when you pass anyWorkspace: true). Call it when the human says \"this\", \"here\" or \"the selected code\".
 
 Feedback threads are comments on ranges of your workspace's files, left by humans (in their editor, or with `parley feedback add`) or by agents. They stay attached to their text while files change.
 - Read them before you start a task on this workspace, after you are told they changed (a notification that parley://feedback was updated), and before you say your work is done: call get_feedback_summary to see whether there is feedback, then get_feedback (optionally for one file).
@@ -134,10 +134,19 @@ pub struct UnresolvedReference {
     pub problem: String,
 }
 
-/// Arguments of `get_selection`: none.
+/// Arguments of a tool that takes none.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
+
+/// Arguments of `get_selection`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SelectionArgs {
+    /// Also take the selection of a window open on another project than yours (default false: only your workspace's windows are asked).
+    #[serde(rename = "anyWorkspace", default)]
+    pub any_workspace: bool,
+}
 
 /// What `get_selection` returns. Lines and columns are 1-based; columns
 /// count characters. Every field but `message` is null when nothing is selected.
@@ -153,6 +162,9 @@ pub struct SelectionResult {
     pub document_language: Option<String>,
     /// The editor window that answered.
     pub editor: Option<String>,
+    /// True when that window is on another workspace than yours (only with anyWorkspace).
+    #[serde(rename = "otherWorkspace", skip_serializing_if = "std::ops::Not::not")]
+    pub other_workspace: bool,
     /// Why this window was asked, or why there is no selection.
     pub message: String,
 }
@@ -264,13 +276,13 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Get the currently selected text from the editor window the human is most likely looking at (the window this agent runs in, else the most recently focused window on this workspace). Works with source files and any other text editor. Returns null fields with a message if no text is selected or no editor is connected.",
+        description = "Get the currently selected text from the editor window the human is most likely looking at (the window this agent runs in, else the most recently focused window on this workspace). Works with source files and any other text editor. Returns null fields with a message if no text is selected or no editor is open on your workspace; a window on another project is asked only with anyWorkspace: true, and the answer then says so (otherWorkspace).",
         title = "Get editor selection",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn get_selection(&self, Parameters(_): Parameters<NoArgs>) -> Json<SelectionResult> {
+    async fn get_selection(&self, Parameters(args): Parameters<SelectionArgs>) -> Json<SelectionResult> {
         let _call = self.context.shutdown.call();
-        Json(self.selection().await)
+        Json(self.selection(args.any_workspace).await)
     }
 
     #[tool(
@@ -301,7 +313,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback, and the human sees it resolved by you. Pass note to say what you did: it is kept as the thread's last comment. Returns {resolved, threadId}; an unknown or already resolved thread gives an error \"Thread not found\".",
+        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback, and the human sees it resolved by you. Pass note to say what you did: it is kept as the thread's last comment. threadId is the thread's id or a unique beginning of at least 4 characters. Returns {resolved, threadId}; resolving a thread already resolved changes nothing and adds alreadyResolved: true; an unknown thread gives an error.",
         title = "Resolve feedback thread",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -312,10 +324,11 @@ impl ParleyMcp {
     ) -> Result<Json<ResolveResult>, String> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
-        let thread = threads::resolve_for_agent(&self.context, &args.thread_id, &scope, author_of(&context), args.note)
-            .await
-            .map_err(errors::resolve)?;
-        Ok(Json(ResolveResult { resolved: true, thread_id: thread.id }))
+        let (thread, already_resolved) =
+            threads::resolve_for_agent(&self.context, &args.thread_id, &scope, author_of(&context), args.note)
+                .await
+                .map_err(errors::resolve)?;
+        Ok(Json(ResolveResult { resolved: true, thread_id: thread.id, already_resolved }))
     }
 
     #[tool(
@@ -331,7 +344,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread.",
+        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread. threadId is the thread's id or a unique beginning of at least 4 characters.",
         title = "Reply to feedback thread",
         annotations(
             read_only_hint = false,
@@ -699,14 +712,14 @@ impl ParleyMcp {
         Ok(base)
     }
 
-    async fn selection(&self) -> SelectionResult {
+    async fn selection(&self, any_workspace: bool) -> SelectionResult {
         let folder = self.workspace().or_else(|| self.agent.cwd.clone());
         let editor_id = self.agent.editor_id.clone();
-        let picked = match self.context.state.pick_editor(editor_id, folder).await {
+        let picked = match self.context.state.pick_editor(editor_id, folder.clone(), any_workspace).await {
             Ok(Some(picked)) => picked,
             Ok(None) => {
                 return SelectionResult {
-                    message: "No editor window is connected to Parley. Open the workspace in VS Code (or Cursor, VSCodium) with the Parley extension, or in Neovim with the Parley plugin (the README says how to install either), or run `parley watch`.".into(),
+                    message: "No editor window is connected to Parley. Open the workspace in VS Code (or Cursor, VSCodium) with the Parley extension, or in Neovim with the Parley plugin (the README says how to install either).".into(),
                     ..SelectionResult::default()
                 };
             }
@@ -714,20 +727,40 @@ impl ParleyMcp {
                 return SelectionResult { message: errors::stopped(stopped), ..SelectionResult::default() };
             }
         };
-        let why = match picked.reason {
-            Reason::NamedByEnvironment => "the window this agent runs in",
-            Reason::FocusedInWorkspace => "the most recently focused window on this workspace",
-            Reason::MostRecentlyFocused => "the most recently focused window",
-        };
-        let (selection, note) = ask_editor(&picked).await;
+        let yours = folder.map_or_else(|| "unknown".to_owned(), |f| f.display().to_string());
+        let theirs = picked.workspaces.iter().map(|w| w.display().to_string()).collect::<Vec<_>>().join(", ");
         let name = picked.name.clone();
+        let why = match picked.reason {
+            Reason::NamedByEnvironment => "the window this agent runs in".to_owned(),
+            Reason::FocusedInWorkspace => "the most recently focused window on this workspace".to_owned(),
+            Reason::OtherWorkspace => format!(
+                "a window on ANOTHER workspace ({theirs}), not yours ({yours}): you asked for any workspace, so check \
+                 this is the code the human means"
+            ),
+            Reason::NotInWorkspace => {
+                return SelectionResult {
+                    message: format!(
+                        "No editor window is open on your workspace ({yours}), so nothing was taken. The most recently \
+                         focused window, {name}, is on another project ({theirs}): call get_selection with \
+                         anyWorkspace: true only if the human means code there."
+                    ),
+                    ..SelectionResult::default()
+                };
+            }
+        };
+        let other_workspace = picked.reason == Reason::OtherWorkspace;
+        let (selection, note) = ask_editor(&picked).await;
         match selection {
             Some(selection) if !selection.text.is_empty() => {
                 let text = selection_file_text(&selection.path).await;
-                selection_result(selection, text, &picked, format!("Selection from {name}, {why}{note}."))
+                let mut result =
+                    selection_result(selection, text, &picked, format!("Selection from {name}, {why}{note}."));
+                result.other_workspace = other_workspace;
+                result
             }
             _ => SelectionResult {
                 editor: Some(name.clone()),
+                other_workspace,
                 message: format!("Nothing is selected in {name} ({why}){note}."),
                 ..SelectionResult::default()
             },
@@ -788,6 +821,7 @@ fn selection_result(
         document_language: selection.language_id,
         selected_text: Some(selection.text),
         editor: Some(picked.name.clone()),
+        other_workspace: false,
         message,
     }
 }

@@ -1,7 +1,9 @@
 //! Which editor window an agent most likely means when it asks for "the
 //! selection": the window its environment names, else the most recently
-//! focused window whose workspace holds the agent's folder, else the most
-//! recently focused window.
+//! focused window whose workspace holds the agent's folder. A window on
+//! another workspace is given only when the agent asks for any workspace;
+//! otherwise it is named, not asked, so the agent never acts on another
+//! project's code by mistake.
 
 use std::path::Path;
 
@@ -22,12 +24,23 @@ pub struct Candidate<'a> {
 pub enum Reason {
     NamedByEnvironment,
     FocusedInWorkspace,
-    MostRecentlyFocused,
+    /// The most recently focused window, on another workspace: the agent
+    /// asked for any workspace.
+    OtherWorkspace,
+    /// The most recently focused window is on another workspace and the
+    /// agent did not ask for any: it is not to be asked.
+    NotInWorkspace,
 }
 
 /// Picks a window for an agent with `editor_id` (from `PARLEY_EDITOR_ID`)
-/// working in `folder`.
-pub fn choose(candidates: &[Candidate<'_>], editor_id: Option<&str>, folder: Option<&Path>) -> Option<(u64, Reason)> {
+/// working in `folder` (unknown: every window is on another workspace);
+/// `any_workspace` when the agent asked for a window on any workspace.
+pub fn choose(
+    candidates: &[Candidate<'_>],
+    editor_id: Option<&str>,
+    folder: Option<&Path>,
+    any_workspace: bool,
+) -> Option<(u64, Reason)> {
     // Two windows may claim one id (a reloaded window whose old connection
     // lingers): the more recently focused or connected one is meant.
     if let Some(wanted) = editor_id
@@ -44,7 +57,8 @@ pub fn choose(candidates: &[Candidate<'_>], editor_id: Option<&str>, folder: Opt
     {
         return Some((id, Reason::FocusedInWorkspace));
     }
-    latest(&|_| true).map(|id| (id, Reason::MostRecentlyFocused))
+    let elsewhere = if any_workspace { Reason::OtherWorkspace } else { Reason::NotInWorkspace };
+    latest(&|_| true).map(|id| (id, elsewhere))
 }
 
 #[cfg(test)]
@@ -61,15 +75,18 @@ mod tests {
             Candidate { connection_id: 2, editor_id: Some("two"), workspaces: &b, focus_rank: 3 },
             Candidate { connection_id: 3, editor_id: None, workspaces: &a, focus_rank: 2 },
         ];
-        let check = |id: Option<&str>, folder: Option<&str>, want: Option<(u64, Reason)>| {
-            assert_eq!(choose(&editors, id, folder.map(Path::new)), want, "{id:?} {folder:?}");
+        let check = |id: Option<&str>, folder: Option<&str>, any: bool, want: Option<(u64, Reason)>| {
+            assert_eq!(choose(&editors, id, folder.map(Path::new), any), want, "{id:?} {folder:?} {any}");
         };
-        check(Some("one"), Some("/b"), Some((1, Reason::NamedByEnvironment)));
-        check(Some("gone"), Some("/a/src"), Some((3, Reason::FocusedInWorkspace)));
-        check(None, Some("/b"), Some((2, Reason::FocusedInWorkspace)));
-        check(None, Some("/elsewhere"), Some((2, Reason::MostRecentlyFocused)));
-        check(None, None, Some((2, Reason::MostRecentlyFocused)));
-        assert_eq!(choose(&[], None, None), None);
+        check(Some("one"), Some("/b"), false, Some((1, Reason::NamedByEnvironment)));
+        check(Some("gone"), Some("/a/src"), false, Some((3, Reason::FocusedInWorkspace)));
+        check(None, Some("/b"), false, Some((2, Reason::FocusedInWorkspace)));
+        check(None, Some("/b"), true, Some((2, Reason::FocusedInWorkspace)));
+        check(None, Some("/elsewhere"), false, Some((2, Reason::NotInWorkspace)));
+        check(None, Some("/elsewhere"), true, Some((2, Reason::OtherWorkspace)));
+        check(None, None, false, Some((2, Reason::NotInWorkspace)));
+        check(None, None, true, Some((2, Reason::OtherWorkspace)));
+        assert_eq!(choose(&[], None, None, true), None);
     }
 
     #[test]
@@ -80,6 +97,6 @@ mod tests {
             Candidate { connection_id: 2, editor_id: Some("same"), workspaces: &a, focus_rank: 9 },
             Candidate { connection_id: 3, editor_id: Some("same"), workspaces: &a, focus_rank: 7 },
         ];
-        assert_eq!(choose(&editors, Some("same"), None), Some((2, Reason::NamedByEnvironment)));
+        assert_eq!(choose(&editors, Some("same"), None, false), Some((2, Reason::NamedByEnvironment)));
     }
 }

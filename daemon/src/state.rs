@@ -33,8 +33,6 @@ use crate::{views, workspace};
 /// missed more fetches current state instead).
 const EVENT_LOG_LEN: usize = 1024;
 const EVENT_LOG_BYTES: usize = 16 * 1024 * 1024;
-/// How many ids an abbreviation lookup returns: enough to list a few.
-const ABBREVIATION_MATCHES: usize = 6;
 /// Messages queued for one editor before it counts as too slow and is dropped.
 pub const OUTBOX_LEN: usize = 256;
 /// Changes queued for each agent connection that listens for them; one that
@@ -89,6 +87,8 @@ pub struct PickedEditor {
     pub editor_id: Option<String>,
     pub encoding: PositionEncoding,
     pub reason: Reason,
+    /// The folders the window has open.
+    pub workspaces: Vec<PathBuf>,
     pub outbox: mpsc::Sender<Outbound>,
     /// The last selection the editor pushed, as a fallback.
     pub last_selection: Option<Selection>,
@@ -159,6 +159,7 @@ enum Command {
     PickEditor {
         editor_id: Option<String>,
         folder: Option<PathBuf>,
+        any_workspace: bool,
         reply: oneshot::Sender<Option<PickedEditor>>,
     },
     Replay {
@@ -195,10 +196,12 @@ enum Command {
     },
     ThreadIdsStartingWith {
         prefix: String,
+        within: Option<PathBuf>,
         reply: oneshot::Sender<Vec<String>>,
     },
     SessionIdsMatching {
         abbreviation: String,
+        repository: Option<PathBuf>,
         reply: oneshot::Sender<Vec<String>>,
     },
     Rechecked {
@@ -415,13 +418,15 @@ impl StateHandle {
         self.ask(|reply| Command::Reviews { folders, reply }).await
     }
 
-    /// The editor window an agent named `editor_id` working in `folder` means.
+    /// The editor window an agent named `editor_id` working in `folder` means
+    /// (see `routing::choose`).
     pub async fn pick_editor(
         &self,
         editor_id: Option<String>,
         folder: Option<PathBuf>,
+        any_workspace: bool,
     ) -> Result<Option<PickedEditor>, Stopped> {
-        self.ask(|reply| Command::PickEditor { editor_id, folder, reply }).await
+        self.ask(|reply| Command::PickEditor { editor_id, folder, any_workspace, reply }).await
     }
 
     /// The events after `after` for connection `id`'s workspaces.
@@ -480,14 +485,23 @@ impl StateHandle {
     }
 
     /// Thread ids that start with `prefix` (a few at most: enough to tell
-    /// one from several).
-    pub async fn thread_ids_starting_with(&self, prefix: String) -> Result<Vec<String>, Stopped> {
-        self.ask(|reply| Command::ThreadIdsStartingWith { prefix, reply }).await
+    /// one from several), of threads on files inside `within` only when given.
+    pub async fn thread_ids_starting_with(
+        &self,
+        prefix: String,
+        within: Option<PathBuf>,
+    ) -> Result<Vec<String>, Stopped> {
+        self.ask(|reply| Command::ThreadIdsStartingWith { prefix, within, reply }).await
     }
 
-    /// Session ids that `abbreviation` abbreviates (a few at most).
-    pub async fn session_ids_matching(&self, abbreviation: String) -> Result<Vec<String>, Stopped> {
-        self.ask(|reply| Command::SessionIdsMatching { abbreviation, reply }).await
+    /// Session ids that `abbreviation` abbreviates (a few at most), of
+    /// `repository` only when given.
+    pub async fn session_ids_matching(
+        &self,
+        abbreviation: String,
+        repository: Option<PathBuf>,
+    ) -> Result<Vec<String>, Stopped> {
+        self.ask(|reply| Command::SessionIdsMatching { abbreviation, repository, reply }).await
     }
 
     /// One thread by id, resolved or not.
@@ -855,8 +869,8 @@ impl State {
                 found.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
                 let _ = reply.send(found);
             }
-            Command::PickEditor { editor_id, folder, reply } => {
-                let _ = reply.send(self.pick_editor(editor_id.as_deref(), folder.as_deref()));
+            Command::PickEditor { editor_id, folder, any_workspace, reply } => {
+                let _ = reply.send(self.pick_editor(editor_id.as_deref(), folder.as_deref(), any_workspace));
             }
             Command::Replay { id, after, instance, reply } => {
                 let _ = reply.send(self.replay(id, after, instance.as_deref()));
@@ -883,17 +897,23 @@ impl State {
             Command::Thread { id, reply } => {
                 let _ = reply.send(self.thread(&id).cloned());
             }
-            Command::ThreadIdsStartingWith { prefix, reply } => {
-                let ids = self.threads.values().map(|t| &t.id);
-                let found = ids.filter(|id| id.starts_with(&prefix)).take(ABBREVIATION_MATCHES);
+            Command::ThreadIdsStartingWith { prefix, within, reply } => {
+                let ids = self
+                    .threads
+                    .values()
+                    .filter(|t| within.as_ref().is_none_or(|w| workspace::holds(w, &views::file_of(t))))
+                    .map(|t| &t.id);
+                let found = ids.filter(|id| id.starts_with(&prefix)).take(crate::ids::ABBREVIATION_MATCHES);
                 let _ = reply.send(found.cloned().collect());
             }
-            Command::SessionIdsMatching { abbreviation, reply } => {
+            Command::SessionIdsMatching { abbreviation, repository, reply } => {
                 let found = self
                     .sessions
-                    .keys()
-                    .filter(|id| crate::sessions::abbreviates(&abbreviation, id))
-                    .take(ABBREVIATION_MATCHES);
+                    .iter()
+                    .filter(|(_, s)| repository.as_ref().is_none_or(|r| &s.workspace == r))
+                    .map(|(id, _)| id)
+                    .filter(|id| crate::ids::abbreviates_session(&abbreviation, id))
+                    .take(crate::ids::ABBREVIATION_MATCHES);
                 let _ = reply.send(found.cloned().collect());
             }
             Command::Rechecked { file, stamp, updates, reply } => {
@@ -1080,7 +1100,7 @@ impl State {
         delivered
     }
 
-    fn pick_editor(&self, editor_id: Option<&str>, folder: Option<&Path>) -> Option<PickedEditor> {
+    fn pick_editor(&self, editor_id: Option<&str>, folder: Option<&Path>, any_workspace: bool) -> Option<PickedEditor> {
         let candidates: Vec<Candidate<'_>> = self
             .clients
             .iter()
@@ -1092,13 +1112,14 @@ impl State {
                 focus_rank: c.focus_rank,
             })
             .collect();
-        let (id, reason) = routing::choose(&candidates, editor_id, folder)?;
+        let (id, reason) = routing::choose(&candidates, editor_id, folder, any_workspace)?;
         let client = self.clients.get(&id)?;
         Some(PickedEditor {
             name: client.facts.name.clone(),
             editor_id: client.facts.editor_id.clone(),
             encoding: client.facts.encoding,
             reason,
+            workspaces: client.facts.workspaces.clone(),
             outbox: client.outbox.clone()?,
             last_selection: client.last_selection.clone(),
         })

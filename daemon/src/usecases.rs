@@ -10,5 +10,6 @@
 
 pub mod backup;
 pub mod feedback;
+pub mod ids;
 pub mod reviews;
 pub mod rounds;

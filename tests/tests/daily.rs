@@ -4,6 +4,7 @@
 use std::process::Stdio;
 
 use parley_tests::{DEADLINE, Sandbox};
+use serde_json::json;
 
 /// Runs `parley args` with stdout a pipe whose reader has already gone, as
 /// in `parley … | true`; returns (exit code, stderr).
@@ -161,8 +162,6 @@ async fn mcp_config_write_merges_into_the_hosts_file_and_keeps_a_backup() {
 
     // Missing files are created, with their folders, for each remaining host.
     let cases = [
-        ("claude-code", repo.join(".mcp.json"), "/mcpServers/parley"),
-        ("vscode", repo.join(".vscode/mcp.json"), "/servers/parley"),
         ("cursor", home.join(".cursor/mcp.json"), "/mcpServers/parley"),
         ("claude-desktop", sandbox.dir.path().join("config/Claude/claude_desktop_config.json"), "/mcpServers/parley"),
         ("windsurf", home.join(".codeium/windsurf/mcp_config.json"), "/mcpServers/parley"),
@@ -313,4 +312,93 @@ async fn feedback_add_keeps_threads_in_this_workspace_unless_told_otherwise_and_
         sandbox.command_in(&repo, &["feedback", "list", "../outside.txt", "--workspace", &folder, "--json"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(serde_json::from_str::<serde_json::Value>(&out).expect("JSON").as_array().map(Vec::len), Some(1));
+}
+
+#[tokio::test]
+async fn a_mistyped_file_filter_says_there_is_no_such_file_and_a_subfolder_finds_root_paths() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo(
+        "shop",
+        &[("src/cart.py", "total = 1\nrounded = 2\n"), ("README.md", "shop\n"), ("src/README.md", "src\n")],
+    );
+    let _daemon = sandbox.start_daemon();
+    let (code, _, err) = sandbox.command_in(&repo, &["feedback", "add", "src/cart.py:2", "round it"]);
+    assert_eq!(code, 0, "{err}");
+    let agent = sandbox.agent(&repo).await;
+
+    // The agent: a wrong path is an error naming the file, not an empty list;
+    // a real file without threads is an empty list; a folder is not a file.
+    let error = agent.call_err("get_feedback", json!({"filePath": "src/nope.py"})).await;
+    assert!(error.contains("no such file in this workspace: src/nope.py"), "{error}");
+    let none = agent.call_ok("get_feedback", json!({"filePath": "README.md"})).await;
+    assert_eq!(none["total"], json!(0), "{none}");
+    let error = agent.call_err("get_feedback", json!({"filePath": "src"})).await;
+    assert!(error.contains("src is a folder, not a file"), "{error}");
+    let found = agent.call_ok("get_feedback", json!({"filePath": "src/cart.py"})).await;
+    assert_eq!(found["total"], json!(1), "{found}");
+
+    // The command line, from a subfolder: a path from the root is found and
+    // said so; one from the current folder works as before; a wrong one is an error.
+    let src = repo.join("src");
+    let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "src/cart.py"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("round it") && out.contains("1 thread(s)"), "{out}");
+    assert!(err.contains("no src/cart.py in the current folder") && err.contains("from the workspace root"), "{err}");
+    let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "cart.py"]);
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    assert!(out.contains("round it"), "{out}");
+    // A name found both ways is taken from the current folder, and said so.
+    let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "README.md"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("(from the current folder)") && err.contains("exists too"), "{err}");
+    let (code, out, err) = sandbox.command_in(&src, &["feedback", "list", "nope.py"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("no such file: nope.py") && err.contains("current folder"), "{err}");
+    let (code, out, err) = sandbox.command_in(&repo, &["feedback", "list", "src/nope.py"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(err.contains("no such file in this workspace: src/nope.py"), "{err}");
+}
+
+#[tokio::test]
+async fn mcp_config_writes_project_files_that_others_can_share_and_only_inside_a_repository() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("src/a.rs", "fn a() {}\n")]);
+    let home = sandbox.dir.path().join("home");
+    let home_text = home.to_string_lossy().into_owned();
+    let socket = sandbox.socket.to_string_lossy().into_owned();
+
+    // From a subfolder, each project file lands at the repository's root with
+    // the command by name and nothing of this user's: no home, no socket.
+    for (host, file, pointer) in [
+        ("claude-code", repo.join(".mcp.json"), "/mcpServers/parley"),
+        ("vscode", repo.join(".vscode/mcp.json"), "/servers/parley"),
+    ] {
+        let (code, out, err) = mcp_config(&sandbox, &home, &repo.join("src"), &[host, "--write"]);
+        assert_eq!(code, 0, "{host}: {out}{err}");
+        assert!(out.contains("Created"), "{host}: {out}");
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{host}: {e}"));
+        let written: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let entry = written.pointer(pointer).unwrap_or_else(|| panic!("{host}: no {pointer} in {written}"));
+        assert_eq!(entry["command"], json!("parley-mcp"), "{host}: {text}");
+        assert_eq!(entry.get("env"), None, "{host}: {text}");
+        assert!(!text.contains(&socket) && !text.contains(&home_text), "{host}: {text}");
+        assert!(err.contains("PARLEY_SOCKET is set in this shell but left out"), "{host}: {err}");
+    }
+    // Asked for, the socket goes in.
+    let (code, out, err) = mcp_config(&sandbox, &home, &repo, &["claude-code", "--write", "--socket"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".mcp.json")).expect("read")).expect("JSON");
+    assert_eq!(written["mcpServers"]["parley"]["env"]["PARLEY_SOCKET"], json!(socket), "{written}");
+
+    // Outside a repository, a project file is refused and nothing is written.
+    let loose = sandbox.dir.path().join("loose");
+    std::fs::create_dir_all(&loose).expect("mkdir");
+    for host in ["claude-code", "vscode"] {
+        let (code, out, err) = mcp_config(&sandbox, &home, &loose, &[host, "--write"]);
+        assert_eq!(code, 1, "{host}: {out}{err}");
+        assert!(err.contains("not inside a git repository") && err.contains("--file"), "{host}: {err}");
+    }
+    let left: Vec<_> = std::fs::read_dir(&loose).expect("list").collect();
+    assert!(left.is_empty(), "nothing was written outside a repository: {left:?}");
 }

@@ -166,9 +166,16 @@ async fn resolving_from_one_agent_removes_the_thread_everywhere() {
     );
     assert_eq!(threads(&second.call_ok("get_feedback", json!({})).await), Vec::<Value>::new());
     assert_eq!(second.call_ok("get_feedback_summary", json!({})).await["totalThreads"], json!(0));
-    let again = second.call_err("resolve_feedback", json!({"threadId": id})).await;
+    // Resolving again is no error (the tool is idempotent), and says so; by a
+    // beginning of the id, as a person would type it, too.
+    let again = second.call_ok("resolve_feedback", json!({"threadId": id})).await;
+    assert_eq!(again, json!({"resolved": true, "threadId": id, "alreadyResolved": true}));
+    let again = second.call_ok("resolve_feedback", json!({"threadId": &id[..8]})).await;
+    assert_eq!(again["threadId"], json!(id), "{again}");
+    let unknown =
+        second.call_err("resolve_feedback", json!({"threadId": "7f1d1d6c-6f86-4a43-9d5e-0c3c1d9f0a11"})).await;
     assert_eq!(
-        serde_json::from_str::<Value>(&again).expect("JSON"),
+        serde_json::from_str::<Value>(&unknown).expect("JSON"),
         json!({"resolved": false, "error": "Thread not found"})
     );
 
@@ -227,8 +234,9 @@ async fn threads_are_scoped_to_the_agents_workspace() {
     assert!(foreign.contains("Thread not found"), "{foreign}");
 
     let cases = [
-        ("resolve_feedback", json!({"threadId": "a1b2"}), "Invalid thread ID format"),
-        ("reply_feedback", json!({"threadId": "not-a-uuid", "body": "x"}), "Invalid thread ID format"),
+        ("resolve_feedback", json!({"threadId": "a1b"}), "is too short; thread ids look like"),
+        ("resolve_feedback", json!({"threadId": &in_alpha[..8]}), "no thread matches"),
+        ("reply_feedback", json!({"threadId": "not-a-uuid", "body": "x"}), "is not a thread id"),
         ("reply_feedback", json!({"threadId": in_alpha, "body": "  "}), "body is required"),
         ("get_feedback", json!({"filePath": "../alpha/a.rs"}), "outside your workspace"),
         ("get_feedback", json!({"filePath": alpha.join("a.rs")}), "outside your workspace"),
@@ -352,7 +360,7 @@ async fn the_cli_lists_replies_and_resolves() {
     let (_, out, _) = cli_in(&sandbox, &repo, &["feedback", "list"]);
     assert!(out.contains("No feedback"), "{out}");
     let cases: [(&[&str], &str); 3] = [
-        (&["feedback", "resolve", "zzz"], "Invalid thread ID format"),
+        (&["feedback", "resolve", "zzz"], "\"zzz\" is not a thread id"),
         (&["feedback", "add", "src/auth.ts", "x"], "FILE:LINE"),
         (&["feedback", "add", "src/auth.ts:99", "x"], "outside"),
     ];

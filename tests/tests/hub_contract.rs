@@ -61,16 +61,23 @@ async fn each_failure_has_the_code_its_cause_is_documented_with() {
         window.request("feedback/resolve", json!({"thread_id": "7f1d1d6c-6f86-4a43-9d5e-0c3c1d9f0a11"})).await;
     assert_eq!(error_code(&unknown), code::NOT_FOUND);
     assert_eq!(unknown.error.as_ref().map(|e| e.message.as_str()), Some("Thread not found"));
-    // People may give a unique prefix of an id; agents give whole ids.
+    // People and agents alike may give a unique beginning of an id (4
+    // characters or more); a shorter one or one that is not hex is refused
+    // saying what to give, and one that matches nothing is not found.
     let second = create_thread(&mut window, &repo.join("a.rs"), "And this").await;
     let reopened = window.call("feedback/reopen", json!({"thread_id": id[..8]})).await;
     assert_eq!(reopened["thread"]["id"], json!(id));
     let agent = sandbox.agent(&repo).await;
-    let refused = agent.call_err("resolve_feedback", json!({"threadId": second[..8]})).await;
-    assert!(refused.contains("Invalid thread ID format"), "{refused}");
+    let resolved = agent.call_ok("resolve_feedback", json!({"threadId": second[..8]})).await;
+    assert_eq!(resolved["threadId"], json!(second));
     let malformed = window.request("feedback/resolve", json!({"thread_id": "nope"})).await;
     assert_eq!(error_code(&malformed), code::INVALID_PARAMS);
-    assert_eq!(malformed.error.as_ref().map(|e| e.message.as_str()), Some("Invalid thread ID format"));
+    let said = malformed.error.as_ref().map(|e| e.message.clone()).unwrap_or_default();
+    assert!(said.contains("\"nope\" is not a thread id") && said.contains("at least 4 characters"), "{said}");
+    let short = window.request("feedback/resolve", json!({"thread_id": id[..3]})).await;
+    assert_eq!(error_code(&short), code::INVALID_PARAMS);
+    let unmatched = window.request("feedback/resolve", json!({"thread_id": "ffff0000"})).await;
+    assert_eq!(error_code(&unmatched), code::NOT_FOUND, "{unmatched:?}");
 
     // Outside any git repository: a git failure.
     let plain = sandbox.dir.path().join("plain");

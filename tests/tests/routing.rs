@@ -97,7 +97,7 @@ async fn selection_comes_from_the_window_the_agent_means() {
         (&a, None, "from first", "the most recently focused window on this workspace"),
         (&b, None, "from third", "the most recently focused window on this workspace"),
         (&b, Some("win-gone"), "from third", "the most recently focused window on this workspace"),
-        (&elsewhere, None, "from first", "the most recently focused window"),
+        (&elsewhere, Some("win-2"), "from second", "the window this agent runs in"),
     ];
     for (cwd, editor_id, want, why) in cases {
         let env: Vec<(&str, &str)> = editor_id.map(|id| ("PARLEY_EDITOR_ID", id)).into_iter().collect();
@@ -123,4 +123,56 @@ async fn a_window_that_does_not_answer_falls_back_to_its_last_pushed_selection()
     let got = agent.call_ok("get_selection", json!({})).await;
     assert_eq!(got["selectedText"], json!("hello"));
     assert!(got["message"].as_str().is_some_and(|m| m.contains("did not answer within 2 s")), "{got}");
+}
+
+#[tokio::test]
+async fn parley_watch_never_wins_the_selection_and_another_projects_window_is_given_only_when_asked() {
+    let sandbox = Sandbox::new();
+    let shop = sandbox.repo("shop", &[("cart.py", "def total():\n    return 1\n")]);
+    let rr = sandbox.repo("rr", &[("r.py", "x = 1\n")]);
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = sandbox.editor("nvim", &[&shop]).await;
+    nvim.selection = json!({"path": shop.join("cart.py"), "text": "return",
+        "start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 10}});
+    let _answering = nvim.answer_in_background();
+
+    // `parley watch` on the same folder connects after the window, which
+    // made it the most recently focused one when it said it was a window.
+    let mut watch = sandbox
+        .command("parley")
+        .arg("watch")
+        .current_dir(&shop)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start parley watch");
+    let stderr = watch.stderr.take().expect("piped stderr");
+    let watching = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead as _;
+        std::io::BufReader::new(stderr).lines().map_while(Result::ok).find(|l| l.contains("watching"))
+    });
+    let said = tokio::time::timeout(parley_tests::DEADLINE, watching).await.expect("watch connects in time");
+    assert!(said.expect("read stderr").is_some(), "parley watch never said it was watching");
+
+    let agent = sandbox.agent(&shop).await;
+    let got = agent.call_ok("get_selection", json!({})).await;
+    assert_eq!((&got["selectedText"], &got["editor"]), (&json!("return"), &json!("nvim")), "{got}");
+    assert_eq!(got.get("otherWorkspace"), None, "{got}");
+
+    // An agent in a repository no window is open on gets nothing, and is told
+    // which window it could ask and how.
+    let elsewhere = sandbox.agent(&rr).await;
+    let got = elsewhere.call_ok("get_selection", json!({})).await;
+    assert_eq!(got["selectedText"], json!(null), "{got}");
+    let message = got["message"].as_str().expect("message");
+    assert!(message.contains("No editor window is open on your workspace"), "{message}");
+    assert!(message.contains("nvim") && message.contains("anyWorkspace: true"), "{message}");
+    // Asked for any workspace, it gets the selection, plainly marked as another project's.
+    let got = elsewhere.call_ok("get_selection", json!({"anyWorkspace": true})).await;
+    assert_eq!(got["selectedText"], json!("return"), "{got}");
+    assert_eq!(got["otherWorkspace"], json!(true), "{got}");
+    assert!(got["message"].as_str().is_some_and(|m| m.contains("ANOTHER workspace")), "{got}");
+    let _ = watch.kill();
+    let _ = watch.wait();
 }

@@ -418,7 +418,10 @@ async fn clear_errors_before_any_reviewer_runs() {
         (json!({"summary": "x", "scope": "staged"}), "no changes in scope staged"),
         (json!({"summary": "x", "scop": "all"}), "unknown field `scop`"),
         (json!({"summary": ""}), "summary is required"),
-        (json!({"summary": "x", "previous_review_id": "nope"}), "not a review id"),
+        (
+            json!({"summary": "x", "previous_review_id": "nope"}),
+            "previous_review_id: \"nope\" is not a review session id",
+        ),
         (json!({"summary": "x", "relevant_docs": ["../../etc/passwd"]}), "outside the repository"),
         // A typo must not cost a review that checks against nothing.
         (json!({"summary": "x", "relevant_docs": ["docs/desing.md"]}), "docs/desing.md does not exist"),
@@ -864,7 +867,7 @@ async fn cli_errors_name_commands_and_flags_never_hub_methods_or_agent_tools() {
         (&plain, &["review", "request", "--summary", "x"], &["not a git repository", "`parley review request`"]),
         (&repo, &["sessions", "show", "2020-01-01-001"], &["no review session matches", "parley sessions list"]),
         (&repo, &["feedback", "reply", "0000", "hello"], &["cannot reply to thread 0000", "parley feedback list"]),
-        (&repo, &["feedback", "resolve", "zzz"], &["Invalid thread ID format", "parley feedback list"]),
+        (&repo, &["feedback", "resolve", "zzz"], &["is not a thread id", "at least 4 characters"]),
     ];
     for (dir, args, wanted) in cases {
         let (code, out, err) = parley(&sandbox, dir, args);
@@ -965,4 +968,86 @@ async fn findings_become_threads_and_the_next_round_hears_what_was_said_in_them(
     let out = sandbox.command("parley").current_dir(&repo).args(["feedback", "list"]).output().expect("run");
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(listed.contains(&format!("finding: minor style, round 1 of review {id}")), "{listed}");
+}
+
+#[tokio::test]
+async fn agents_name_sessions_by_the_same_id_rule_as_the_command_line() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let first = request(&agent, json!({"summary": "Compute the answer"})).await;
+    let id = first["review_id"].as_str().expect("id").to_owned();
+    let number = id.rsplit('-').next().expect("a number").to_owned();
+    assert_eq!(number.len(), 3, "{id}");
+
+    // Its number, and a beginning of 4 characters or more, name it in every tool.
+    let awaited = agent.call_ok("await_review", json!({"review_id": number, "wait_seconds": 0})).await;
+    assert_eq!(awaited["review_id"], json!(id), "{awaited}");
+    let history = agent.call_ok("get_review_history", json!({"review_id": &id[..8]})).await;
+    assert_eq!(history["reviews"][0]["review_id"], json!(id), "{history}");
+    let second = request(&agent, json!({"summary": "Again", "previous_review_id": number})).await;
+    assert_eq!((second["review_id"].clone(), second["round"].clone()), (json!(id), json!(2)), "{second}");
+
+    // Shorter beginnings, strangers' ids and unknown ids are refused, each saying what to give.
+    let short = agent.call_err("await_review", json!({"review_id": &id[..2]})).await;
+    assert!(short.contains("no review session matches") && short.contains("at least 4 characters"), "{short}");
+    let bad = agent.call_err("get_review_history", json!({"review_id": "abc"})).await;
+    assert!(bad.contains("is not a review session id") && bad.contains("its number (001)"), "{bad}");
+    // An id that never existed is unknown, not a session whose rounds finished.
+    let unknown = agent.call_err("cancel_review", json!({"review_id": "2026-11-26-999"})).await;
+    assert!(unknown.contains("no review session 2026-11-26-999"), "{unknown}");
+    assert!(!unknown.contains("running") && !unknown.contains("rounds have finished"), "{unknown}");
+    let unknown = agent.call_err("cancel_review", json!({"review_id": "999"})).await;
+    assert!(unknown.contains("no review session matches \"999\""), "{unknown}");
+    // A known session with nothing running says that instead.
+    let idle = agent.call_err("cancel_review", json!({"review_id": number})).await;
+    assert!(idle.contains(&format!("no round of review {id} is running")), "{idle}");
+
+    let done = agent.call_ok("mark_review_complete", json!({"review_id": number, "final_status": "approved"})).await;
+    assert_eq!(done["review_id"], json!(id), "{done}");
+
+    // The command line says the same rule in every --help that takes an id.
+    for args in [
+        &["sessions", "show"][..],
+        &["sessions", "complete"],
+        &["review", "await"],
+        &["review", "cancel"],
+        &["review", "diff"],
+        &["review", "comment"],
+        &["review", "uncomment"],
+        &["review", "submit"],
+        &["feedback", "reply"],
+        &["feedback", "resolve"],
+        &["feedback", "reopen"],
+    ] {
+        let (code, out, err) = parley(&sandbox, &repo, &[args, &["--help"]].concat());
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(out.contains("unique beginning of at least 4 characters"), "{args:?}:\n{out}");
+    }
+}
+
+#[tokio::test]
+async fn a_completed_session_no_longer_shows_its_cancelled_round_as_pending() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let first = request(&agent, json!({"summary": "first"})).await;
+    let id = first["review_id"].as_str().expect("id").to_owned();
+    configure(&sandbox, "slow", "timeout_secs = 120\n");
+    let second = agent
+        .call_ok("request_review", json!({"summary": "second", "previous_review_id": id, "wait_seconds": 0}))
+        .await;
+    assert_eq!(second["status"], json!("pending"), "{second}");
+    let pid = reviewer_started(&repo).await;
+    agent.call_ok("cancel_review", json!({"review_id": id})).await;
+    wait_until_gone(&pid).await;
+    let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+    assert_eq!(history["reviews"][0]["pending"]["state"], json!("failed"), "{history}");
+
+    agent.call_ok("mark_review_complete", json!({"review_id": id, "final_status": "abandoned"})).await;
+    let history = agent.call_ok("get_review_history", json!({"review_id": id})).await;
+    assert_eq!(history["reviews"][0].get("pending"), None, "{history}");
+    assert_eq!(history["reviews"][0]["final_status"], json!("abandoned"), "{history}");
 }

@@ -34,17 +34,41 @@ async fn mcp_config_gives_each_host_a_config_that_starts_parley() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
     let shim = std::fs::canonicalize(bin("parley-mcp")).expect("shim path");
-    for (host, server) in
-        [("claude-code", "/mcpServers/parley"), ("cursor", "/mcpServers/parley"), ("vscode", "/servers/parley")]
-    {
-        let (code, out, err) = parley(&sandbox, &["mcp-config", host]).await;
-        assert_eq!(code, 0, "{host}: {err}");
-        let config: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{host}: not JSON ({e}): {out}"));
-        let entry = config.pointer(server).unwrap_or_else(|| panic!("{host}: no {server} in {config}"));
-        assert_eq!(PathBuf::from(entry["command"].as_str().expect("command")), shim, "{host}");
-        assert_eq!(entry["args"], serde_json::json!([]), "{host}");
-        assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), Some(sandbox.socket.to_string_lossy().as_ref()), "{host}");
-        assert!(err.contains("put this in"), "{host}: {err}");
+    // A user's own file names this build's shim and socket; a project's
+    // (shared, often committed) names the command only, unless asked.
+    let socket = sandbox.socket.to_string_lossy().into_owned();
+    // (arguments, where the entry is, its command by name (else the absolute shim), its socket)
+    type Case<'a> = (&'a [&'a str], &'a str, Option<&'a str>, Option<&'a str>);
+    let cases: [Case<'_>; 5] = [
+        (&["cursor"], "/mcpServers/parley", None, Some(&socket)),
+        (&["claude-code"], "/mcpServers/parley", Some("parley-mcp"), None),
+        (&["vscode"], "/servers/parley", Some("parley-mcp"), None),
+        (&["claude-code", "--socket"], "/mcpServers/parley", Some("parley-mcp"), Some(&socket)),
+        (&["vscode", "--socket"], "/servers/parley", Some("parley-mcp"), Some(&socket)),
+    ];
+    for (args, server, command, env) in cases {
+        let (code, out, err) = parley(&sandbox, &[&["mcp-config"][..], args].concat()).await;
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let config: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"));
+        let entry = config.pointer(server).unwrap_or_else(|| panic!("{args:?}: no {server} in {config}"));
+        match command {
+            Some(name) => assert_eq!(entry["command"].as_str(), Some(name), "{args:?}"),
+            None => assert_eq!(PathBuf::from(entry["command"].as_str().expect("command")), shim, "{args:?}"),
+        }
+        assert_eq!(entry["args"], serde_json::json!([]), "{args:?}");
+        assert_eq!(entry["env"]["PARLEY_SOCKET"].as_str(), env, "{args:?}: {entry}");
+        assert!(err.contains("put this in"), "{args:?}: {err}");
+        if args[0] == "claude-code" {
+            // The `claude mcp add` line adds the same entry as the JSON.
+            let add = match env {
+                Some(socket) => format!("claude mcp add parley -e 'PARLEY_SOCKET={socket}' -- parley-mcp"),
+                None => "claude mcp add parley -- parley-mcp".to_owned(),
+            };
+            assert!(err.contains(&add), "{args:?}: {err}");
+        }
+        if env.is_none() {
+            assert!(err.contains("PARLEY_SOCKET is set in this shell but left out"), "{args:?}: {err}");
+        }
     }
     let (code, out, err) = parley(&sandbox, &["mcp-config", "codex"]).await;
     assert_eq!(code, 0, "{err}");

@@ -18,17 +18,17 @@ async fn client() -> anyhow::Result<HubClient> {
     HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
 }
 
-/// What to add to the daemon's word on a thread id that did not work.
+/// What to add when a whole thread id names no thread.
 const THREAD_ID_ADVICE: &str = "`parley feedback list --all` shows the threads with their ids \
-     (a unique beginning of one, as git takes, is enough)";
+     (a unique beginning of at least 4 characters is enough)";
 
-/// A failed edit of thread `id`, with the advice the cause calls for.
+/// A failed edit of thread `id`, with the advice the cause calls for. The
+/// daemon words its refusals of an id that it cannot read, or that matches
+/// no thread or several, by the one id rule already.
 fn on_thread(id: &str, doing: &str, error: anyhow::Error) -> anyhow::Error {
-    let refused = error.downcast_ref::<Refused>();
-    let about_the_id =
-        refused.is_some_and(|r| r.code == code::NOT_FOUND || r.message == FeedbackError::InvalidId.to_string());
-    if about_the_id {
-        anyhow::anyhow!("cannot {doing} thread {id}: {error}; {THREAD_ID_ADVICE}")
+    let unknown = error.downcast_ref::<Refused>().is_some_and(|r| r.message == FeedbackError::NotFound.to_string());
+    if unknown {
+        anyhow::anyhow!("cannot {doing} thread {id}: no thread has this id; {THREAD_ID_ADVICE}")
     } else {
         error.context(format!("cannot {doing} thread {id}"))
     }
@@ -121,7 +121,7 @@ const LIST_PAGE: usize = 500;
 
 pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
-    let path = file.map(|f| workspace::absolute(&f, &cwd));
+    let path = file.as_deref().map(|given| listed_file(given, &cwd, folder));
     // The daemon lists a file's threads only within the folder asked about;
     // a file elsewhere would read as one without feedback.
     if let Some(path) = &path
@@ -141,10 +141,23 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
         let params = json!({
             "workspace": folder, "path": path, "include_resolved": all, "offset": offset, "limit": LIST_PAGE,
         });
-        let page: wire::FeedbackListResult = client
-            .call(wire::FEEDBACK_LIST, params)
-            .await
-            .with_context(|| format!("cannot list the feedback of {}", folder.display()))?;
+        let page: wire::FeedbackListResult = match client.call(wire::FEEDBACK_LIST, params).await {
+            Ok(page) => page,
+            Err(e)
+                if e.downcast_ref::<Refused>().is_some_and(|r| r.code == code::NOT_FOUND)
+                    && path.as_ref().is_some_and(|p| !p.exists())
+                    && workspace::real(&cwd, &cwd) != workspace::real(folder, &cwd) =>
+            {
+                let given = file.as_deref().unwrap_or(Path::new("")).display();
+                bail!(
+                    "no such file: {given} is neither in the current folder ({}) nor under the workspace root ({}); \
+                     give a file's path relative to either, or no file to list every thread",
+                    cwd.display(),
+                    folder.display()
+                );
+            }
+            Err(e) => return Err(e.context(format!("cannot list the feedback of {}", folder.display()))),
+        };
         let count = page.threads.len();
         if json {
             listed.extend(page.threads);
@@ -173,6 +186,38 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
     }
     say!("{printed} thread(s), {orphaned} orphaned.");
     Ok(0)
+}
+
+/// The file `feedback list FILE` means: FILE relative to the current folder
+/// when there is one there, else relative to the workspace root, else as
+/// given from the current folder, for the daemon to list (a deleted file's
+/// threads) or refuse. In a subfolder the two readings differ: stderr says
+/// which was taken when the other was possible.
+fn listed_file(given: &Path, cwd: &Path, folder: &Path) -> PathBuf {
+    let here = workspace::absolute(given, cwd);
+    let from_root = workspace::absolute(given, folder);
+    if given.is_absolute() {
+        return here;
+    }
+    if here.exists() {
+        if from_root != here && from_root.exists() {
+            eprintln!(
+                "parley: listing {} (from the current folder); {} (from the workspace root) exists too",
+                here.display(),
+                from_root.display()
+            );
+        }
+        return here;
+    }
+    if from_root.exists() {
+        eprintln!(
+            "parley: no {} in the current folder; listing {} (from the workspace root)",
+            given.display(),
+            from_root.display()
+        );
+        return from_root;
+    }
+    here
 }
 
 fn print_thread(t: &wire::Thread) {

@@ -7,6 +7,10 @@
 //! Codex), only Parley's entry is added or replaced, the old file is copied
 //! to a timestamped backup beside it first, and the new text replaces the old
 //! in one rename. A file that does not parse is refused, naming the line.
+//!
+//! Project files (Claude Code's `.mcp.json`, VS Code's `.vscode/mcp.json`)
+//! are shared: teams commit them. Their entry is portable: the command by
+//! name, found on each user's PATH, and no socket unless asked for.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +20,7 @@ use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use parley_protocol::socket;
 
 use super::setup::shim_path;
+use crate::workspace;
 
 /// The agent hosts `mcp-config` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -93,10 +98,16 @@ impl Host {
         })
     }
 
+    /// Whether the host's file belongs to a project (and is often committed),
+    /// not to the user.
+    fn is_project(self) -> bool {
+        matches!(self, Host::ClaudeCode | Host::Vscode)
+    }
+
     /// Where the printed config goes, for the hint on stderr.
-    fn place(self, command: &str) -> String {
+    fn place(self, entry: &Entry) -> String {
         match self {
-            Host::ClaudeCode => format!(".mcp.json in your project, or run: claude mcp add parley -- {command}"),
+            Host::ClaudeCode => format!(".mcp.json in your project, or run: {}", entry.claude_mcp_add()),
             Host::Vscode => ".vscode/mcp.json in your workspace".into(),
             Host::Cursor => "~/.cursor/mcp.json for every project, or .cursor/mcp.json in a project".into(),
             Host::Codex => "~/.codex/config.toml".into(),
@@ -117,15 +128,46 @@ struct Entry {
     env: Vec<(String, String)>,
 }
 
+/// The name a portable entry runs the shim by.
+const SHIM_NAME: &str = "parley-mcp";
+
 impl Entry {
-    fn here() -> Entry {
-        let (shim, _) = shim_path();
-        let env = std::env::var(socket::SOCKET_ENV)
-            .ok()
-            .filter(|v| !v.is_empty())
-            .map(|socket| vec![(socket::SOCKET_ENV.to_owned(), socket)])
-            .unwrap_or_default();
-        Entry { command: shim.to_string_lossy().into_owned(), env }
+    /// The entry for `host`: for a user's own file, the shim beside this
+    /// `parley` by its absolute path and this shell's socket; for a project
+    /// file, the shim by name, with the socket only when `with_socket`.
+    fn for_host(host: Host, with_socket: bool) -> anyhow::Result<Entry> {
+        let socket = std::env::var(socket::SOCKET_ENV).ok().filter(|v| !v.is_empty());
+        if with_socket && socket.is_none() {
+            anyhow::bail!(
+                "--socket writes this shell's {} into the entry, but it is not set; set it, or leave --socket out \
+                 (the default socket needs no entry)",
+                socket::SOCKET_ENV
+            );
+        }
+        let env = |socket: Option<String>| socket.map(|s| vec![(socket::SOCKET_ENV.to_owned(), s)]).unwrap_or_default();
+        if !host.is_project() {
+            let (shim, _) = shim_path();
+            return Ok(Entry { command: shim.to_string_lossy().into_owned(), env: env(socket) });
+        }
+        if socket.is_some() && !with_socket {
+            eprintln!(
+                "parley: {} is set in this shell but left out of this project's entry, which others share: start the \
+                 agent host with it set too, or pass --socket to write it in",
+                socket::SOCKET_ENV
+            );
+        }
+        Ok(Entry { command: SHIM_NAME.to_owned(), env: env(socket.filter(|_| with_socket)) })
+    }
+
+    /// The `claude mcp add` command that adds this same entry.
+    fn claude_mcp_add(&self) -> String {
+        let quote = |word: &str| shlex::try_quote(word).map_or_else(|_| format!("{word:?}"), |q| q.into_owned());
+        let mut line = "claude mcp add parley".to_owned();
+        for (key, value) in &self.env {
+            line.push_str(&format!(" -e {}", quote(&format!("{key}={value}"))));
+        }
+        line.push_str(&format!(" -- {}", quote(&self.command)));
+        line
     }
 
     fn json(&self, typed: bool) -> serde_json::Value {
@@ -192,27 +234,45 @@ impl Entry {
 }
 
 /// Prints the host's config on stdout (ready to paste) and where it goes on
-/// stderr; with `write`, merges it into the host's file instead.
-pub fn mcp_config(host: Host, write: bool, file: Option<PathBuf>) -> anyhow::Result<i32> {
-    let entry = Entry::here();
-    let (_, found) = shim_path();
+/// stderr; with `write`, merges it into the host's file instead. A project
+/// host's entry carries the socket only `with_socket`.
+pub fn mcp_config(host: Host, write: bool, file: Option<PathBuf>, with_socket: bool) -> anyhow::Result<i32> {
+    let entry = Entry::for_host(host, with_socket)?;
+    let (shim, found) = shim_path();
     if !found {
         eprintln!(
             "parley: no parley-mcp beside {}; the host will look for it on its PATH (install it with `cargo install --locked --path shim`)",
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "this parley".into())
         );
+    } else if entry.command == SHIM_NAME && !shim_on_path() {
+        eprintln!(
+            "parley: {SHIM_NAME} is not on your PATH, so the host will not find it by name: add {} to your PATH",
+            shim.parent().map(|p| p.display().to_string()).unwrap_or_default()
+        );
     }
+    let name = {
+        use clap::ValueEnum as _;
+        host.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
+    };
     if !write {
         print!("{}", entry.document(host.format()));
-        eprintln!("parley: put this in {}, or let `parley mcp-config {} --write` do it", host.place(&entry.command), {
-            use clap::ValueEnum as _;
-            host.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
-        });
+        eprintln!("parley: put this in {}, or let `parley mcp-config {name} --write` do it", host.place(&entry));
         return Ok(0);
     }
     let path = match file {
         Some(file) => file,
-        None => host.default_file(&super::workspace_or_cwd(None)?)?,
+        None => {
+            let cwd = std::env::current_dir()?;
+            let root = workspace::root_of(&cwd);
+            if host.is_project() && !root.join(".git").exists() {
+                anyhow::bail!(
+                    "{} is not inside a git repository, and {name}'s config belongs in a project: run \
+                     `parley mcp-config {name} --write` from your project's folder, or name the file with --file",
+                    cwd.display()
+                );
+            }
+            host.default_file(&root)?
+        }
     };
     match write_entry(&path, host.format(), &entry)? {
         Written::Created => println!("Created {} with Parley's entry.", path.display()),
@@ -222,6 +282,11 @@ pub fn mcp_config(host: Host, write: bool, file: Option<PathBuf>) -> anyhow::Res
         }
     }
     Ok(0)
+}
+
+/// Whether `parley-mcp` is found by name on this shell's PATH.
+fn shim_on_path() -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(SHIM_NAME).is_file()))
 }
 
 /// What `--write` did.
@@ -415,6 +480,19 @@ mod tests {
             serde_json::from_str(&odd.document(Format::Json { key: "servers", typed: true })).expect("JSON");
         assert_eq!(json["servers"]["parley"]["command"].as_str(), Some(odd.command.as_str()));
         assert_eq!(json["servers"]["parley"]["type"], "stdio");
+    }
+
+    #[test]
+    fn the_claude_mcp_add_line_carries_the_entrys_command_and_environment() {
+        assert_eq!(entry(&[]).claude_mcp_add(), "claude mcp add parley -- /opt/parley/parley-mcp");
+        let odd = Entry {
+            command: "/opt/my tools/parley-mcp".into(),
+            env: vec![("PARLEY_SOCKET".into(), "/run/user/1000/my parley.sock".into())],
+        };
+        assert_eq!(
+            odd.claude_mcp_add(),
+            "claude mcp add parley -e 'PARLEY_SOCKET=/run/user/1000/my parley.sock' -- '/opt/my tools/parley-mcp'"
+        );
     }
 
     #[test]

@@ -27,14 +27,10 @@ pub const NEEDS_CHANGES: i32 = 3;
 /// Runs a review round; the exit code tells a script the verdict.
 /// `previous`, the session to continue, may be abbreviated.
 pub async fn request(mut params: Value, previous: Option<String>, json: bool) -> anyhow::Result<i32> {
-    let mut client = client().await?;
+    let client = client().await?;
     if let Some(previous) = previous {
-        let id = if crate::sessions::is_session_id(previous.trim()) {
-            previous.trim().to_owned()
-        } else {
-            session(&mut client, &previous).await?.id
-        };
-        params["previous_review_id"] = json!(id);
+        // The daemon reads it by the one id rule, among this repository's sessions.
+        params["previous_review_id"] = json!(previous.trim());
     }
     follow(client, wire::REVIEW_REQUEST, params, json).await
 }
@@ -156,7 +152,7 @@ fn no_session(given: &str, error: anyhow::Error) -> anyhow::Error {
     if error.downcast_ref::<Refused>().is_some_and(|r| r.code == code::NOT_FOUND) {
         anyhow::anyhow!(
             "no review session matches {given:?}; ids look like 2026-11-21-001 (its number, 001, or a unique \
-             beginning is enough), and `parley sessions list` shows them"
+             beginning of at least 4 characters is enough), and `parley sessions list` shows them"
         )
     } else {
         error

@@ -1,6 +1,7 @@
-//! `parley watch`: a terminal client that behaves like an editor window on a
-//! folder — it prints reviews as agents present them, answers selection
-//! requests with "nothing selected", and reconnects when the daemon restarts.
+//! `parley watch`: a terminal that follows a folder — it prints reviews as
+//! agents present them and threads as they change, and reconnects when the
+//! daemon restarts. It connects as a subscribed `cli` client, not as an
+//! editor window: it has no selection, so `get_selection` never asks it.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,8 +16,7 @@ use super::review::print_review;
 use super::shown::{say, visible};
 
 pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
-    let mut opening =
-        Opening { role: Role::Editor, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };
+    let mut opening = Opening { role: Role::Cli, name: "parley watch", workspaces: vec![folder.clone()], spawn: true };
     let mut last_seq: Option<(u64, String)> = None;
     let mut backoff = Duration::from_millis(100);
     loop {
@@ -36,6 +36,8 @@ pub async fn run(folder: PathBuf) -> anyhow::Result<i32> {
             }
         };
         backoff = Duration::from_millis(100);
+        // Subscribed before reading what is there, so nothing falls between.
+        let _: wire::SubscribeResult = client.call(wire::SUBSCRIBE, json!({ "workspaces": [&folder] })).await?;
         eprintln!("parley watch: watching {} (daemon pid {})", folder.display(), client.hello().pid);
         catch_up(&mut client, &folder, last_seq.take()).await?;
         last_seq = Some((client.hello().seq, client.hello().instance.clone()));
@@ -92,10 +94,6 @@ async fn follow(client: &mut HubClient, last_seq: &mut Option<(u64, String)>) ->
                     *last = seq;
                 }
                 print_event(&n.method, n.params);
-            }
-            Message::Request(request) if request.method == wire::SELECTION_GET => {
-                eprintln!("parley watch: an agent asked for the selection; answering: nothing selected");
-                client.respond(Response::ok(request.id, Value::Null)).await?;
             }
             Message::Request(request) => {
                 let error = parley_protocol::jsonrpc::ErrorObject::new(

@@ -485,7 +485,7 @@ async fn sessions_complete(
 }
 
 async fn review_cancel(peer: &Peer<'_>, p: wire::ReviewCancelParams) -> Result<wire::ReviewCancelResult, ErrorObject> {
-    let id = rounds::unabbreviate(peer.cx, &p.review_id).await.map_err(errors::round)?;
+    let id = rounds::session_id(peer.cx, &p.review_id, None).await.map_err(errors::round)?;
     let round = rounds::cancel(peer.cx, &id, None).await.map_err(errors::round)?;
     Ok(wire::ReviewCancelResult { review_id: id, round })
 }
@@ -554,10 +554,8 @@ async fn review_request(
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<rounds::Outcome, ErrorObject> {
     let folder = absolute(&p.workspace, "workspace")?;
-    let previous_review_id = match p.previous_review_id {
-        Some(given) => Some(rounds::unabbreviate(cx, &given).await.map_err(errors::round)?),
-        None => None,
-    };
+    // Resolved by the one id rule in the repository the round is for.
+    let previous_review_id = p.previous_review_id;
     let ask = rounds::ReviewAsk {
         summary: p.summary,
         relevant_docs: p.relevant_docs,
@@ -580,7 +578,7 @@ async fn review_await(
     progress: rounds::Progress<'_>,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<rounds::Outcome, ErrorObject> {
-    let id = rounds::unabbreviate(cx, &p.review_id).await.map_err(errors::round)?;
+    let id = rounds::session_id(cx, &p.review_id, None).await.map_err(errors::round)?;
     let report = |step: &rounds::Step| progress(step.progress, step.message.clone());
     match rounds::wait(cx, &id, None, None, cancel, &report).await.map_err(errors::round)? {
         rounds::Waited::Finished(outcome) => Ok(*outcome),

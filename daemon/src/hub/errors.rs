@@ -19,8 +19,8 @@ pub fn invalid(message: impl Into<String>) -> ErrorObject {
 
 pub fn feedback(error: FeedbackError) -> ErrorObject {
     let code = match &error {
-        FeedbackError::InvalidId | FeedbackError::Invalid(_) => code::INVALID_PARAMS,
-        FeedbackError::NotFound => code::NOT_FOUND,
+        FeedbackError::BadId(_) | FeedbackError::Invalid(_) => code::INVALID_PARAMS,
+        FeedbackError::NotFound | FeedbackError::UnknownId(_) | FeedbackError::NoSuchFile(_) => code::NOT_FOUND,
         FeedbackError::AlreadyResolved | FeedbackError::NotResolved | FeedbackError::ResolvedNoReply => code::CONFLICT,
         FeedbackError::Store(_) => code::STORE_FAILED,
         FeedbackError::Unreadable(_) => code::FILE_UNREADABLE,

@@ -12,8 +12,8 @@ pub fn error_text(message: &str) -> String {
     serde_json::json!({ "error": message }).to_string()
 }
 
-/// Seed 002's answer for a thread that does not exist, is resolved, or is
-/// outside the agent's workspace.
+/// Seed 002's answer for a thread that does not exist or is outside the
+/// agent's workspace.
 pub fn not_found() -> String {
     serde_json::json!({ "resolved": false, "error": "Thread not found" }).to_string()
 }
@@ -32,7 +32,8 @@ pub fn feedback(error: FeedbackError) -> String {
 /// A failure of `resolve_feedback`, whose "not found" carries `resolved: false`.
 pub fn resolve(error: FeedbackError) -> String {
     match error {
-        FeedbackError::NotFound | FeedbackError::AlreadyResolved => not_found(),
+        FeedbackError::NotFound => not_found(),
+        FeedbackError::UnknownId(why) => serde_json::json!({ "resolved": false, "error": why }).to_string(),
         other => feedback(other),
     }
 }

@@ -58,7 +58,7 @@ impl GetFeedbackArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResolveFeedbackArgs {
-    /// UUID of the thread to resolve.
+    /// The thread to resolve: its id, or a unique beginning of at least 4 characters.
     #[serde(rename = "threadId")]
     pub thread_id: String,
     /// Optional: what you did about it, plain text; kept as the thread's last comment.
@@ -70,7 +70,7 @@ pub struct ResolveFeedbackArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReplyFeedbackArgs {
-    /// UUID of the thread to answer.
+    /// The thread to answer: its id, or a unique beginning of at least 4 characters.
     #[serde(rename = "threadId")]
     pub thread_id: String,
     /// The reply, plain text: what you changed, or a question back.
@@ -196,6 +196,9 @@ pub struct FeedbackComment {
 pub struct ResolveResult {
     pub resolved: bool,
     pub thread_id: String,
+    /// True when the thread was resolved before this call, which changed nothing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_resolved: bool,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]

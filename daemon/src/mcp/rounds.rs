@@ -79,7 +79,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Wait for a review round",
-        description = "Wait for the review round of review_id that request_review answered as pending. Waits up to wait_seconds (default 45, at most 50): returns the finished round exactly as request_review does, or status \"pending\" again (call await_review again). Cancelling this call ends only the wait, never the round.",
+        description = "Wait for the review round of review_id that request_review answered as pending (review ids everywhere: the whole id, its number such as 001, or a unique beginning of at least 4 characters). Waits up to wait_seconds (default 45, at most 50): returns the finished round exactly as request_review does, or status \"pending\" again (call await_review again). Cancelling this call ends only the wait, never the round.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -93,7 +93,7 @@ impl ParleyMcp {
         let root = self.repo_root().await?;
         let (progress, forwarder) = progress_sink(&context);
         let report = |step: &Step| progress(step.progress, step.message.clone());
-        let id = args.review_id.trim();
+        let id = &rounds::session_id(&self.context, &args.review_id, Some(&root)).await.map_err(errors::round)?;
         let asking = match rounds::get(&self.context, id, Some(&root)).await {
             Ok(session) if session.awaiting.is_some() => match rounds::person::run_for(&self.context, &session) {
                 Some(run) => self.ask_in_host(&run, wait, &context).await,
@@ -115,13 +115,13 @@ impl ParleyMcp {
 
     #[tool(
         title = "Stop a review round",
-        description = "Stop the running review round of review_id (started by request_review): the reviewer is killed and the round is not stored. The session stays open for another round.",
+        description = "Stop the running review round of review_id (started by request_review; the whole id, its number such as 001, or a unique beginning of at least 4 characters): the reviewer is killed and the round is not stored. The session stays open for another round. An unknown review_id, or one with no round running, is an error that says which.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn cancel_review(&self, Parameters(args): Parameters<CancelArgs>) -> Result<Json<CancelResult>, String> {
         let _call = self.context.shutdown.call();
         let root = self.repo_root().await?;
-        let id = args.review_id.trim();
+        let id = &rounds::session_id(&self.context, &args.review_id, Some(&root)).await.map_err(errors::round)?;
         let round = rounds::cancel(&self.context, id, Some(&root)).await.map_err(errors::round)?;
         Ok(Json(CancelResult {
             review_id: id.to_owned(),
@@ -133,7 +133,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Review history",
-        description = "Get historical review sessions for audit or reference: the newest `limit` (default 5) sessions of this repository, or one session by review_id, each with its rounds and reviews, and the round running now (`pending`).",
+        description = "Get historical review sessions for audit or reference: the newest `limit` (default 5) sessions of this repository, or one session by review_id (the whole id, its number such as 001, or a unique beginning of at least 4 characters), each with its rounds and reviews, and the round running now (`pending`).",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_review_history(
@@ -154,7 +154,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Complete a review session",
-        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once.",
+        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once. review_id is the whole id, its number such as 001, or a unique beginning of at least 4 characters.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn mark_review_complete(

@@ -160,8 +160,10 @@ impl State {
         }
         let now = now_rfc3339();
         session.completion = Some(Completion { final_status, notes, at: now.clone() });
-        // A round still waiting on a person is no longer wanted.
+        // A round still waiting on a person is no longer wanted, and a
+        // failed or cancelled one's note has nothing left to wait for.
         session.awaiting = None;
+        session.pending = None;
         session.updated_at = now;
         self.stage_session(session, reply);
     }

@@ -36,7 +36,29 @@ pub async fn list_page(
     page: Page,
 ) -> Result<(usize, Vec<Thread>), FeedbackError> {
     refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, scope, file.as_deref()).await?;
-    Ok(cx.state.threads_page(scope.to_owned(), file, include_resolved, page).await?)
+    let asked = file.clone();
+    let (total, threads) = cx.state.threads_page(scope.to_owned(), file, include_resolved, page).await?;
+    // A mistyped path would otherwise read as a file nobody commented on. A
+    // file that is gone but still has threads (orphaned) is listed.
+    if let Some(file) = asked
+        && total == 0
+    {
+        let shown = file.strip_prefix(scope).unwrap_or(&file).display().to_string();
+        let problem = match tokio::fs::symlink_metadata(&file).await {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Some(format!("no such file in this workspace: {shown}"))
+            }
+            Ok(meta) if meta.is_dir() => Some(format!("{shown} is a folder, not a file")),
+            _ => None,
+        };
+        if let Some(problem) = problem {
+            return Err(FeedbackError::NoSuchFile(format!(
+                "{problem} (workspace {}); give a file's path relative to the workspace root, or none to list every thread",
+                scope.display()
+            )));
+        }
+    }
+    Ok((total, threads))
 }
 
 /// Threads an agent reads (`get_feedback`, the feedback resource), as
@@ -230,9 +252,9 @@ fn read_lines(file: &Path, first: u32, last: u32) -> Lines {
 /// Adds a comment by `author` to an open thread.
 ///
 /// `within` says who asks, for this and the other edits: an agent (its
-/// workspace: a thread outside it counts as not found, and ids are whole, as
-/// seed 002 has them), or, when `None`, a person at an editor or the CLI, who
-/// may give a unique prefix of an id as `git` allows.
+/// workspace: a thread outside it counts as not found), or, when `None`, a
+/// person at an editor or the CLI. Either names the thread by the one id
+/// rule (`ids`): its whole id or a unique beginning of at least 4 characters.
 pub async fn reply(
     cx: &Context,
     thread_id: &str,
@@ -266,14 +288,16 @@ pub async fn resolve(cx: &Context, thread_id: &str, within: Option<&Path>) -> Re
 }
 
 /// An agent resolving a thread of its workspace `scope`, leaving `note`
-/// (when given) as the thread's last comment, in the same write.
+/// (when given) as the thread's last comment, in the same write. Resolving a
+/// thread already resolved changes nothing (the note is not added) and is no
+/// error: the answer's flag says it was so already.
 pub async fn resolve_for_agent(
     cx: &Context,
     thread_id: &str,
     scope: &Path,
     agent: String,
     note: Option<String>,
-) -> Result<Thread, FeedbackError> {
+) -> Result<(Thread, bool), FeedbackError> {
     let note = note.filter(|n| !n.trim().is_empty());
     if let Some(note) = &note {
         limits::check("the note", note).map_err(FeedbackError::Invalid)?;
@@ -284,7 +308,15 @@ pub async fn resolve_for_agent(
         author: agent.clone(),
         created_at: crate::clock::now_rfc3339(),
     });
-    edit(cx, thread_id, ThreadEdit::AgentResolve { agent, note }, Some(scope)).await
+    let id = super::ids::thread(cx, thread_id, Some(scope)).await?;
+    match edit(cx, &id, ThreadEdit::AgentResolve { agent, note }, Some(scope)).await {
+        Ok(thread) => Ok((thread, false)),
+        Err(FeedbackError::AlreadyResolved) => {
+            let thread = cx.state.thread(id).await?.ok_or(FeedbackError::NotFound)?;
+            Ok((thread, true))
+        }
+        Err(other) => Err(other),
+    }
 }
 
 /// Brings a resolved thread back.
@@ -302,36 +334,14 @@ pub async fn in_buffer(cx: &Context, file: &Path, text: String) -> Result<Vec<Th
 }
 
 async fn edit(cx: &Context, thread_id: &str, edit: ThreadEdit, within: Option<&Path>) -> Result<Thread, FeedbackError> {
-    let thread_id = match thread_id.trim() {
-        whole if feedback::is_thread_id(whole) => whole.to_owned(),
-        prefix if within.is_none() && feedback::is_thread_id_prefix(prefix) => unabbreviate(cx, prefix).await?,
-        _ => return Err(FeedbackError::InvalidId),
-    };
-    let thread_id = thread_id.as_str();
+    let thread_id = super::ids::thread(cx, thread_id, within).await?;
     if let Some(scope) = within {
-        let thread = cx.state.thread(thread_id.to_owned()).await?.ok_or(FeedbackError::NotFound)?;
+        let thread = cx.state.thread(thread_id.clone()).await?.ok_or(FeedbackError::NotFound)?;
         if !workspace::holds(scope, &views::file_of(&thread)) {
             return Err(FeedbackError::NotFound);
         }
     }
-    cx.state.edit_thread(thread_id.to_owned(), edit).await
-}
-
-/// The one thread id that starts with `prefix`.
-async fn unabbreviate(cx: &Context, prefix: &str) -> Result<String, FeedbackError> {
-    let prefix = prefix.to_ascii_lowercase();
-    let mut found = cx.state.thread_ids_starting_with(prefix.clone()).await?;
-    match found.len() {
-        0 => Err(FeedbackError::NotFound),
-        1 => Ok(found.remove(0)),
-        n => Err(FeedbackError::Invalid(format!(
-            "thread id {prefix} is ambiguous: it begins {}{} threads ({}{}); give more of it",
-            if n >= 6 { "at least " } else { "" },
-            n,
-            found.join(", "),
-            if n >= 6 { ", …" } else { "" }
-        ))),
-    }
+    cx.state.edit_thread(thread_id, edit).await
 }
 
 #[cfg(test)]

@@ -187,6 +187,7 @@ pub async fn wait(
     stop: &CancellationToken,
     on_step: &(dyn Fn(&Step) + Send + Sync),
 ) -> Result<Waited, RoundError> {
+    let id = &session_id(cx, id, repository).await?;
     let known = match known_run(id, repository) {
         Some(run) => Some(run),
         // A round waiting on a person since before a restart.
@@ -218,10 +219,14 @@ pub async fn wait(
 
 /// Stops the running round of session `id` and waits for it to end.
 pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result<u32, RoundError> {
+    let id = &session_id(cx, id, repository).await?;
     let known = match known_run(id, repository) {
         Some(run) if run.result().is_none() => Some(run),
         known => match get(cx, id, repository).await {
             Ok(session) => person::run_for(cx, &session).or(known),
+            // No such session, and no round of one ever ran here: say so,
+            // rather than speak of its rounds.
+            Err(error @ RoundError::NotFound(_)) if known.is_none() => return Err(error),
             Err(_) => known,
         },
     };
@@ -279,14 +284,11 @@ pub async fn list(cx: &Context, repository: Option<PathBuf>, limit: usize) -> Re
     Ok(cx.state.sessions(repository, limit.max(1)).await?)
 }
 
-/// One session. With `repository` (an agent's), a session of another one
-/// counts as not found and the id must be whole; without (a person's), a
-/// unique abbreviation of the id is enough (see [`unabbreviate`]).
+/// One session, named by the one id rule (`ids`: its whole id, its number
+/// or a unique beginning). With `repository` (an agent's), only that
+/// repository's sessions are looked at: another one's counts as not found.
 pub async fn get(cx: &Context, id: &str, repository: Option<&Path>) -> Result<Session, RoundError> {
-    let id = match repository {
-        Some(_) => id.trim().to_owned(),
-        None => unabbreviate(cx, id).await?,
-    };
+    let id = session_id(cx, id, repository).await?;
     let session = cx.state.session(id.clone()).await?;
     match session {
         Some(session) if repository.is_none_or(|r| session.workspace == r) => Ok(session),
@@ -294,25 +296,10 @@ pub async fn get(cx: &Context, id: &str, repository: Option<&Path>) -> Result<Se
     }
 }
 
-/// The session id a person means by `given`: the id itself, a unique prefix
-/// (`2026-11-23-0`), or its tail from a dash on (`003`).
-pub async fn unabbreviate(cx: &Context, given: &str) -> Result<String, RoundError> {
-    let given = given.trim();
-    if crate::sessions::is_session_id(given) || given.is_empty() {
-        return Ok(given.to_owned());
-    }
-    let mut found = cx.state.session_ids_matching(given.to_owned()).await?;
-    match found.len() {
-        0 => Err(RoundError::NotFound(format!(
-            "no review session matches {given:?}; ids look like 2026-11-21-001, and `parley sessions list` shows them"
-        ))),
-        1 => Ok(found.remove(0)),
-        n => Err(RoundError::Invalid(format!(
-            "{given:?} matches {}{n} review sessions ({}); give more of the id",
-            if n >= 6 { "at least " } else { "" },
-            found.join(", ")
-        ))),
-    }
+/// The session id `given` names by the one id rule, among the sessions of
+/// `repository` when given. A whole id is taken as it is, without looking.
+pub async fn session_id(cx: &Context, given: &str, repository: Option<&Path>) -> Result<String, RoundError> {
+    Ok(super::ids::session(cx, given, repository).await?)
 }
 
 /// Completes a session with its final status; answers once it is durable.

@@ -436,12 +436,13 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work).await.map_err(|e| RoundError::Internal(e.to_string()))?
 }
 
-async fn check_previous(cx: &Context, root: &Path, id: &str, max_rounds: u32) -> Result<Session, RoundError> {
-    if !sessions::is_session_id(id) {
-        return Err(RoundError::Invalid(format!(
-            "previous_review_id {id:?} is not a review id (they look like 2026-11-21-001)"
-        )));
-    }
+async fn check_previous(cx: &Context, root: &Path, given: &str, max_rounds: u32) -> Result<Session, RoundError> {
+    // By the one id rule, among this repository's sessions.
+    let id = crate::usecases::ids::session(cx, given, Some(root)).await.map_err(|e| match RoundError::from(e) {
+        RoundError::Invalid(why) => RoundError::Invalid(format!("previous_review_id: {why}")),
+        other => other,
+    })?;
+    let id = id.as_str();
     let session = cx.state.check_session(id.to_owned(), max_rounds).await?;
     if session.workspace != root {
         return Err(sessions::SessionError::NotFound(id.to_owned()).into());

@@ -1,0 +1,66 @@
+//! Ids as people and agents type them, resolved by the one rule of `ids`
+//! against the sessions and threads the daemon holds: the command line, the
+//! editors and the MCP tools all come here.
+
+use std::path::Path;
+
+use crate::context::Context;
+use crate::feedback::FeedbackError;
+use crate::ids::{self, Given, IdError, Kind};
+use crate::state::Stopped;
+use crate::usecases::rounds::RoundError;
+
+/// Why a typed id could not be resolved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error(transparent)]
+    Id(#[from] IdError),
+    #[error(transparent)]
+    Stopped(#[from] Stopped),
+}
+
+/// The thread `given` names: a whole id, or a unique beginning of one;
+/// among the threads on files inside `within` only, when given (an agent's
+/// workspace).
+pub async fn thread(cx: &Context, given: &str, within: Option<&Path>) -> Result<String, LookupError> {
+    match ids::read(Kind::Thread, given)? {
+        Given::Whole(id) => Ok(id),
+        Given::Abbreviated(prefix) => {
+            let found = cx.state.thread_ids_starting_with(prefix.clone(), within.map(Path::to_owned)).await?;
+            Ok(ids::pick(Kind::Thread, &prefix, found)?)
+        }
+    }
+}
+
+/// The review session `given` names: a whole id, its number, or a unique
+/// beginning; among the sessions of `repository` only, when given (an
+/// agent's repository).
+pub async fn session(cx: &Context, given: &str, repository: Option<&Path>) -> Result<String, LookupError> {
+    match ids::read(Kind::Session, given)? {
+        Given::Whole(id) => Ok(id),
+        Given::Abbreviated(abbreviation) => {
+            let found = cx.state.session_ids_matching(abbreviation.clone(), repository.map(Path::to_owned)).await?;
+            Ok(ids::pick(Kind::Session, &abbreviation, found)?)
+        }
+    }
+}
+
+impl From<LookupError> for FeedbackError {
+    fn from(error: LookupError) -> Self {
+        match error {
+            LookupError::Id(e) if e.is_unknown() => FeedbackError::UnknownId(e.to_string()),
+            LookupError::Id(e) => FeedbackError::BadId(e.to_string()),
+            LookupError::Stopped(_) => FeedbackError::Stopped,
+        }
+    }
+}
+
+impl From<LookupError> for RoundError {
+    fn from(error: LookupError) -> Self {
+        match error {
+            LookupError::Id(e) if e.is_unknown() => RoundError::NotFound(e.to_string()),
+            LookupError::Id(e) => RoundError::Invalid(e.to_string()),
+            LookupError::Stopped(_) => RoundError::Stopped,
+        }
+    }
+}
