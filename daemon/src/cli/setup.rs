@@ -132,35 +132,18 @@ fn shim_check() -> Check {
 }
 
 fn socket_check() -> Check {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let path = match socket::socket_path() {
         Ok(path) => path,
         Err(e) => return Check::new("socket", Outcome::Fail, e.to_string()),
     };
-    let Some(dir) = path.parent() else {
-        return Check::new("socket", Outcome::Fail, format!("{} has no directory", path.display()));
-    };
-    match std::fs::metadata(dir) {
-        Err(_) => Check::new(
+    match socket::check_socket_dir(&path) {
+        Ok(true) => Check::new("socket", Outcome::Ok, path.display().to_string()),
+        Ok(false) => Check::new(
             "socket",
             Outcome::Ok,
-            format!("{} (its directory is made when the daemon starts)", path.display()),
+            format!("{} (its folder is created private when the daemon starts)", path.display()),
         ),
-        Ok(meta) if meta.uid() != socket::current_uid() => Check::new(
-            "socket",
-            Outcome::Fail,
-            format!("{} belongs to another user: set PARLEY_SOCKET to a path of your own", dir.display()),
-        ),
-        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => Check::new(
-            "socket",
-            Outcome::Warn,
-            format!(
-                "{} is mode {:o}; the daemon makes it 0700 when it starts",
-                dir.display(),
-                meta.permissions().mode() & 0o777
-            ),
-        ),
-        Ok(_) => Check::new("socket", Outcome::Ok, path.display().to_string()),
+        Err(e) => Check::new("socket", Outcome::Fail, e.to_string()),
     }
 }
 
