@@ -62,6 +62,7 @@ pub async fn doctor(json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let mut checks = vec![shim_check(), socket_check()];
     checks.push(daemon_check().await);
+    checks.extend(service_check());
     checks.push(editors_check().await);
     checks.push(data_dir_check());
     checks.extend(data_privacy_check());
@@ -173,6 +174,15 @@ async fn daemon_check() -> Check {
         }
         Err(e) => Check::new("daemon", Outcome::Fail, format!("{e:#}")),
     }
+}
+
+/// The service `parley service install` wrote, when there is one: a file
+/// the manager cannot reach, or does not run, starts nothing.
+fn service_check() -> Option<Check> {
+    Some(match super::service::health()? {
+        Ok(detail) => Check::new("service", Outcome::Ok, detail),
+        Err(detail) => Check::new("service", Outcome::Warn, detail),
+    })
 }
 
 /// Where VS Code and its forks keep extensions, under the home folder.
