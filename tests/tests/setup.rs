@@ -141,6 +141,55 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
 }
 
 #[tokio::test]
+async fn doctor_tells_an_installed_neovim_plugin_from_a_connected_one() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let home = sandbox.dir.path().join("home");
+    // Loaded by path from the config, as the plugin's README shows.
+    let nvim_config = sandbox.dir.path().join("config/nvim");
+    std::fs::create_dir_all(&nvim_config).expect("mkdir");
+    std::fs::write(
+        nvim_config.join("init.lua"),
+        "vim.opt.runtimepath:append(\"/src/parley/editors/nvim\")\nrequire(\"parley\").setup({})\n",
+    )
+    .expect("init.lua");
+    let editors = || {
+        let mut command = sandbox.command("parley");
+        command
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .args(["doctor", "--json"]);
+        async move {
+            let (_, out, _) = run(command).await;
+            let report: Value = serde_json::from_str(&out).expect("doctor --json");
+            let checks = report["checks"].as_array().expect("checks").clone();
+            checks.into_iter().find(|c| c["name"] == "editors").expect("an editors check")
+        }
+    };
+    let _daemon = sandbox.start_daemon();
+    let check = editors().await;
+    let detail = check["detail"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(check["outcome"], "ok", "{check:#}");
+    assert!(detail.contains("Neovim plugin installed") && detail.contains("nvim/init.lua"), "{detail}");
+    assert!(detail.contains("no Neovim is connected now") && detail.contains(":ParleyConnect"), "{detail}");
+    assert!(!detail.contains("install the VS Code extension"), "{detail}");
+
+    let _window = sandbox.editor("nvim", &[&repo]).await;
+    let detail = editors().await["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains("Neovim plugin (") && detail.contains("nvim connected"), "{detail}");
+    assert!(!detail.contains("not connected") && !detail.contains("no Neovim"), "{detail}");
+
+    // A plugin manager's copy is found as well.
+    std::fs::remove_file(nvim_config.join("init.lua")).expect("rm");
+    let lazy = home.join(".local/share/nvim/lazy/parley.nvim");
+    std::fs::create_dir_all(lazy.join("lua/parley")).expect("mkdir");
+    std::fs::write(lazy.join("lua/parley/init.lua"), "return {}\n").expect("init.lua");
+    let detail = editors().await["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains(&format!("Neovim plugin ({})", lazy.display())), "{detail}");
+}
+
+#[tokio::test]
 async fn without_a_reachable_service_manager_nothing_changes_and_a_half_installed_service_is_reported() {
     let sandbox = Sandbox::new();
     let (fake_bin, log) = fake_systemctl(&sandbox);
