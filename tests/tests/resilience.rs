@@ -422,6 +422,34 @@ async fn stop_and_status_report_what_happened() {
 }
 
 #[tokio::test]
+async fn status_says_where_the_daemon_logs() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    // A daemon an agent's shim started logs beside the socket, named after it.
+    let agent = sandbox.agent(&repo).await;
+    let beside = sandbox.socket.with_extension("log");
+    let status = sandbox.status();
+    assert_eq!(status["log"], json!({"to": "file", "path": beside}), "{status:#}");
+    let text = std::fs::read_to_string(&beside).expect("the log is there");
+    assert!(text.contains("listening on"), "{text}");
+    let (code, out, _) = sandbox.cli(&["status"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l.starts_with("log:") && l.ends_with(&beside.display().to_string())), "{out}");
+    drop(agent);
+    assert_eq!(sandbox.cli(&["stop"]).0, 0);
+
+    // Started with its stderr sent to a file of the caller's choosing.
+    let _daemon = sandbox.start_daemon();
+    let path = sandbox.status()["log"]["path"].as_str().map(std::path::PathBuf::from).expect("a log file");
+    assert!(
+        path.starts_with(sandbox.dir.path())
+            && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("daemon-")),
+        "{}",
+        path.display()
+    );
+}
+
+#[tokio::test]
 async fn the_socket_path_does_not_depend_on_the_environment() {
     let scrubbed = std::process::Command::new(parley_tests::bin("parley"))
         .arg("socket-path")
