@@ -568,6 +568,9 @@ async fn status(json: bool) -> anyhow::Result<i32> {
     );
     shown::say!("socket:      {}", status.socket.display());
     shown::say!("data:        {}", status.data_dir.display());
+    if let Some(log) = &status.log {
+        shown::say!("log:         {}", log_words(log));
+    }
     shown::say!("connections: {} agent(s), {} editor(s), {} cli (this one included)", c.mcp, c.editor, c.cli);
     for editor in &status.editors {
         let folders: Vec<String> = editor.workspaces.iter().map(|w| w.display().to_string()).collect();
@@ -582,6 +585,16 @@ async fn status(json: bool) -> anyhow::Result<i32> {
         shown::say!("WARNING:     {notice}");
     }
     Ok(0)
+}
+
+/// Where the daemon's log goes, for a person.
+fn log_words(log: &wire::LogDestination) -> String {
+    match log {
+        wire::LogDestination::File { path } => path.display().to_string(),
+        wire::LogDestination::Journal => "the systemd journal (journalctl --user -u parley)".into(),
+        wire::LogDestination::Terminal => "the terminal `parley daemon` runs in".into(),
+        wire::LogDestination::Elsewhere => "not a file (its stderr is a pipe or /dev/null)".into(),
+    }
 }
 
 fn uptime(secs: u64) -> String {

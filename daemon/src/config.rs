@@ -38,13 +38,32 @@ pub fn notify_socket() -> Option<PathBuf> {
     std::env::var_os("NOTIFY_SOCKET").filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
-/// Who a human's comments are from by default: the login name.
+/// The journal stream systemd connected the daemon's stderr to, as the
+/// device and inode systemd names in `JOURNAL_STREAM`.
+pub fn journal_stream() -> Option<(u64, u64)> {
+    let value = std::env::var("JOURNAL_STREAM").ok()?;
+    let (dev, ino) = value.split_once(':')?;
+    Some((dev.parse().ok()?, ino.parse().ok()?))
+}
+
+/// Who "you" are: the login name of the user Parley runs as, from the
+/// system's user database (what `id -un` prints), so that the command line,
+/// the daemon, the comments editors send without an author and a person's
+/// review rounds all name the same person, whatever the environment holds
+/// (`$USER` is often unset in containers, cron and services). `$LOGNAME` or
+/// `$USER` only when the database has no entry for the uid.
 pub fn user_name() -> String {
-    std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
+    let uid = nix::unistd::geteuid();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(uid)
+        && !user.name.is_empty()
+    {
+        return user.name;
+    }
+    std::env::var("LOGNAME")
+        .or_else(|_| std::env::var("USER"))
         .ok()
         .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "human".into())
+        .unwrap_or_else(|| format!("uid {uid}"))
 }
 
 /// A reviewer (or test) command: a string runs through `sh -c`, a list runs

@@ -22,6 +22,8 @@ pub struct Context {
     pub started: StartTime,
     /// Said loudly in `status` when the store had to be recovered at start.
     pub store_notice: Option<String>,
+    /// Where this daemon's log goes, for `status`.
+    pub log: parley_protocol::methods::LogDestination,
     /// This daemon's executable and its identity at start.
     pub executable: Option<(PathBuf, String)>,
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use parley_protocol::methods::LogDestination;
 use parley_protocol::socket;
 use tokio_util::task::TaskTracker;
 
@@ -125,6 +126,7 @@ async fn serve(
         data_dir: data_dir.clone(),
         started,
         store_notice,
+        log: log_destination(&socket_path),
         executable: std::env::current_exe().ok().and_then(|exe| {
             let exe = exe.canonicalize().unwrap_or(exe);
             parley_protocol::hello::executable_identity(&exe).map(|build| (exe, build))
@@ -224,4 +226,35 @@ fn notify_ready(path: &Path) {
     if let Err(e) = sent {
         tracing::warn!("cannot notify systemd at {}: {e}", path.display());
     }
+}
+
+/// Where the log (stderr) goes, for `status`: the file beside the socket
+/// that a client starting the daemon opens, the journal, the terminal, or
+/// another file when the system can name it.
+fn log_destination(socket_path: &Path) -> LogDestination {
+    use std::os::unix::fs::MetadataExt;
+    let stderr = std::io::stderr();
+    if stderr.is_terminal() {
+        return LogDestination::Terminal;
+    }
+    let Ok(stat) = rustix::fs::fstat(&stderr) else {
+        return LogDestination::Elsewhere;
+    };
+    #[allow(clippy::unnecessary_cast)] // st_dev is an i32 on macOS.
+    let same = |dev: u64, ino: u64| dev == stat.st_dev as u64 && ino == stat.st_ino as u64;
+    if config::journal_stream().is_some_and(|(dev, ino)| same(dev, ino)) {
+        return LogDestination::Journal;
+    }
+    let beside = parley_shim::connect::daemon_log_path(socket_path);
+    if std::fs::metadata(&beside).is_ok_and(|m| same(m.dev(), m.ino())) {
+        return LogDestination::File { path: beside };
+    }
+    // Linux names the file behind a descriptor.
+    if let Ok(path) = std::fs::read_link("/proc/self/fd/2")
+        && path.is_absolute()
+        && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && same(m.dev(), m.ino()))
+    {
+        return LogDestination::File { path };
+    }
+    LogDestination::Elsewhere
 }

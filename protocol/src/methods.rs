@@ -422,6 +422,23 @@ pub struct Status {
     /// Set when the store was found corrupt at start and recovered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_notice: Option<String>,
+    /// Where the daemon's log goes (absent from daemons older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogDestination>,
+}
+
+/// Where a daemon's log (its stderr) goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "to", rename_all = "snake_case")]
+pub enum LogDestination {
+    /// A file: for a daemon a client started, the one beside the socket.
+    File { path: PathBuf },
+    /// systemd's journal: the daemon runs as a service.
+    Journal,
+    /// The terminal `parley daemon` was started from.
+    Terminal,
+    /// Somewhere that cannot be named (a pipe, `/dev/null`).
+    Elsewhere,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

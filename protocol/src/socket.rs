@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::PROTOCOL_VERSION;
@@ -100,32 +100,43 @@ fn is_private_dir_of(dir: &Path, uid: u32) -> bool {
     }
 }
 
-/// Why the socket's directory cannot be trusted.
+/// Why the socket's directory cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SocketDirError {
+    #[error("the socket path {0} has no folder: set {SOCKET_ENV} to a path such as /tmp/parley-<uid>/parley.sock")]
+    NoParent(PathBuf),
     #[error("cannot create socket directory {dir}: {source}")]
     Create { dir: PathBuf, source: io::Error },
     #[error("{dir} is a symbolic link; remove it so Parley can create a private directory there")]
     Symlink { dir: PathBuf },
     #[error("{dir} is not a directory; remove it or set {SOCKET_ENV}")]
     NotDir { dir: PathBuf },
-    #[error("{dir} belongs to uid {owner}, not to you (uid {uid}); remove it or set {SOCKET_ENV}")]
-    Owner { dir: PathBuf, owner: u32, uid: u32 },
-    #[error("cannot make {dir} private (chmod 0700): {source}")]
-    Chmod { dir: PathBuf, source: io::Error },
+    #[error(
+        "{dir} belongs to uid {owner}, not to you (uid {uid}), so others could reach Parley's socket there: {advice}"
+    )]
+    Owner { dir: PathBuf, owner: u32, uid: u32, advice: String },
+    #[error(
+        "{dir} is open to other users (mode {mode:o}), and Parley never changes the mode of a folder it did not create: {advice}"
+    )]
+    Open { dir: PathBuf, mode: u32, advice: String },
 }
 
-/// Creates the socket's directory with mode 0700 if missing, then checks that
-/// it is a real directory owned by this user and makes it private.
+/// Whether the socket's folder exists: `Ok(true)` when it is a real folder
+/// of this user's that no one else can open, `Ok(false)` when it does not
+/// exist yet, an error saying what to do otherwise. Changes nothing.
 ///
-/// The directory is the security boundary: not every platform honours
-/// permissions on the socket file itself, all honour them on its directory.
-pub fn ensure_private_dir(dir: &Path) -> Result<(), SocketDirError> {
-    let created = fs::DirBuilder::new().recursive(true).mode(0o700).create(dir);
-    if let Err(source) = created {
-        return Err(SocketDirError::Create { dir: dir.to_owned(), source });
-    }
-    let meta = fs::symlink_metadata(dir).map_err(|source| SocketDirError::Create { dir: dir.to_owned(), source })?;
+/// The folder is the security boundary: not every platform honours
+/// permissions on the socket file itself, all honour them on its folder.
+pub fn check_socket_dir(socket: &Path) -> Result<bool, SocketDirError> {
+    let dir = socket
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .ok_or_else(|| SocketDirError::NoParent(socket.to_owned()))?;
+    let meta = match fs::symlink_metadata(dir) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => return Err(SocketDirError::Create { dir: dir.to_owned(), source }),
+    };
     if meta.file_type().is_symlink() {
         return Err(SocketDirError::Symlink { dir: dir.to_owned() });
     }
@@ -133,14 +144,61 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), SocketDirError> {
         return Err(SocketDirError::NotDir { dir: dir.to_owned() });
     }
     let uid = current_uid();
+    let mode = meta.mode() & 0o7777;
     if meta.uid() != uid {
-        return Err(SocketDirError::Owner { dir: dir.to_owned(), owner: meta.uid(), uid });
+        return Err(SocketDirError::Owner {
+            dir: dir.to_owned(),
+            owner: meta.uid(),
+            uid,
+            advice: advice(socket, false),
+        });
     }
-    if meta.mode() & 0o077 != 0 {
-        fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-            .map_err(|source| SocketDirError::Chmod { dir: dir.to_owned(), source })?;
+    if mode & 0o077 != 0 {
+        // A folder others may write in (or a sticky one, like /tmp) is shared
+        // by nature: making it private is not advice to give.
+        let shared = mode & 0o1002 != 0;
+        return Err(SocketDirError::Open { dir: dir.to_owned(), mode, advice: advice(socket, !shared) });
     }
-    Ok(())
+    Ok(true)
+}
+
+/// What to do about an unusable socket folder: a folder of the socket's own
+/// (which Parley creates private), or making the folder private when it is
+/// the user's alone.
+fn advice(socket: &Path, may_chmod: bool) -> String {
+    let dir = socket.parent().unwrap_or(Path::new("/"));
+    let chmod =
+        if may_chmod { format!(", or run `chmod 700 {}` if only you use it", dir.display()) } else { String::new() };
+    if dir == default_socket_dir() {
+        return format!("remove {} so Parley creates it private{chmod}, or set {SOCKET_ENV}", dir.display());
+    }
+    let name = socket.file_name().map_or_else(socket_file_name, |n| n.to_string_lossy().into_owned());
+    let own = dir.join(format!("parley-{}", current_uid())).join(name);
+    format!(
+        "set {SOCKET_ENV} to a path in a folder of its own, such as {} (Parley creates a missing folder private){chmod}",
+        own.display()
+    )
+}
+
+/// Makes the socket's folder ready: creates it (and any missing parents)
+/// with mode 0700 when it does not exist, then checks it as
+/// [`check_socket_dir`] does. An existing folder is never changed: one that
+/// others can open is refused with what to do.
+pub fn prepare_socket_dir(socket: &Path) -> Result<(), SocketDirError> {
+    if check_socket_dir(socket)? {
+        return Ok(());
+    }
+    let dir = socket.parent().ok_or_else(|| SocketDirError::NoParent(socket.to_owned()))?;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|source| SocketDirError::Create { dir: dir.to_owned(), source })?;
+    if check_socket_dir(socket)? {
+        Ok(())
+    } else {
+        Err(SocketDirError::Create { dir: dir.to_owned(), source: io::ErrorKind::NotFound.into() })
+    }
 }
 
 #[cfg(target_os = "macos")]
@@ -188,14 +246,37 @@ mod tests {
     }
 
     #[test]
-    fn private_dir_is_created_0700_and_tightened() {
-        let base = std::env::temp_dir().join(format!("parley-proto-test-{}", std::process::id()));
-        let dir = base.join("sock");
-        ensure_private_dir(&dir).expect("create");
-        assert_eq!(fs::metadata(&dir).expect("stat").mode() & 0o777, 0o700);
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).expect("chmod");
-        ensure_private_dir(&dir).expect("tighten");
-        assert_eq!(fs::metadata(&dir).expect("stat").mode() & 0o777, 0o700);
+    fn a_missing_folder_is_created_private_and_an_open_one_is_left_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = tempfile_dir("socket-dir");
+        let socket = base.join("made/deeper/p.sock");
+        prepare_socket_dir(&socket).expect("create");
+        assert_eq!(fs::metadata(base.join("made")).expect("stat").mode() & 0o777, 0o700);
+        assert_eq!(fs::metadata(base.join("made/deeper")).expect("stat").mode() & 0o777, 0o700);
+        prepare_socket_dir(&socket).expect("a private folder is used as it is");
+
+        let shared = base.join("shared");
+        fs::create_dir(&shared).expect("mkdir");
+        fs::set_permissions(&shared, fs::Permissions::from_mode(0o1777)).expect("chmod");
+        let err = prepare_socket_dir(&shared.join("p.sock")).expect_err("a shared folder is refused");
+        assert_eq!(fs::metadata(&shared).expect("stat").mode() & 0o7777, 0o1777, "its mode is kept");
+        let text = err.to_string();
+        assert!(text.contains("mode 1777") && text.contains(&format!("parley-{}/p.sock", current_uid())), "{text}");
+        assert!(!text.contains("chmod 700"), "a shared folder is not for making private: {text}");
+
+        let mine = base.join("mine");
+        fs::create_dir(&mine).expect("mkdir");
+        fs::set_permissions(&mine, fs::Permissions::from_mode(0o755)).expect("chmod");
+        let err = prepare_socket_dir(&mine.join("p.sock")).expect_err("an open folder is refused");
+        assert_eq!(fs::metadata(&mine).expect("stat").mode() & 0o777, 0o755, "its mode is kept");
+        assert!(err.to_string().contains(&format!("chmod 700 {}", mine.display())), "{err}");
         fs::remove_dir_all(&base).expect("cleanup");
+    }
+
+    fn tempfile_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("parley-proto-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).expect("mkdir");
+        dir
     }
 }

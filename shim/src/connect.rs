@@ -184,9 +184,7 @@ pub async fn connect_or_start(socket_path: &Path, spawn: bool) -> Result<UnixStr
     if !spawn {
         return Err(ConnectError::NotRunning(socket_path.to_owned()));
     }
-    if let Some(dir) = socket_path.parent() {
-        socket::ensure_private_dir(dir)?;
-    }
+    socket::prepare_socket_dir(socket_path)?;
     let lock_path = socket::start_lock_path(socket_path);
     let _lock = take_start_lock(&lock_path).await?;
     // Another client may have started the daemon while this one waited.

@@ -285,7 +285,7 @@ async fn editors_create_threads_on_selections_and_see_them_in_unsaved_buffers() 
         .await;
     let id = created["thread"]["id"].as_str().expect("id").to_owned();
     assert_eq!(created["thread"]["quote"], json!("greeting"));
-    assert_eq!(created["thread"]["comments"][0]["author"], json!("vscode"));
+    assert_eq!(created["thread"]["comments"][0]["author"], json!(login_name()), "a window speaks for its person");
     let agent = sandbox.agent(&repo).await;
     let listed = agent.call_ok("get_feedback", json!({})).await;
     assert_eq!(
@@ -323,6 +323,60 @@ async fn editors_create_threads_on_selections_and_see_them_in_unsaved_buffers() 
     let message = unsaved.error.expect("refused").message;
     assert!(message.contains("not in") && message.contains("save the file"), "{message}");
     assert_eq!(threads(&agent.call_ok("get_feedback", json!({})).await).len(), 2, "nothing was stored");
+}
+
+/// The login name the system gives this user, as `id -un` prints it.
+fn login_name() -> String {
+    let out = std::process::Command::new("id").arg("-un").output().expect("run id -un");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test]
+async fn with_user_unset_you_are_your_login_name_everywhere_and_your_own_comments_wait_on_no_one() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/a.rs", "fn one() {}\nfn two() {}\nfn three() {}\n")]);
+    let me = login_name();
+    let _daemon = sandbox.start_daemon_with(|command| {
+        command.env_remove("USER").env_remove("LOGNAME");
+    });
+    let unset = |args: &[&str]| {
+        let out = sandbox
+            .command("parley")
+            .current_dir(&repo)
+            .env_remove("USER")
+            .env_remove("LOGNAME")
+            .args(args)
+            .output()
+            .expect("run parley");
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).expect("JSON")
+    };
+
+    // From the command line and from a window that names no author: one
+    // name, the system's.
+    let from_cli = unset(&["feedback", "add", "src/a.rs:1", "Rename one", "--json"]);
+    assert_eq!(from_cli["comments"][0]["author"], json!(me), "{from_cli:#}");
+    let mut window = sandbox.editor("nvim", &[&repo]).await;
+    let from_window = window
+        .call(
+            "feedback/create",
+            json!({"path": repo.join("src/a.rs"), "range": {"start": {"line": 1, "character": 3}, "end": {"line": 1, "character": 6}},
+                   "text": "two", "body": "Does two need a test?"}),
+        )
+        .await;
+    assert_eq!(from_window["thread"]["comments"][0]["author"], json!(me), "{from_window:#}");
+
+    // Your own comments wait on the agent, not on you; an agent's answer
+    // puts the thread in your inbox.
+    let inbox = unset(&["inbox", "--json"]);
+    assert_eq!(inbox["threads"], json!([]), "your own comments are not waiting for your answer: {inbox:#}");
+    let agent = sandbox.agent(&repo).await;
+    let id = from_window["thread"]["id"].as_str().expect("id");
+    agent.call_ok("reply_feedback", json!({"threadId": id, "body": "Added one."})).await;
+    let inbox = unset(&["inbox", "--json"]);
+    let waiting: Vec<&str> =
+        inbox["threads"].as_array().expect("threads").iter().filter_map(|t| t["id"].as_str()).collect();
+    assert_eq!(waiting, [id], "{inbox:#}");
 }
 
 #[tokio::test]

@@ -410,13 +410,11 @@ async fn a_second_daemon_is_refused_and_a_stale_socket_replaced() {
 
 #[tokio::test]
 async fn the_socket_and_its_directory_are_private() {
-    use std::os::unix::fs::PermissionsExt;
     let sandbox = Sandbox::new();
     let dir = sandbox.socket.parent().expect("socket dir").to_owned();
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    assert!(!dir.exists());
     let _daemon = sandbox.start_daemon();
-    assert_eq!(file_mode(&dir), 0o700, "the daemon tightened its directory");
+    assert_eq!(file_mode(&dir), 0o700, "the daemon created its directory private");
     let socket_mode = file_mode(&sandbox.socket);
     if socket_mode != 0o600 {
         // Acceptable only on a filesystem that keeps no mode on a socket,
@@ -472,6 +470,34 @@ async fn stop_and_status_report_what_happened() {
 }
 
 #[tokio::test]
+async fn status_says_where_the_daemon_logs() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "x\n")]);
+    // A daemon an agent's shim started logs beside the socket, named after it.
+    let agent = sandbox.agent(&repo).await;
+    let beside = sandbox.socket.with_extension("log");
+    let status = sandbox.status();
+    assert_eq!(status["log"], json!({"to": "file", "path": beside}), "{status:#}");
+    let text = std::fs::read_to_string(&beside).expect("the log is there");
+    assert!(text.contains("listening on"), "{text}");
+    let (code, out, _) = sandbox.cli(&["status"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l.starts_with("log:") && l.ends_with(&beside.display().to_string())), "{out}");
+    drop(agent);
+    assert_eq!(sandbox.cli(&["stop"]).0, 0);
+
+    // Started with its stderr sent to a file of the caller's choosing.
+    let _daemon = sandbox.start_daemon();
+    let path = sandbox.status()["log"]["path"].as_str().map(std::path::PathBuf::from).expect("a log file");
+    assert!(
+        path.starts_with(sandbox.dir.path())
+            && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("daemon-")),
+        "{}",
+        path.display()
+    );
+}
+
+#[tokio::test]
 async fn the_socket_path_does_not_depend_on_the_environment() {
     let scrubbed = std::process::Command::new(parley_tests::bin("parley"))
         .arg("socket-path")
@@ -492,6 +518,47 @@ async fn the_socket_path_does_not_depend_on_the_environment() {
     let path = String::from_utf8_lossy(&scrubbed.stdout).trim().to_owned();
     assert_eq!(path, String::from_utf8_lossy(&full.stdout).trim());
     assert!(path.ends_with("parley-v1.sock"), "{path}");
+}
+
+#[tokio::test]
+async fn a_shared_socket_folder_keeps_its_mode_and_the_refusal_names_a_folder_that_works() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut sandbox = Sandbox::new();
+    // A stand-in for /tmp: sticky and open to everyone.
+    let shared = sandbox.dir.path().join("shared");
+    std::fs::create_dir(&shared).expect("mkdir");
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod 1777");
+    let mode = |dir: &std::path::Path| std::fs::metadata(dir).expect("stat").permissions().mode() & 0o7777;
+    sandbox.socket = shared.join("p.sock");
+    let own = shared.join(format!("parley-{}", parley_protocol::socket::current_uid())).join("p.sock");
+
+    let mut daemon = tokio::process::Command::from(sandbox.command("parley"));
+    daemon.arg("daemon").stdin(std::process::Stdio::null()).kill_on_drop(true);
+    let out = tokio::time::timeout(DEADLINE, daemon.output()).await.expect("the daemon refuses at once").expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the daemon must not serve from a shared folder: {err}");
+    assert!(err.contains("mode 1777") && err.contains("never changes the mode"), "{err}");
+    assert!(
+        err.contains(&format!("PARLEY_SOCKET to a path in a folder of its own, such as {}", own.display())),
+        "{err}"
+    );
+    assert_eq!(mode(&shared), 0o1777, "the shared folder keeps its mode, sticky bit included");
+
+    // A client that would start a daemon refuses the same way, before it
+    // writes a log or a lock into the shared folder.
+    let (code, _, err) = sandbox.cli(&["inbox"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("never changes the mode") && err.contains(&own.display().to_string()), "{err}");
+    assert_eq!(std::fs::read_dir(&shared).expect("list").count(), 0, "nothing was written into the shared folder");
+    assert_eq!(mode(&shared), 0o1777);
+
+    // The folder the refusal names works: Parley creates it private, and the
+    // shared folder around it stays as it was.
+    sandbox.socket = own.clone();
+    let _daemon = sandbox.start_daemon();
+    assert_eq!(sandbox.status()["socket"], json!(own));
+    assert_eq!(mode(own.parent().expect("folder")), 0o700, "the folder Parley made is private");
+    assert_eq!(mode(&shared), 0o1777);
 }
 
 #[tokio::test]

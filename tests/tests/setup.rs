@@ -164,6 +164,148 @@ async fn doctor_says_what_is_missing_and_how_to_fix_it() {
     assert!(detail.contains("Cursor extension 0.1.0") && detail.contains("nvim connected"), "{detail}");
 }
 
+#[tokio::test]
+async fn doctor_tells_an_installed_neovim_plugin_from_a_connected_one() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
+    let home = sandbox.dir.path().join("home");
+    // Loaded by path from the config, as the plugin's README shows.
+    let nvim_config = sandbox.dir.path().join("config/nvim");
+    std::fs::create_dir_all(&nvim_config).expect("mkdir");
+    std::fs::write(
+        nvim_config.join("init.lua"),
+        "vim.opt.runtimepath:append(\"/src/parley/editors/nvim\")\nrequire(\"parley\").setup({})\n",
+    )
+    .expect("init.lua");
+    let editors = || {
+        let mut command = sandbox.command("parley");
+        command
+            .current_dir(&repo)
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .args(["doctor", "--json"]);
+        async move {
+            let (_, out, _) = run(command).await;
+            let report: Value = serde_json::from_str(&out).expect("doctor --json");
+            let checks = report["checks"].as_array().expect("checks").clone();
+            checks.into_iter().find(|c| c["name"] == "editors").expect("an editors check")
+        }
+    };
+    let _daemon = sandbox.start_daemon();
+    let check = editors().await;
+    let detail = check["detail"].as_str().unwrap_or_default().to_owned();
+    assert_eq!(check["outcome"], "ok", "{check:#}");
+    assert!(detail.contains("Neovim plugin installed") && detail.contains("nvim/init.lua"), "{detail}");
+    assert!(detail.contains("no Neovim is connected now") && detail.contains(":ParleyConnect"), "{detail}");
+    assert!(!detail.contains("install the VS Code extension"), "{detail}");
+
+    let _window = sandbox.editor("nvim", &[&repo]).await;
+    let detail = editors().await["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains("Neovim plugin (") && detail.contains("nvim connected"), "{detail}");
+    assert!(!detail.contains("not connected") && !detail.contains("no Neovim"), "{detail}");
+
+    // A plugin manager's copy is found as well.
+    std::fs::remove_file(nvim_config.join("init.lua")).expect("rm");
+    let lazy = home.join(".local/share/nvim/lazy/parley.nvim");
+    std::fs::create_dir_all(lazy.join("lua/parley")).expect("mkdir");
+    std::fs::write(lazy.join("lua/parley/init.lua"), "return {}\n").expect("init.lua");
+    let detail = editors().await["detail"].as_str().unwrap_or_default().to_owned();
+    assert!(detail.contains(&format!("Neovim plugin ({})", lazy.display())), "{detail}");
+}
+
+#[tokio::test]
+async fn without_a_reachable_service_manager_nothing_changes_and_a_half_installed_service_is_reported() {
+    let sandbox = Sandbox::new();
+    let (fake_bin, log) = fake_systemctl(&sandbox);
+    let with_fake = format!("{}:{}", fake_bin.display(), std::env::var("PATH").unwrap_or_default());
+    let no_systemctl = sandbox.dir.path().join("no-bin");
+    std::fs::create_dir_all(&no_systemctl).expect("mkdir");
+    let unit = sandbox.dir.path().join("config/systemd/user/parley.service");
+    let parley_with = |args: &[&str], path: &str, env: &[(&str, &str)]| {
+        let mut command = sandbox.command("parley");
+        command.args(args).env("PATH", path).env("FAKE_SYSTEMCTL_LOG", &log);
+        for name in
+            ["FAKE_SYSTEMCTL_UNREACHABLE", "FAKE_SYSTEMCTL_FAIL_ON", "FAKE_SYSTEMCTL_ENABLED", "FAKE_SYSTEMCTL_ACTIVE"]
+        {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
+        run(command)
+    };
+    let unreachable = [("FAKE_SYSTEMCTL_UNREACHABLE", "1")];
+    let by_hand = sandbox.start_daemon();
+    let still_running = |sandbox: &Sandbox| {
+        assert_eq!(sandbox.status()["pid"], serde_json::json!(by_hand.pid()), "the running daemon was left alone");
+    };
+
+    // No user bus (a container, WSL, SSH without lingering): nothing is
+    // written or stopped, and the error says what to do instead.
+    let (code, out, err) = parley_with(&["service", "install"], &with_fake, &unreachable).await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("not reachable") && err.contains("Failed to connect to bus"), "{err}");
+    assert!(err.contains("nothing was changed"), "{err}");
+    assert!(
+        err.contains("loginctl enable-linger") && err.contains("`parley daemon &` from your shell profile"),
+        "{err}"
+    );
+    assert!(!unit.exists(), "no unit is written");
+    let calls = std::fs::read_to_string(&log).expect("systemctl was asked");
+    assert_eq!(calls.lines().collect::<Vec<_>>(), ["--user show-environment"], "only the probe ran");
+    still_running(&sandbox);
+
+    // No systemctl at all: the same.
+    let (code, _, err) = parley_with(&["service", "install"], &no_systemctl.to_string_lossy(), &[]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("cannot run `systemctl --user show-environment`") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert!(!unit.exists(), "no unit is written");
+    still_running(&sandbox);
+
+    // A unit written while the manager answered, which is gone since:
+    // doctor and status say the service never starts, and uninstall removes
+    // the file all the same.
+    let (code, out, err) = parley_with(&["service", "install", "--no-start"], &with_fake, &[]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(unit.exists());
+    let service_check = |out: &str| {
+        let report: Value = serde_json::from_str(out).expect("doctor --json");
+        let checks = report["checks"].as_array().expect("checks").clone();
+        checks.into_iter().find(|c| c["name"] == "service").unwrap_or_default()
+    };
+    let (_, out, _) = parley_with(&["doctor", "--json"], &with_fake, &unreachable).await;
+    let check = service_check(&out);
+    assert_eq!(check["outcome"], "warn", "{out}");
+    let detail = check["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("not reachable") && detail.contains("never starts"), "{detail}");
+    assert!(detail.contains("loginctl enable-linger") && detail.contains("parley service uninstall"), "{detail}");
+    let (code, out, _) = parley_with(&["service", "status"], &with_fake, &unreachable).await;
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("not reachable") && out.contains("does not start"), "{out}");
+
+    // The manager answers, but the unit is neither enabled nor running.
+    let idle = [("FAKE_SYSTEMCTL_ENABLED", "disabled"), ("FAKE_SYSTEMCTL_ACTIVE", "inactive")];
+    let (_, out, _) = parley_with(&["doctor", "--json"], &with_fake, &idle).await;
+    let check = service_check(&out);
+    assert_eq!(check["outcome"], "warn", "{out}");
+    let detail = check["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("disabled, inactive") && detail.contains("systemctl --user enable --now parley.service"),
+        "{detail}"
+    );
+    let (_, out, _) = parley_with(&["doctor", "--json"], &with_fake, &[]).await;
+    assert_eq!(service_check(&out)["outcome"], "ok", "{out}");
+
+    let (code, out, err) = parley_with(&["service", "uninstall"], &with_fake, &unreachable).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("nothing to stop or disable") && out.contains("Removed the systemd user service"), "{out}");
+    assert!(!unit.exists(), "uninstall removes what install wrote");
+    let (_, out, _) = parley_with(&["doctor", "--json"], &with_fake, &[]).await;
+    assert_eq!(service_check(&out), Value::Null, "no service line once nothing is installed: {out}");
+    still_running(&sandbox);
+}
+
 /// A folder holding `systemctl`: the stand-in, recording into `log`.
 fn fake_systemctl(sandbox: &Sandbox) -> (PathBuf, PathBuf) {
     let dir = sandbox.dir.path().join("fake-bin");
@@ -181,9 +323,10 @@ async fn the_service_takes_over_from_a_running_daemon_and_goes_away_cleanly() {
     let service = |args: &[&str], fail: Option<&str>| {
         let mut command = sandbox.command("parley");
         command.arg("service").args(args).env("PATH", &path).env("FAKE_SYSTEMCTL_LOG", &log);
+        command.env_remove("FAKE_SYSTEMCTL_UNREACHABLE");
         match fail {
-            Some(message) => command.env("FAKE_SYSTEMCTL_FAIL", message),
-            None => command.env_remove("FAKE_SYSTEMCTL_FAIL"),
+            Some(verb) => command.env("FAKE_SYSTEMCTL_FAIL_ON", verb),
+            None => command.env_remove("FAKE_SYSTEMCTL_FAIL_ON"),
         };
         run(command)
     };
@@ -202,7 +345,10 @@ async fn the_service_takes_over_from_a_running_daemon_and_goes_away_cleanly() {
     assert!(text.contains(&format!("ExecStart=\"{}\" daemon", parley_bin.display())), "{text}");
     assert!(text.contains(&format!("Environment=\"PARLEY_SOCKET={}\"", sandbox.socket.display())), "{text}");
     let calls = std::fs::read_to_string(&log).expect("systemctl was called");
-    assert_eq!(calls.lines().collect::<Vec<_>>(), ["--user daemon-reload", "--user enable --now parley.service"]);
+    assert_eq!(
+        calls.lines().collect::<Vec<_>>(),
+        ["--user show-environment", "--user daemon-reload", "--user enable --now parley.service"]
+    );
     // The daemon now running is the one the unit's ExecStart started.
     let status: Value = serde_json::from_str(&parley(&sandbox, &["status", "--json"]).await.1).expect("status JSON");
     let pid = status["pid"].as_u64().expect("a daemon runs");
@@ -220,9 +366,13 @@ async fn the_service_takes_over_from_a_running_daemon_and_goes_away_cleanly() {
     assert!(calls.contains("--user disable --now parley.service"), "{calls}");
     assert_eq!(parley(&sandbox, &["status"]).await.0, 3, "the service's daemon was stopped");
 
-    // Without a user session bus: the unit is written and the error says what to do.
-    let (code, _, err) = service(&["install"], Some("Failed to connect to bus: No medium found")).await;
+    // The manager answers but refuses the unit after the running daemon was
+    // stopped: the file is put back as it was, and the error says so.
+    let by_hand = sandbox.start_daemon();
+    let (code, _, err) = service(&["install"], Some("enable")).await;
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("Failed to connect to bus") && err.contains("systemctl --user enable --now"), "{err}");
-    assert!(unit.exists(), "the unit is left for the user to enable");
+    assert!(err.contains("could not be enabled") && err.contains("put back as it was"), "{err}");
+    assert!(err.contains(&format!("(pid {}) was stopped", by_hand.pid())) && err.contains("parley daemon"), "{err}");
+    assert!(err.contains("Unit file parley.service is not valid"), "{err}");
+    assert!(!unit.exists(), "the unit it wrote is gone again");
 }

@@ -88,7 +88,42 @@ impl Manager {
         }
     }
 
-    /// The commands that load and start the service.
+    /// Whether the manager answers at all: a user systemd needs a user
+    /// session bus (absent in most containers, in WSL without systemd, and
+    /// over SSH without lingering), launchd a login session. `Err` says why.
+    fn reachable(&self) -> Result<(), String> {
+        let probe = match self {
+            Manager::Systemd { .. } => args(&["systemctl", "--user", "show-environment"]),
+            Manager::Launchd { .. } => args(&["launchctl", "print", &gui_domain()]),
+        };
+        run_all(&[probe]).map_err(|e| format!("{e:#}"))
+    }
+
+    /// When the manager cannot be reached, and what to do about it.
+    fn unreachable_advice(&self) -> &'static str {
+        match self {
+            Manager::Systemd { .. } => {
+                "as happens in containers, in WSL without systemd and in SSH sessions without lingering: \
+                 run `loginctl enable-linger \"$(id -un)\"`, log in again and run `parley service install` once more, \
+                 or start `parley daemon &` from your shell profile instead (agents' parley-mcp also start it on demand)"
+            }
+            Manager::Launchd { .. } => {
+                "as happens over SSH (launchd's per-user domain exists only in a login session at the Mac itself): \
+                 run `parley service install` from a terminal in that session, \
+                 or start `parley daemon &` from your shell profile instead (agents' parley-mcp also start it on demand)"
+            }
+        }
+    }
+
+    /// What the manager must read before it knows of a new or changed file.
+    fn reload(&self) -> Vec<Vec<String>> {
+        match self {
+            Manager::Systemd { .. } => vec![args(&["systemctl", "--user", "daemon-reload"])],
+            Manager::Launchd { .. } => Vec::new(),
+        }
+    }
+
+    /// The commands that enable (and start) the service.
     fn enable(&self, start: bool) -> Vec<Vec<String>> {
         match self {
             Manager::Systemd { .. } => {
@@ -97,7 +132,7 @@ impl Manager {
                     enable.push("--now");
                 }
                 enable.push(SYSTEMD_UNIT);
-                vec![args(&["systemctl", "--user", "daemon-reload"]), args(&enable)]
+                vec![args(&enable)]
             }
             // launchd starts an agent when it is bootstrapped (RunAtLoad); a
             // later login starts it from the file.
@@ -117,20 +152,13 @@ impl Manager {
         }
     }
 
-    fn after_removal(&self) -> Vec<Vec<String>> {
-        match self {
-            Manager::Systemd { .. } => vec![args(&["systemctl", "--user", "daemon-reload"])],
-            Manager::Launchd { .. } => Vec::new(),
-        }
-    }
-
-    /// What the manager says of the service: (running, its words).
+    /// What the manager says of the service: (enabled and running, its words).
     fn state(&self) -> (bool, String) {
         match self {
             Manager::Systemd { .. } => {
                 let enabled = quiet(&["systemctl", "--user", "is-enabled", SYSTEMD_UNIT]);
                 let active = quiet(&["systemctl", "--user", "is-active", SYSTEMD_UNIT]);
-                (active == "active", format!("{enabled}, {active}"))
+                (enabled == "enabled" && active == "active", format!("{enabled}, {active}"))
             }
             Manager::Launchd { .. } => {
                 let loaded = Command::new("launchctl")
@@ -141,6 +169,41 @@ impl Manager {
             }
         }
     }
+
+    /// The command that would enable and start the service by hand.
+    fn enable_by_hand(&self) -> String {
+        match self {
+            Manager::Systemd { .. } => format!("systemctl --user enable --now {SYSTEMD_UNIT}"),
+            Manager::Launchd { plist } => format!("launchctl bootstrap {} {}", gui_domain(), plist.display()),
+        }
+    }
+}
+
+/// How the service stands, for `parley doctor`: `None` when it is not
+/// installed (agents start the daemon on demand), `Ok` when the manager runs
+/// it, `Err` when it is installed but does not run, with what to do.
+pub(super) fn health() -> Option<Result<String, String>> {
+    let manager = Manager::of_this_system().ok()?;
+    let file = manager.file();
+    if !file.exists() {
+        return None;
+    }
+    if let Err(why) = manager.reachable() {
+        return Some(Err(format!(
+            "{} is installed but its manager is not reachable ({why}), so it never starts, {}; or run `parley service uninstall` to remove it",
+            file.display(),
+            manager.unreachable_advice()
+        )));
+    }
+    let (running, words) = manager.state();
+    if running {
+        return Some(Ok(format!("{} ({}): {words}", manager.name(), file.display())));
+    }
+    Some(Err(format!(
+        "{} is installed but {words}, so Parley does not start with your session: run `{}`, or `parley service uninstall` to remove it",
+        file.display(),
+        manager.enable_by_hand()
+    )))
 }
 
 fn args(words: &[&str]) -> Vec<String> {
@@ -257,24 +320,50 @@ fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
 }
 
 async fn install(manager: &Manager, no_start: bool) -> anyhow::Result<i32> {
+    // Nothing is written or stopped unless the manager can take over.
+    if let Err(why) = manager.reachable() {
+        bail!(
+            "the {} cannot be installed, so nothing was changed: its manager is not reachable ({why}), {}",
+            manager.name(),
+            manager.unreachable_advice()
+        );
+    }
     let parley =
         std::env::current_exe().and_then(std::fs::canonicalize).context("cannot tell where this parley binary is")?;
-    write_atomically(manager.file(), &manager.contents(&parley))?;
-    println!("Wrote {} (runs {} daemon).", manager.file().display(), parley.display());
+    let file = manager.file();
+    let before = match std::fs::read_to_string(file) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+    };
+    write_atomically(file, &manager.contents(&parley))?;
+    if let Err(e) = run_all(&manager.reload()) {
+        put_back(manager, before.as_deref());
+        return Err(e.context(format!("the {} was not installed; nothing was changed", manager.name())));
+    }
+    let mut stopped = None;
     if !no_start {
         // One daemon per socket: the service's would find this one's lock.
-        if let Some(pid) = super::stop_daemon("parley service install").await? {
-            println!("Stopped the daemon that was running (pid {pid}) so the service can take over.");
-        }
+        stopped = super::stop_daemon("parley service install").await?;
     }
-    run_all(&manager.enable(!no_start)).with_context(|| {
-        format!(
-            "the {} is written at {} but could not be enabled; enable it once its manager is reachable \
-             (for systemd: systemctl --user enable --now {SYSTEMD_UNIT})",
+    if let Err(e) = run_all(&manager.enable(!no_start)) {
+        put_back(manager, before.as_deref());
+        let daemon = match stopped {
+            Some(pid) => format!(
+                "; the daemon that was running (pid {pid}) was stopped: agents' parley-mcp start one again on demand, or run `parley daemon`"
+            ),
+            None => String::new(),
+        };
+        return Err(e.context(format!(
+            "the {} could not be enabled, so {} was put back as it was{daemon}",
             manager.name(),
-            manager.file().display()
-        )
-    })?;
+            file.display()
+        )));
+    }
+    println!("Wrote {} (runs {} daemon).", file.display(), parley.display());
+    if let Some(pid) = stopped {
+        println!("Stopped the daemon that was running (pid {pid}) so the service can take over.");
+    }
     if no_start {
         println!("Parley will start at your next login (as a {}).", manager.name());
         return Ok(0);
@@ -284,31 +373,73 @@ async fn install(manager: &Manager, no_start: bool) -> anyhow::Result<i32> {
     Ok(0)
 }
 
+/// Restores the service file as it was before `install` (absent, or its old
+/// text) after the manager refused the new one, and lets the manager know.
+fn put_back(manager: &Manager, before: Option<&str>) {
+    let file = manager.file();
+    let restored = match before {
+        Some(text) => write_atomically(file, text),
+        None => std::fs::remove_file(file).with_context(|| format!("removing {}", file.display())),
+    };
+    if let Err(e) = restored {
+        eprintln!("parley: cannot put {} back as it was: {e:#}", file.display());
+    }
+    let _ = run_all(&manager.reload());
+}
+
 async fn uninstall(manager: &Manager) -> anyhow::Result<i32> {
-    if !manager.file().exists() {
-        println!("Parley is not installed as a {} (no {}).", manager.name(), manager.file().display());
+    let file = manager.file();
+    if !file.exists() {
+        println!("Parley is not installed as a {} (no {}).", manager.name(), file.display());
         return Ok(0);
     }
-    run_all(&manager.disable()).with_context(|| {
-        format!("cannot stop the {}; {} is left in place", manager.name(), manager.file().display())
-    })?;
-    std::fs::remove_file(manager.file()).with_context(|| format!("removing {}", manager.file().display()))?;
-    run_all(&manager.after_removal())?;
+    // The file goes in any case: with no manager to ask, nothing can be
+    // running from it, and a file left behind would only confuse.
+    let disabled = match manager.reachable() {
+        Ok(()) => run_all(&manager.disable()).map_err(|e| format!("{e:#}")),
+        Err(why) => {
+            println!(
+                "The {}'s manager is not reachable ({why}), so there was nothing to stop or disable.",
+                manager.name()
+            );
+            Ok(())
+        }
+    };
+    std::fs::remove_file(file).with_context(|| format!("removing {}", file.display()))?;
+    if disabled.is_ok() {
+        let _ = run_all(&manager.reload());
+    }
     println!(
         "Removed the {} ({}); agents' parley-mcp start the daemon on demand again.",
         manager.name(),
-        manager.file().display()
+        file.display()
     );
+    if let Err(why) = disabled {
+        bail!(
+            "the {} was removed, but stopping and disabling it failed ({why}): a daemon it started may still run; `parley stop` stops it",
+            manager.name()
+        );
+    }
     Ok(0)
 }
 
 fn status(manager: &Manager) -> anyhow::Result<i32> {
-    if !manager.file().exists() {
+    let file = manager.file();
+    if !file.exists() {
         println!("Parley is not installed as a {}; `parley service install` does it.", manager.name());
         return Ok(3);
     }
+    if let Err(why) = manager.reachable() {
+        println!(
+            "Parley is installed as a {} ({}), but its manager is not reachable ({why}), so it does not start, {}; or `parley service uninstall` removes it.",
+            manager.name(),
+            file.display(),
+            manager.unreachable_advice()
+        );
+        return Ok(3);
+    }
     let (running, words) = manager.state();
-    println!("Parley is installed as a {} ({}): {words}.", manager.name(), manager.file().display());
+    println!("Parley is installed as a {} ({}): {words}.", manager.name(), file.display());
     Ok(if running { 0 } else { 3 })
 }
 

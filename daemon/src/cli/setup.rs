@@ -62,6 +62,7 @@ pub async fn doctor(json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let mut checks = vec![shim_check(), socket_check()];
     checks.push(daemon_check().await);
+    checks.extend(service_check());
     checks.push(editors_check().await);
     checks.push(data_dir_check());
     checks.extend(data_privacy_check());
@@ -132,35 +133,18 @@ fn shim_check() -> Check {
 }
 
 fn socket_check() -> Check {
-    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let path = match socket::socket_path() {
         Ok(path) => path,
         Err(e) => return Check::new("socket", Outcome::Fail, e.to_string()),
     };
-    let Some(dir) = path.parent() else {
-        return Check::new("socket", Outcome::Fail, format!("{} has no directory", path.display()));
-    };
-    match std::fs::metadata(dir) {
-        Err(_) => Check::new(
+    match socket::check_socket_dir(&path) {
+        Ok(true) => Check::new("socket", Outcome::Ok, path.display().to_string()),
+        Ok(false) => Check::new(
             "socket",
             Outcome::Ok,
-            format!("{} (its directory is made when the daemon starts)", path.display()),
+            format!("{} (its folder is created private when the daemon starts)", path.display()),
         ),
-        Ok(meta) if meta.uid() != socket::current_uid() => Check::new(
-            "socket",
-            Outcome::Fail,
-            format!("{} belongs to another user: set PARLEY_SOCKET to a path of your own", dir.display()),
-        ),
-        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => Check::new(
-            "socket",
-            Outcome::Warn,
-            format!(
-                "{} is mode {:o}; the daemon makes it 0700 when it starts",
-                dir.display(),
-                meta.permissions().mode() & 0o777
-            ),
-        ),
-        Ok(_) => Check::new("socket", Outcome::Ok, path.display().to_string()),
+        Err(e) => Check::new("socket", Outcome::Fail, e.to_string()),
     }
 }
 
@@ -192,6 +176,15 @@ async fn daemon_check() -> Check {
     }
 }
 
+/// The service `parley service install` wrote, when there is one: a file
+/// the manager cannot reach, or does not run, starts nothing.
+fn service_check() -> Option<Check> {
+    Some(match super::service::health()? {
+        Ok(detail) => Check::new("service", Outcome::Ok, detail),
+        Err(detail) => Check::new("service", Outcome::Warn, detail),
+    })
+}
+
 /// Where VS Code and its forks keep extensions, under the home folder.
 const EXTENSION_DIRS: &[(&str, &str)] = &[
     (".vscode/extensions", "VS Code"),
@@ -204,8 +197,63 @@ const EXTENSION_DIRS: &[(&str, &str)] = &[
     (".local/share/code-server/extensions", "code-server"),
 ];
 
+/// Where Neovim plugin managers put plugins, under Neovim's data folder:
+/// lazy.nvim, packer and native packages, vim-plug.
+const NVIM_PLUGIN_DIRS: &[&str] = &["lazy", "site/pack/*/start", "site/pack/*/opt", "plugged"];
+
+/// Where this user's Neovim gets the Parley plugin from, if anywhere: a
+/// plugin manager's folder holding it, or the config that loads it (the
+/// plugin README's `runtimepath:append` way).
+fn nvim_plugin() -> Option<PathBuf> {
+    let dirs = directories::BaseDirs::new()?;
+    let data = dirs.data_dir().join("nvim");
+    for pattern in NVIM_PLUGIN_DIRS {
+        let mut folders = vec![data.clone()];
+        for part in pattern.split('/') {
+            folders = folders
+                .into_iter()
+                .flat_map(|folder| -> Vec<PathBuf> {
+                    if part == "*" {
+                        std::fs::read_dir(&folder).into_iter().flatten().flatten().map(|e| e.path()).collect()
+                    } else {
+                        vec![folder.join(part)]
+                    }
+                })
+                .collect();
+        }
+        for folder in folders {
+            for plugin in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+                if plugin.path().join("lua/parley/init.lua").is_file() {
+                    return Some(plugin.path());
+                }
+            }
+        }
+    }
+    let config = dirs.config_dir().join("nvim");
+    let loads = regex::Regex::new(r#"require\s*\(?\s*["']parley["']"#).expect("a valid pattern");
+    let mut pending = vec![(config, 0)];
+    let mut read = 0;
+    while let Some((folder, depth)) = pending.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() && depth < 3 {
+                pending.push((path, depth + 1));
+            } else if kind.is_file() && path.extension().is_some_and(|e| e == "lua" || e == "vim") && read < 200 {
+                read += 1;
+                if std::fs::read_to_string(&path).is_ok_and(|text| loads.is_match(&text)) {
+                    return Some(path);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The editor clients this user has: the VS Code extension installed in
-/// VS Code or a fork, and the editor windows connected right now.
+/// VS Code or a fork, the Neovim plugin, and the editor windows connected
+/// right now. One installed but not connected is said as such, with what
+/// connects it.
 async fn editors_check() -> Check {
     let mut found = Vec::new();
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
@@ -219,13 +267,23 @@ async fn editors_check() -> Check {
             }
         }
     }
+    let mut connected = Vec::new();
     if let Ok(Some(mut client)) = HubClient::open(&cli_opening(false)).await
         && let Ok(status) = client.call::<parley_protocol::methods::Status>("status", json!({})).await
     {
-        for editor in &status.editors {
-            found.push(format!("{} connected", editor.name));
+        connected.extend(status.editors.iter().map(|editor| editor.name.clone()));
+    }
+    if let Some(place) = nvim_plugin() {
+        if connected.iter().any(|name| name == "nvim") {
+            found.push(format!("Neovim plugin ({})", place.display()));
+        } else {
+            found.push(format!(
+                "Neovim plugin installed ({}) but no Neovim is connected now: it connects when Neovim starts (`:ParleyConnect` in a running one; `:checkhealth parley` says what stops it)",
+                place.display()
+            ));
         }
     }
+    found.extend(connected.iter().map(|name| format!("{name} connected")));
     if found.is_empty() {
         return Check::new(
             "editors",

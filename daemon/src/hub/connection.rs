@@ -332,6 +332,7 @@ async fn status(peer: &Peer<'_>, _: wire::NoParams) -> Result<wire::Status, Erro
         reviews: facts.reviews,
         threads: facts.threads,
         store_notice: cx.store_notice.clone(),
+        log: Some(cx.log.clone()),
     })
 }
 
@@ -387,7 +388,8 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         encoding: peer.facts.encoding,
         expected_text: p.text,
         body: p.body,
-        author: p.author.unwrap_or_else(|| peer.facts.name.clone()),
+        // Editors and the command line speak for the person the daemon runs as.
+        author: p.author.unwrap_or_else(crate::config::user_name),
         finding: None,
     };
     let thread = feedback::create(peer.cx, new).await.map_err(errors::feedback)?;
@@ -395,7 +397,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
 }
 
 async fn feedback_reply(peer: &Peer<'_>, p: wire::FeedbackReplyParams) -> Result<wire::ThreadResult, ErrorObject> {
-    let author = p.author.unwrap_or_else(|| peer.facts.name.clone());
+    let author = p.author.unwrap_or_else(crate::config::user_name);
     let (thread, _) = feedback::reply(peer.cx, &p.thread_id, p.body, author, None).await.map_err(errors::feedback)?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
 }

@@ -1,4 +1,5 @@
-//! Binding the daemon's socket safely: a private directory, a lock held for
+//! Binding the daemon's socket safely: a private directory (created 0700, or
+//! an existing one used only when it already is private), a lock held for
 //! the daemon's whole life (one daemon per socket), stale sockets replaced,
 //! the socket made 0600 — or serving the socket systemd passed (socket
 //! activation), which systemd keeps after the daemon exits.
@@ -71,8 +72,7 @@ pub fn activated_socket() -> anyhow::Result<Option<std::os::unix::net::UnixListe
 /// Takes the daemon lock and binds `path`, or serves `activated`, the
 /// socket systemd passed.
 pub async fn bind(path: &Path, activated: Option<std::os::unix::net::UnixListener>) -> anyhow::Result<BoundSocket> {
-    let dir = path.parent().context("the socket path has no directory")?;
-    socket::ensure_private_dir(dir)?;
+    socket::prepare_socket_dir(path)?;
     let lock = take_lock(&socket::daemon_lock_path(path)).await?;
     if let Some(passed) = activated {
         let at = passed.local_addr().ok().and_then(|a| a.as_pathname().map(Path::to_owned));

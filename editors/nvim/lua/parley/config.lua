@@ -16,7 +16,7 @@ M.defaults = {
   -- "nvim-<pid>". It is exported as $PARLEY_EDITOR_ID to terminals and jobs
   -- started from this Neovim, so an agent run there asks this window.
   editor_id = nil,
-  -- The author of your comments. Default: $USER.
+  -- The author of your comments. Default: your login name (as `id -un` prints it).
   author = nil,
   -- Sign column text for threads, and for draft comments in a review round's diff (1 or 2 cells).
   signs = { thread = "C", orphaned = "?", draft = "D" },

@@ -327,7 +327,11 @@ function M.start_daemon(path)
     return false
   end
   spawned = true
-  local log = uv.fs_open((path:gsub("%.sock$", "")) .. ".log", "a", 384)
+  -- The log goes beside the socket only in a folder no one else can open (the
+  -- daemon refuses any other, and a shared one could hold a planted link).
+  local dir = uv.fs_lstat(vim.fn.fnamemodify(path, ":h"))
+  local private = dir ~= nil and dir.type == "directory" and dir.mode % 8 == 0 and math.floor(dir.mode / 8) % 8 == 0
+  local log = private and uv.fs_open((path:gsub("%.sock$", "")) .. ".log", "a", 384) or nil
   local spawn_opts = { args = { "daemon" }, cwd = "/", detached = true, stdio = { nil, nil, log } }
   local handle = uv.spawn(cmd, spawn_opts, function() end)
   if log then

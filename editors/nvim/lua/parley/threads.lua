@@ -43,8 +43,18 @@ local function mark_id(id)
 end
 M.mark_id = mark_id
 
+-- Your login name as the system knows it (what `id -un` prints, and what the
+-- daemon and the `parley` command line use), even where $USER is unset.
+local function login_name()
+  local ok, passwd = pcall(vim.loop.os_get_passwd)
+  if ok and type(passwd) == "table" and passwd.username and passwd.username ~= "" then
+    return passwd.username
+  end
+  return vim.env.LOGNAME or vim.env.USER
+end
+
 local function author()
-  return config.options.author or vim.env.USER
+  return config.options.author or login_name()
 end
 
 local function orphaned(thread)

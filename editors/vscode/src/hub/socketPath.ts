@@ -86,7 +86,9 @@ export function startDaemon(executable: string, socket: string, env: Env): Promi
   let logFd: number | 'ignore' = 'ignore';
   try {
     fs.mkdirSync(path.dirname(socket), { recursive: true, mode: 0o700 });
-    logFd = fs.openSync(logPath, 'a', 0o600);
+    // Only into a folder of the user's alone: the daemon refuses any other (and says why), and a
+    // shared folder such as /tmp could hold a planted link where the log would go.
+    if (isPrivateDir(path.dirname(socket))) logFd = fs.openSync(logPath, 'a', 0o600);
   } catch {
     logFd = 'ignore';
   }
