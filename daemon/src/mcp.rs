@@ -201,6 +201,7 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
                 schema::make_portable(Arc::make_mut(&mut route.attr.input_schema));
                 if let Some(output) = route.attr.output_schema.as_mut() {
                     schema::make_portable(Arc::make_mut(output));
+                    schema::compact_output(Arc::make_mut(output));
                 }
             }
             Arc::new(router)
