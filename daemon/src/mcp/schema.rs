@@ -30,6 +30,13 @@ const STANDARD_FORMATS: &[&str] = &[
     "regex",
 ];
 
+/// Drops the root's `$schema`: MCP says tool schemas are JSON Schema
+/// 2020-12 when they do not say otherwise, so naming it on every tool only
+/// lengthens `tools/list`.
+pub fn drop_dialect(schema: &mut Map<String, Value>) {
+    schema.remove("$schema");
+}
+
 /// Removes non-standard `format` keywords from a schema, at every depth.
 /// The bounds that matter stay: schemars writes `minimum: 0` for unsigned
 /// integers beside the format it invents.
