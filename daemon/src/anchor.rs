@@ -18,8 +18,10 @@ mod lines;
 mod similarity;
 #[cfg(test)]
 mod tests;
+mod whole_lines;
 
 pub use lines::{line_col, line_range, offset_of};
+pub use whole_lines::{covers as covers_whole_lines, find_block, same_lines};
 
 use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
@@ -348,6 +350,42 @@ impl<'a> Reanchorer<'a> {
         }
         matches!(self.map_offset(anchor.range.start),
             Some(Mapped::Exact(at)) if self.new_text.get(at..at + quote.len()) == Some(quote))
+    }
+
+    /// [`Reanchorer::reanchor`] for an anchor on whole lines: what is found
+    /// is widened to the whole lines it is on, so a line that grew, or was
+    /// indented, shows its new text as modified (with its similarity to the
+    /// quote) rather than the part of it that still matches as anchored.
+    pub fn reanchor_lines(&self, anchor: &Anchor) -> Reanchored {
+        let found = self.reanchor(anchor);
+        let Some(range) = found.range.clone() else { return found };
+        let wide = whole_lines::widen(self.new_text, range, anchor.quote.ends_with('\n'));
+        let text = &self.new_text[wide.clone()];
+        if text == &*anchor.quote {
+            return Reanchored { range: Some(wide), ..found };
+        }
+        let similarity = similarity(anchor.quote.as_bytes(), text.as_bytes());
+        Reanchored { state: AnchorState::Modified { similarity }, range: Some(wide), confidence: similarity }
+    }
+
+    /// Where `anchor` was, in the new text: where the line diff carries its
+    /// start, or its old start when there is no diff (on a char boundary).
+    pub fn place(&self, anchor: &Anchor) -> usize {
+        let at = match self.map_offset(anchor.range.start) {
+            Some(Mapped::Exact(at) | Mapped::Near(at)) => at,
+            None => anchor.range.start,
+        };
+        floor_boundary(self.new_text, at)
+    }
+
+    /// The text the anchors are looked for in.
+    pub fn new_text(&self) -> &'a str {
+        self.new_text
+    }
+
+    /// The text the anchors were made on, when known.
+    pub fn old_text(&self) -> Option<&'a str> {
+        self.old_text
     }
 
     /// Finds `anchor`, which must refer to the `old_text` given to [`Reanchorer::new`]

@@ -139,6 +139,12 @@ pub struct Thread {
     /// Relative to the workspace, with `/` separators.
     pub path: String,
     pub anchor: Anchor,
+    /// Whether the thread is on whole lines (as agents, the command line,
+    /// findings and a person's round comments make them; an editor's
+    /// selection of whole lines too): it then follows its lines, and a line
+    /// that grows shows its new text. Derived from the text around the range
+    /// when it was last anchored, so not stored.
+    pub whole_lines: bool,
     /// Hash of the text `anchor.range` refers to (its snapshot is stored);
     /// shared, like `checked_against`, between the threads of a file that
     /// were checked against the same text.
@@ -261,14 +267,37 @@ pub enum Change {
     Moved,
 }
 
+/// Who a thread's `addressed` mark names when its suggested change was
+/// found applied in the file: Parley sees the file change, not who changed it.
+pub const APPLIED: &str = "applied";
+
 /// Re-anchors `thread` against the new text `index` is of (whose hash is
 /// `new_hash`). `reanchorer` was made from the snapshot
 /// `thread.anchored_against` names (when known) and the new text; threads
 /// sharing a snapshot share it, so the file is diffed (and indexed) once.
-pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineIndex<'_>, new_hash: &Arc<str>) -> Change {
+///
+/// A thread on whole lines follows its lines ([`Reanchorer::reanchor_lines`]).
+/// An open thread whose suggested change now stands where it was, and did
+/// not before, is put on the changed lines and marked addressed by
+/// [`APPLIED`] at `now`.
+pub fn recheck(
+    thread: &mut Thread,
+    reanchorer: &Reanchorer<'_>,
+    index: &LineIndex<'_>,
+    new_hash: &Arc<str>,
+    now: &str,
+) -> Change {
     let new_text = index.text();
-    let before = (thread.state, thread.span);
-    let found = reanchorer.reanchor(&thread.anchor);
+    let before = (thread.state, thread.span, thread.standing.addressed.is_some());
+    let mut found = if thread.whole_lines {
+        reanchorer.reanchor_lines(&thread.anchor)
+    } else {
+        reanchorer.reanchor(&thread.anchor)
+    };
+    let applied = applied_suggestion(thread, reanchorer, &found);
+    if let Some(range) = &applied {
+        found = anchor::Reanchored { state: AnchorState::Anchored, range: Some(range.clone()), confidence: 1.0 };
+    }
     match (found.state, found.range) {
         // The anchor is kept as it was: the next change of the file searches
         // for it again from its last known place.
@@ -276,6 +305,7 @@ pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineInd
         (AnchorState::Orphaned, _) | (_, None) => thread.state = ThreadState::Orphaned,
         (state, Some(range)) => {
             thread.anchor = anchor::capture(new_text, range.clone());
+            thread.whole_lines = anchor::covers_whole_lines(new_text, &range);
             thread.anchored_against = new_hash.clone();
             thread.span = span_of(index, range);
             thread.state = if thread.anchor.quote == thread.original_quote {
@@ -288,8 +318,34 @@ pub fn recheck(thread: &mut Thread, reanchorer: &Reanchorer<'_>, index: &LineInd
             };
         }
     }
+    if applied.is_some() {
+        thread.standing.addressed = Some(Box::new(Mark { by: APPLIED.into(), at: now.into(), agent: false }));
+    }
     thread.checked_against = new_hash.clone();
-    if (thread.state, thread.span) == before { Change::None } else { Change::Moved }
+    let after = (thread.state, thread.span, thread.standing.addressed.is_some());
+    if after == before { Change::None } else { Change::Moved }
+}
+
+/// Where an open thread's suggested change (a person's ```` ```suggestion ````
+/// or a finding's fix) now stands, near where the thread was, when it did
+/// not stand there before: the change was applied. Whitespace at the ends
+/// of lines and blank lines do not count, as an agent applying it may
+/// indent it differently.
+fn applied_suggestion(
+    thread: &Thread,
+    reanchorer: &Reanchorer<'_>,
+    found: &anchor::Reanchored,
+) -> Option<std::ops::Range<usize>> {
+    let fix = thread.finding.as_ref()?.suggested_fix.as_deref().filter(|f| !f.trim().is_empty())?;
+    if thread.resolved || thread.standing.addressed.is_some() || anchor::same_lines(&thread.anchor.quote, fix) {
+        return None;
+    }
+    let near = found.range.as_ref().map_or_else(|| reanchorer.place(&thread.anchor), |r| r.start);
+    let radius = thread.anchor.quote.lines().count() + fix.lines().count() + 2;
+    let range = anchor::find_block(reanchorer.new_text(), near, fix, radius)?;
+    // Text that already stood there is not a change someone applied.
+    let stood = reanchorer.old_text().and_then(|old| anchor::find_block(old, thread.anchor.range.start, fix, radius));
+    stood.is_none().then_some(range)
 }
 
 /// Marks a thread whose file is gone or unreadable.
@@ -472,6 +528,7 @@ mod tests {
             workspace: Path::new("/ws").into(),
             path: path.into(),
             anchor: anchor::capture("x", 0..1),
+            whole_lines: false,
             anchored_against: "".into(),
             checked_against: "".into(),
             span: Span { start_line: line, end_line: line, ..Span::default() },
@@ -592,19 +649,118 @@ mod tests {
         t.anchored_against = "old".into();
         let new = "fn a() {}\nfn buggy(x: usize) -> usize {\n    x.saturating_add(1)\n}\n";
         assert_eq!(
-            recheck(&mut t, &Reanchorer::new(Some(old), new), &LineIndex::new(new), &"new".into()),
+            recheck(&mut t, &Reanchorer::new(Some(old), new), &LineIndex::new(new), &"new".into(), "t"),
             Change::Moved
         );
         assert!(matches!(t.state, ThreadState::Modified(s) if s > 0.4 && s < 1.0), "{:?}", t.state);
         assert_eq!(&*t.anchored_against, "new");
         // Checking the same text again changes nothing and stays modified.
         assert_eq!(
-            recheck(&mut t, &Reanchorer::new(Some(new), new), &LineIndex::new(new), &"new".into()),
+            recheck(&mut t, &Reanchorer::new(Some(new), new), &LineIndex::new(new), &"new".into(), "t"),
             Change::None
         );
         assert!(matches!(t.state, ThreadState::Modified(_)));
         // Restoring the original text brings it back to anchored.
-        recheck(&mut t, &Reanchorer::new(Some(new), old), &LineIndex::new(old), &"old".into());
+        recheck(&mut t, &Reanchorer::new(Some(new), old), &LineIndex::new(old), &"old".into(), "t");
         assert_eq!(t.state, ThreadState::Anchored);
+    }
+
+    /// A whole-line thread made on the marked lines of `before`, with
+    /// `suggestion` as its suggested change, rechecked against `after` with
+    /// and without a snapshot: its state, whether it is addressed as applied,
+    /// and the text it is on.
+    fn recheck_suggestion(before: &str, suggestion: Option<&str>, after: &str) -> Vec<(&'static str, bool, String)> {
+        let start = before.find('«').expect("«");
+        let old = before.replacen('«', "", 1);
+        let end = old.find('»').expect("»");
+        let old = old.replacen('»', "", 1);
+        [true, false]
+            .into_iter()
+            .map(|snapshot| {
+                let mut t = thread("a.py", 0, ThreadState::Anchored, 1);
+                t.anchor = anchor::capture(&old, start..end);
+                t.whole_lines = anchor::covers_whole_lines(&old, &t.anchor.range);
+                t.original_quote = t.anchor.quote.clone();
+                t.finding = suggestion.map(|fix| {
+                    Box::new(Finding {
+                        review_id: "r".into(),
+                        round: 1,
+                        severity: "major".into(),
+                        category: "review".into(),
+                        suggested_fix: Some(fix.into()),
+                    })
+                });
+                let reanchorer = Reanchorer::new(snapshot.then_some(old.as_str()), after);
+                recheck(&mut t, &reanchorer, &LineIndex::new(after), &"new".into(), "t9");
+                let applied = t.standing.addressed.as_ref().is_some_and(|m| m.by == APPLIED && m.at == "t9");
+                (t.state.name(), applied, t.anchor.quote.to_string())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn whole_line_threads_follow_their_line_and_applied_suggestions_address_them() {
+        /// A name, the text before with the thread's lines marked, the
+        /// suggestion, the text after, and the state, addressed and quote.
+        type Case<'a> = (&'a str, &'a str, Option<&'a str>, &'a str, (&'a str, bool, &'a str));
+        let cases: &[Case] = &[
+            (
+                "the line grew: modified, quoting it as it is now",
+                "def expired(t, ttl):\n«    return now() - t > ttl»\n",
+                None,
+                "def expired(t, ttl):\n    return now() - t > ttl_seconds\n",
+                ("modified", false, "    return now() - t > ttl_seconds"),
+            ),
+            (
+                "a suggestion applied word for word, too different to be found as an edit",
+                "def total(items, percent):\n    total = sum(items)\n«    return total * (100 - percent) / 100»\n\n\ndef tax():\n    pass\n",
+                Some("    discounted = total * (100 - Decimal(percent)) / 100\n    return discounted.quantize(CENT)"),
+                "def total(items, percent):\n    total = sum(items)\n    discounted = total * (100 - Decimal(percent)) / 100\n    return discounted.quantize(CENT)\n\n\ndef tax():\n    pass\n",
+                (
+                    "modified",
+                    true,
+                    "    discounted = total * (100 - Decimal(percent)) / 100\n    return discounted.quantize(CENT)",
+                ),
+            ),
+            (
+                "a suggestion applied with other indentation",
+                "class Cart:\n    def add(self, x):\n«        self.items.append(x)»\n",
+                Some("if x is not None:\n    self.items.append(x)"),
+                "class Cart:\n    def add(self, x):\n        if x is not None:\n            self.items.append(x)\n",
+                ("modified", true, "        if x is not None:\n            self.items.append(x)"),
+            ),
+            (
+                "the line changed, but not to the suggestion",
+                "fn a() {\n«    x + 1»\n}\n",
+                Some("    x.saturating_add(1)"),
+                "fn a() {\n    x + 2\n}\n",
+                ("modified", false, "    x + 2"),
+            ),
+            (
+                "an edit elsewhere: the thread stays, not applied",
+                "fn a() {\n«    x + 1»\n}\n",
+                Some("    x.saturating_add(1)"),
+                "// top\nfn a() {\n    x + 1\n}\n",
+                ("anchored", false, "    x + 1"),
+            ),
+        ];
+        for (name, before, suggestion, after, want) in cases {
+            for (got, snapshot) in recheck_suggestion(before, *suggestion, after).into_iter().zip(["with", "without"]) {
+                let want = (want.0, want.1, want.2.to_owned());
+                // Without the snapshot a thread that moved lines is found moved.
+                let got = if snapshot == "without" && got.0 == "moved" { ("anchored", got.1, got.2) } else { got };
+                assert_eq!(got, want, "{name} ({snapshot} a snapshot)");
+            }
+        }
+    }
+
+    #[test]
+    fn text_that_already_stood_there_is_not_an_applied_suggestion() {
+        // The suggested line was already below the thread's; the thread's own
+        // line is deleted: orphaned, not addressed.
+        let before = "fn a() {\n«    x + 1»\n    x.saturating_add(1)\n}\n";
+        let after = "fn a() {\n    x.saturating_add(1)\n}\n";
+        let got = recheck_suggestion(before, Some("    x.saturating_add(1)"), after);
+        assert!(!got[0].1, "{got:?}");
     }
 }

@@ -83,13 +83,13 @@ Review sessions: when you finish a significant piece of work, call request_revie
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PresentReviewArgs {
-    /// Markdown content of the review. Should include: 1) a brief summary suitable for a commit message, 2) detailed findings with file references, 3) specific suggestions for improvement. Use [`filename:line`][] format for file references. Example: "Updated authentication in [`src/auth.rs:45`][]"
+    /// The review in markdown: a summary fit for a commit message, findings with file references ([`src/auth.rs:45`][]), and specific suggestions.
     #[schemars(required)]
     pub content: Option<String>,
-    /// Base directory for resolving relative file references (absolute path or file:// URI). Defaults to your workspace root.
+    /// The folder references are relative to (a path or file:// URI); default: your workspace root.
     #[serde(rename = "baseUri")]
     pub base_uri: Option<String>,
-    /// How to handle the content: replace (default) replaces the entire review, update-section replaces one section, append adds to the end.
+    /// replace (default: the whole review), update-section (one section) or append (at the end).
     #[schemars(extend("enum" = ["replace", "update-section", "append"], "default" = "replace"))]
     pub mode: Option<String>,
     /// Section heading for update-section mode (e.g. "Summary", "Security Issues", "Performance").
@@ -211,8 +211,10 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
                     annotations.title = annotations.title.take().or(title);
                 }
                 schema::make_portable(Arc::make_mut(&mut route.attr.input_schema));
+                schema::drop_dialect(Arc::make_mut(&mut route.attr.input_schema));
                 if let Some(output) = route.attr.output_schema.as_mut() {
                     schema::make_portable(Arc::make_mut(output));
+                    schema::compact_output(Arc::make_mut(output));
                 }
             }
             Arc::new(router)
@@ -256,7 +258,7 @@ pub async fn serve(
 #[tool_router]
 impl ParleyMcp {
     #[tool(
-        description = "Display a code review in the editor's review panel: every editor window open on the review's folder shows it, and windows that open later get it too. Reviews should be structured markdown with clear sections and actionable feedback. Use [`filename:line`][] format for file references (rustdoc-style); the result lists references that do not resolve so you can fix them.",
+        description = "Show a markdown review in the review panel of every editor window on its folder (and of windows that open later). Write clear sections and actionable points; reference code as [`filename:line`][] (rustdoc-style): the result lists references that do not resolve.",
         title = "Present review",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
     )]
@@ -276,7 +278,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Get the currently selected text from the editor window the human is most likely looking at (the window this agent runs in, else the most recently focused window on this workspace). Works with source files and any other text editor. Returns null fields with a message if no text is selected or no editor is open on your workspace; a window on another project is asked only with anyWorkspace: true, and the answer then says so (otherWorkspace).",
+        description = "Get the text selected in the editor window the human most likely looks at (the one this agent runs in, else the last focused one on this workspace). Null fields and a message when nothing is selected or no editor is open on your workspace; a window on another project is asked only with anyWorkspace: true, and the answer says so (otherWorkspace).",
         title = "Get editor selection",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -286,7 +288,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Query feedback comments humans left on the workspace's files, or on one file. Returns threads ordered by file path then line (1-based lines, 0-based characters), each with its comments, the text it is on (selectedText), and its state: anchored, moved, modified (text changed since; see originalQuote and confidence), orphaned (text deleted), stale (the file changed and the text was not found again within Parley's bound on re-anchoring work) or unreadable (the file is not UTF-8 text or cannot be read); the last three have orphaned: true. Threads follow edits: they are re-anchored against the files on disk before answering. Each has a standing the human sees: open, seen (reading them here marks open ones seen by you) or addressed (an agent replied). At most 100 threads come at a time (limit, up to 1000; fewer when they are long); total counts them all, and nextOffset, when present, is the offset to call again with.",
+        description = "Read the feedback threads humans left on the workspace's files (or on filePath), re-anchored to the files on disk, by file then line (1-based lines, 0-based characters): comments, the text now at the thread (selectedText) and its state: anchored, moved, modified (see originalQuote, confidence), or orphaned: true (orphaned, stale or unreadable: its text is gone or was not found). standing: open, seen (reading marks open threads seen by you), addressed. Up to limit threads (default 100); call again with nextOffset while present.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
         title = "Get feedback threads",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -313,7 +315,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Resolve a feedback thread once you have addressed it: it disappears from the editor and from get_feedback, and the human sees it resolved by you. Pass note to say what you did: it is kept as the thread's last comment. threadId is the thread's id or a unique beginning of at least 4 characters. Returns {resolved, threadId}; resolving a thread already resolved changes nothing and adds alreadyResolved: true; an unknown thread gives an error.",
+        description = "Resolve a thread you addressed: it leaves the editor and get_feedback, shown resolved by you; note (what you did) is kept as its last comment. threadId: the id or a unique beginning of 4+ characters. Returns {resolved, threadId}, with alreadyResolved: true when it was; an unknown thread gives an error.",
         title = "Resolve feedback thread",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -371,7 +373,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Open a feedback thread on lines of a file in your workspace, to ask the human something about that code or leave a note there. It shows in their editor on those lines like a thread a person made, under your name; they answer in it, and get_feedback shows their replies. Lines are 1-based and inclusive (endLine defaults to startLine); the thread quotes the lines as they are on disk and follows them as the file changes. Returns the new thread as get_feedback lists it.",
+        description = "Open a thread on lines of a file in your workspace to ask the human about that code or leave a note: it shows in their editor under your name, and get_feedback shows their replies. Lines are 1-based, inclusive (endLine defaults to startLine); the thread follows them as the file changes. Returns the thread as get_feedback lists it.",
         title = "Add feedback thread",
         annotations(
             read_only_hint = false,

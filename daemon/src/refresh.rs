@@ -221,6 +221,7 @@ fn recheck_all(
     // cost most, never one whose text only moved.
     let mut budget = crate::anchor::SEARCH_BUDGET_BYTES;
     let mut anchored_here = false;
+    let now = crate::clock::now_rfc3339();
     for pass in [Pass::Exact, Pass::Rest] {
         for (reanchorer, group) in reanchorers.iter().zip(&mut groups) {
             reanchorer.set_pass(pass);
@@ -234,7 +235,7 @@ fn recheck_all(
                 {
                     thread.anchor.context = Some(Box::new(context));
                 }
-                let _: Change = feedback::recheck(&mut thread, reanchorer, &index, new_hash);
+                let _: Change = feedback::recheck(&mut thread, reanchorer, &index, new_hash, &now);
                 if pass == Pass::Exact && thread.state == ThreadState::Stale {
                     group.push(thread);
                 } else {
@@ -332,6 +333,7 @@ pub async fn create(state: &StateHandle, store: &Store, new: NewThread) -> Resul
         path: relative,
         original_quote: anchor.quote.clone(),
         span: feedback::span_of(&index, start..end),
+        whole_lines: crate::anchor::covers_whole_lines(&text, &anchor.range),
         anchor,
         anchored_against: file_hash.clone(),
         checked_against: file_hash,
@@ -412,6 +414,7 @@ mod tests {
             path: "a.rs".into(),
             original_quote: anchor.quote.clone(),
             span: feedback::span_of(&LineIndex::new(old), anchor.range.clone()),
+            whole_lines: false,
             anchor,
             // No snapshot of the old text: no line diff to follow, so the
             // quote is looked for by its text and context.

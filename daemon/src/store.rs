@@ -1098,6 +1098,7 @@ mod tests {
             workspace: Path::new("/ws").into(),
             path: "src/a.rs".into(),
             anchor: crate::anchor::capture("one\ntwo\nthree\n", 4..7),
+            whole_lines: true,
             anchored_against: "h1".into(),
             checked_against: "h1".into(),
             span: Span { start_line: 1, end_line: 1, ..Span::default() },

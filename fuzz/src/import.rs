@@ -64,7 +64,7 @@ pub fn import_file(data: &[u8]) {
 fn recheck(thread: &mut Thread, old: Option<&str>, text: &str) {
     let reanchorer = Reanchorer::new(old, text);
     let index = LineIndex::new(text);
-    feedback::recheck(thread, &reanchorer, &index, &Arc::from("hash"));
+    feedback::recheck(thread, &reanchorer, &index, &Arc::from("hash"), "2026-01-01T00:00:00Z");
     if matches!(thread.state, ThreadState::Anchored | ThreadState::Moved | ThreadState::Modified(_)) {
         let found = text.get(thread.anchor.range.clone());
         assert_eq!(found, Some(&*thread.anchor.quote), "a thread found at {:?} does not quote it", thread.anchor.range);

@@ -15,7 +15,11 @@
 //! hosts connect a child, and over a Unix socketpair each for stdin and
 //! stdout, as Node-based hosts (libuv) do. It
 //! prints a report and asserts nothing about timings; every loop is bounded in
-//! count and time, and a watchdog ends the run if anything stalls.
+//! count and time, and a watchdog ends the run if anything stalls. It also
+//! reports what an agent pays in tokens: the bytes of `tools/list` and of a
+//! `get_feedback` answer per thread, against the figures before they were
+//! cut (`cargo bench -p parley-tests --bench mcp -- sizes` measures only
+//! those, on whatever build the bench finds).
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -46,6 +50,13 @@ const CALLS_PER_AGENT: usize = 2_000;
 const WINDOWS: usize = 16;
 const REVIEW_ROUNDS: usize = 200;
 const COLD_STARTS: usize = 10;
+/// The `tools/list` answer and a `get_feedback` answer per thread (for the
+/// threads `payload_sizes` makes), in bytes, as Parley sent them before they
+/// were cut (commit 447a200): the baseline the report's ratios are against.
+const TOOLS_LIST_BYTES_BEFORE: usize = 42_923;
+const GET_FEEDBACK_BYTES_PER_THREAD_BEFORE: usize = 1_044;
+/// Threads `payload_sizes` reads back in one `get_feedback`.
+const SIZE_THREADS: usize = 20;
 
 fn main() {
     watchdog::start(RUN_LIMIT);
@@ -57,6 +68,11 @@ fn main() {
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("app", &[("src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n")]);
     let mut daemon = start_daemon(&sandbox);
+    if std::env::args().any(|a| a == "sizes") {
+        payload_sizes(&mut report, &sandbox);
+        report.print();
+        return;
+    }
     // Let start-up work (store open, watcher) settle before calling it idle.
     std::thread::sleep(Duration::from_millis(500));
     let idle_fresh = rss_kib(daemon.pid());
@@ -67,6 +83,7 @@ fn main() {
         many_agents(&mut report, &sandbox, &repo, daemon.pid(), wiring);
     }
     review_fan_out(&mut report, &sandbox, &repo);
+    payload_sizes(&mut report, &sandbox);
     memory(&mut report, &sandbox, &repo, &daemon, idle_fresh);
     watchdog::phase("stopping the warm daemon");
     daemon.terminate();
@@ -105,6 +122,51 @@ fn start_up(report: &mut Report, sandbox: &Sandbox, repo: &Path) {
         "≤ 1.5× plain rmcp",
         format!("{:.2}× ({} vs {}; p90 {:.2}×)", ratio, fmt_duration(shim.median), fmt_duration(echo.median), ratio90),
         ratio <= 1.5,
+    );
+}
+
+/// What an agent pays at every start and per thread it reads: the bytes of
+/// the `tools/list` answer, and of a `get_feedback` answer (both copies, the
+/// structured content and its text) divided by its threads, each against the
+/// figure before they were cut, as a ratio.
+fn payload_sizes(report: &mut Report, sandbox: &Sandbox) {
+    watchdog::phase("payload sizes");
+    let source: String = (0..2 * SIZE_THREADS).map(|i| format!("pub fn f{i}() -> u32 {{\n    {i}\n}}\n")).collect();
+    let repo = sandbox.repo("sizes", &[("src/lib.rs", &source)]);
+    let mut agent = LineChild::spawn(shim_command(sandbox, &repo));
+    agent.handshake();
+    agent.send("{\"jsonrpc\":\"2.0\",\"id\":\"tools\",\"method\":\"tools/list\",\"params\":{}}\n");
+    let tools_list = loop {
+        let line = agent.recv().expect("an answer to tools/list");
+        if line.contains("\"id\":\"tools\"") {
+            break line.trim_end().len();
+        }
+    };
+    for k in 0..SIZE_THREADS {
+        let body = format!("Should f{k} return a u64? Callers multiply it by the item count.");
+        let args = json!({"filePath": "src/lib.rs", "startLine": 3 * k + 2, "body": body});
+        agent.call_ok(&Call::new("add_feedback", args));
+    }
+    let listed = agent.call_value(&Call::new("get_feedback", json!({})));
+    let threads = listed["result"]["structuredContent"]["threads"].as_array().map_or(0, Vec::len);
+    assert_eq!(threads, SIZE_THREADS, "get_feedback lists every thread: {listed}");
+    let per_thread = serde_json::to_string(&listed).expect("JSON").len() / SIZE_THREADS;
+    agent.close();
+    println!("\n## payload sizes: tools/list {tools_list} bytes; get_feedback {per_thread} bytes a thread");
+    let ratio = |now: usize, before: usize| now as f64 / before as f64;
+    let tools_ratio = ratio(tools_list, TOOLS_LIST_BYTES_BEFORE);
+    report.row(
+        "tools/list answer, bytes (paid at every agent start)",
+        "≤ 0.5× before",
+        format!("{:.2}× ({tools_list} vs {TOOLS_LIST_BYTES_BEFORE})", tools_ratio),
+        tools_ratio <= 0.5,
+    );
+    let thread_ratio = ratio(per_thread, GET_FEEDBACK_BYTES_PER_THREAD_BEFORE);
+    report.row(
+        "get_feedback answer per thread, bytes",
+        "≤ 0.5× before",
+        format!("{:.2}× ({per_thread} vs {GET_FEEDBACK_BYTES_PER_THREAD_BEFORE})", thread_ratio),
+        thread_ratio <= 0.5,
     );
 }
 

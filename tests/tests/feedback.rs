@@ -135,6 +135,33 @@ async fn a_comment_from_the_cli_reaches_the_agent_and_follows_edits_on_disk() {
     assert_eq!(threads(&back)[0]["range"]["startLine"], json!(3));
 }
 
+/// A thread on a whole line follows the line: when the line is fixed by
+/// growing, the agent and the person see the fixed text as modified, not
+/// the old one as anchored.
+#[tokio::test]
+async fn a_whole_line_thread_shows_its_line_as_it_is_now() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("ttl", &[("a.py", "def expired(t, ttl):\n    return now() - t > ttl\n")]);
+    let _daemon = sandbox.start_daemon();
+    let id = add(&sandbox, &repo, "a.py:2", "ttl is undefined after the rename");
+    std::fs::write(repo.join("a.py"), "def expired(t, ttl):\n    return now() - t > ttl_seconds\n").expect("fix");
+
+    let agent = sandbox.agent(&repo).await;
+    let listed = agent.call_ok("get_feedback", json!({"filePath": "a.py"})).await;
+    let thread = &threads(&listed)[0];
+    assert_eq!(thread["id"], json!(id));
+    assert_eq!(thread["state"], json!("modified"), "{thread:#}");
+    assert_eq!(thread["selectedText"], json!("    return now() - t > ttl_seconds"));
+    assert_eq!(thread["originalQuote"], json!("    return now() - t > ttl"));
+    let confidence = thread["confidence"].as_f64().expect("confidence");
+    assert!(confidence > 0.5 && confidence < 1.0, "{thread:#}");
+    assert_eq!(thread["range"], json!({"startLine": 2, "endLine": 2, "startCharacter": 0, "endCharacter": 34}));
+
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[modified") && out.contains("> ttl_seconds"), "the person sees the line as it is:\n{out}");
+}
+
 #[tokio::test]
 async fn resolving_from_one_agent_removes_the_thread_everywhere() {
     let sandbox = Sandbox::new();

@@ -146,7 +146,10 @@ async fn a_person_reviews_at_the_terminal_and_the_agent_gets_the_verdict_round_a
     assert!(since.contains("Changes since round 1"), "{since}");
     assert!(since.contains("   3 │-four point zero") || since.contains("│-four point zero"), "{since}");
     assert!(!since.contains("│-two"), "round 1's own change is not repeated:\n{since}");
-    assert!(since.contains("◂ round 1 (seen): Keep it short"), "the earlier comment and its state:\n{since}");
+    assert!(
+        since.contains("◂ round 1 (addressed): Keep it short"),
+        "the earlier comment, its suggestion found applied:\n{since}"
+    );
     cli_ok(&sandbox, &["review", "submit", &id, "--approve"]);
     let second = verdict(&agent, &id).await;
     assert_eq!((second["round"].as_u64(), second["verdict"].as_str()), (Some(2), Some("lgtm")));
@@ -156,6 +159,56 @@ async fn a_person_reviews_at_the_terminal_and_the_agent_gets_the_verdict_round_a
     assert_eq!(done["rounds"], 2);
     let inbox = cli_ok(&sandbox, &["inbox"]);
     assert!(!inbox.contains(&format!("{id}  round")), "nothing waits any more: {inbox}");
+}
+
+/// A person's comment on removed lines lives on: it becomes a thread on the
+/// line now where they were, quoting them, which the agent answers; the next
+/// round shows it with its state, in the whole diff and in `--since` when
+/// its file did not change again.
+#[tokio::test]
+async fn comments_on_removed_lines_become_threads_and_stay_in_later_rounds() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let repo = sandbox.repo("app", &[("notes.txt", BEFORE), ("todo.txt", "buy milk\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("notes.txt"), AFTER).expect("edit");
+    std::fs::write(repo.join("todo.txt"), "buy oat milk\n").expect("edit");
+    let agent = sandbox.agent(&repo).await;
+
+    let id = ask(&agent, None).await;
+    cli_ok(
+        &sandbox,
+        &["review", "comment", tail(&id), "notes.txt:2", "--side", "old", "--severity", "critical", "Why drop two?"],
+    );
+    let out = cli_ok(&sandbox, &["review", "submit", tail(&id), "--request-changes", "-m", "Bring it back"]);
+    assert!(out.contains("1 comment(s) became threads"), "{out}");
+    assert_eq!(verdict(&agent, &id).await["verdict"], "needs_changes");
+
+    // A thread the agent reads and answers, on the line that followed `two`.
+    let listed = agent.call_ok("get_feedback", json!({ "filePath": "notes.txt" })).await;
+    let thread = listed["threads"][0].clone();
+    let body = thread["comments"][0]["body"].as_str().unwrap_or_default();
+    assert!(body.contains("removed line 2") && body.contains("`two`") && body.contains("Why drop two?"), "{thread:#}");
+    assert_eq!(thread["range"]["startLine"], 2, "on `three`, where `two` was: {thread:#}");
+    assert_eq!(thread["finding"]["severity"], "critical", "{thread:#}");
+    let thread_id = thread["id"].as_str().expect("id");
+    agent.call_ok("reply_feedback", json!({ "threadId": thread_id, "body": "It was unused; see todo.txt" })).await;
+
+    // Round 2 changes only todo.txt again.
+    std::fs::write(repo.join("todo.txt"), "buy oat milk and bread\n").expect("edit");
+    assert_eq!(ask(&agent, Some(&id)).await, id);
+    let whole = cli_ok(&sandbox, &["review", "diff", tail(&id)]);
+    assert!(
+        whole.contains("◂ round 1 (addressed): On the removed line 2 of the old version (`two`): Why drop two?"),
+        "under the line where `two` was:\n{whole}"
+    );
+    let since = cli_ok(&sandbox, &["review", "diff", tail(&id), "--since"]);
+    assert!(since.contains("(unchanged since round 1)"), "{since}");
+    assert!(
+        since.contains("◂ round 1 (addressed) notes.txt:2: On the removed line 2"),
+        "shown although its file did not change again:\n{since}"
+    );
 }
 
 #[tokio::test]

@@ -625,3 +625,81 @@ proptest! {
         prop_assert_eq!(similarity(a.as_bytes(), b.as_bytes()), expected);
     }
 }
+
+/// Whole-line anchors ([`Reanchorer::reanchor_lines`]): `before` marks whole
+/// lines, and what is found is widened to whole lines in `after`. Checked
+/// with and without the snapshot, as [`check`] does.
+#[test]
+fn whole_lines_follow_their_lines() {
+    let cases: &[(&str, &str, &str, Want)] = &[
+        (
+            "the line grew: its new text, modified",
+            "def expired(t, ttl):\n«    return now() - t > ttl»\n",
+            "def expired(t, ttl_seconds):\n«    return now() - t > ttl_seconds»\n",
+            Want::Modified,
+        ),
+        (
+            "the line grew at its start",
+            "fn add(&mut self) {\n«    total += price * qty;»\n}\n",
+            "fn add(&mut self) {\n«    self.total += price * qty;»\n}\n",
+            Want::Modified,
+        ),
+        ("re-indented", "fn a() {\n«    x + 1»\n}\n", "fn a() {\n«        x + 1»\n}\n", Want::Modified),
+        ("shorter", "fn a() {\n«    x + 1 + 2»\n}\n", "fn a() {\n«    x + 1»\n}\n", Want::Modified),
+        (
+            "the second of two lines grew",
+            "fn a() {\n«    let y = 1;\n    x + y»\n}\n",
+            "fn a() {\n«    let y = 1;\n    x + y + 2»\n}\n",
+            Want::Modified,
+        ),
+        ("unchanged, lines added above", "a\n«b»\nc\n", "z\na\n«b»\nc\n", Want::Anchored),
+        ("with its newline, the line grew", "a\n«b\n»c\n", "a\n«b2\n»c\n", Want::Modified),
+        ("deleted", "fn a() {\n    let q = 0;\n«    x + 1»\n}\n", "fn a() {\n    let q = 0;\n}\n", Want::Orphaned),
+    ];
+    for (name, before, after, want) in cases {
+        let (old, range) = unmark(before);
+        let anchor = capture(&old, range.expect("marked"));
+        assert!(covers_whole_lines(&old, &anchor.range), "{name}: the case marks whole lines");
+        let (new, expected) = unmark(after);
+        for snapshot in [Some(old.as_str()), None] {
+            let got = Reanchorer::new(snapshot, &new).reanchor_lines(&anchor);
+            let want = match (snapshot, want) {
+                (None, Want::Anchored) if expected.clone() != Some(anchor.range.clone()) => Want::Moved,
+                _ => *want,
+            };
+            assert_eq!(
+                (kind(got.state), show(&new, got.range.clone())),
+                (want, show(&new, expected.clone())),
+                "{name} (snapshot: {}): {got:?}",
+                snapshot.is_some()
+            );
+            if let AnchorState::Modified { similarity: s } = got.state {
+                assert!(s > 0.0 && s < 1.0 && got.confidence == s, "{name}: {got:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn whole_lines_are_told_from_character_ranges() {
+    let cases = [
+        ("«one»\ntwo\n", true),
+        ("one\n«two»", true),
+        ("«one\ntwo»\n", true),
+        ("«one\n»two\n", true),
+        ("o«ne»\n", false),
+        ("«on»e\n", false),
+        ("one«»\n", false),
+        ("«one\nt»wo\n", false),
+    ];
+    for (marked, want) in cases {
+        let (text, range) = unmark(marked);
+        assert_eq!(covers_whole_lines(&text, &range.expect("marked")), want, "{marked:?}");
+    }
+}
+
+#[test]
+fn a_character_range_on_a_line_that_grew_stays_on_its_characters() {
+    // An editor's selection of a word is not widened: the word is still there.
+    check("fn a() {\n    «x» + 1\n}\n", "fn a() {\n    «x» + 1 + 2\n}\n", Want::Anchored);
+}

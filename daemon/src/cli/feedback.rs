@@ -245,11 +245,15 @@ fn print_thread(t: &wire::Thread) {
 }
 
 /// Where a thread stands, as a person reads it at a glance: `open`, `seen
-/// by claude`, `addressed by claude`, `resolved by you` or `resolved by claude`.
+/// by claude`, `addressed by claude`, `addressed: its suggestion is applied`,
+/// `resolved by you` or `resolved by claude`.
 fn standing(t: &wire::Thread) -> String {
     let who = |name: &Option<String>| name.as_deref().unwrap_or("an agent").to_owned();
     match (t.standing.as_str(), t.resolved_by.as_deref()) {
         ("seen", _) => format!("seen by {}", who(&t.seen_by)),
+        ("addressed", _) if t.addressed_by.as_deref() == Some(crate::feedback::APPLIED) => {
+            "addressed: its suggestion is applied".into()
+        }
         ("addressed", _) => format!("addressed by {}", who(&t.addressed_by)),
         ("resolved", Some("agent")) => format!("resolved by {}", who(&t.addressed_by)),
         ("resolved", _) => "resolved by a human".into(),

@@ -182,7 +182,7 @@ pub async fn submit(id: &str, verdict: &str, summary: Option<String>, json: bool
         result.verdict,
         match result.threads.len() {
             0 => String::new(),
-            n => format!("; {n} comment(s) on the new code became threads (`parley feedback list`)"),
+            n => format!("; {n} comment(s) became threads (`parley feedback list`)"),
         }
     );
     for warning in &result.warnings {

@@ -60,8 +60,10 @@ pub fn render_round(round: &wire::RoundForReview, since_previous: bool) -> Page 
             );
             continue;
         }
+        let earlier: Vec<&wire::EarlierComment> = round.earlier.iter().filter(|c| c.path == file.path).collect();
         if since && !file.changed_since_previous {
             page.line(Style::Plain, format!("  (unchanged since round {})", round.previous_round.unwrap_or_default()));
+            render_elsewhere(&mut page, &earlier);
             continue;
         }
         let (old, new) = if since && file.previous.is_some() {
@@ -70,9 +72,19 @@ pub fn render_round(round: &wire::RoundForReview, since_previous: bool) -> Page 
             (file.before.as_deref().unwrap_or_default(), file.after.as_deref().unwrap_or_default())
         };
         let drafts: Vec<&wire::Draft> = round.drafts.iter().filter(|d| d.path == file.path).collect();
-        let earlier: Vec<&wire::EarlierComment> = round.earlier.iter().filter(|c| c.path == file.path).collect();
         // Comments are shown against the whole change's numbering.
-        render_file(&mut page, old, new, if since { &[] } else { &drafts }, &earlier);
+        let shown = render_file(&mut page, old, new, if since { &[] } else { &drafts }, &earlier);
+        let rest: Vec<&wire::EarlierComment> =
+            earlier.into_iter().filter(|c| !shown.contains(&c.thread_id.as_str())).collect();
+        render_elsewhere(&mut page, &rest);
+    }
+    // Earlier comments on files this round does not change (any more).
+    let elsewhere: Vec<&wire::EarlierComment> =
+        round.earlier.iter().filter(|c| !round.files.iter().any(|f| f.path == c.path)).collect();
+    if !elsewhere.is_empty() {
+        page.blank();
+        page.line(Style::Plain, "Earlier rounds' comments on files this round does not change:");
+        render_elsewhere(&mut page, &elsewhere);
     }
     page.blank();
     match &round.answered {
@@ -136,8 +148,40 @@ fn render_sent(page: &mut Page, round: &wire::RoundForReview, answered: &wire::A
     );
 }
 
-/// One file's diff with three lines of context, numbered on both sides.
-fn render_file(page: &mut Page, old: &str, new: &str, drafts: &[&wire::Draft], earlier: &[&wire::EarlierComment]) {
+/// Earlier rounds' comments that sit on no line the diff shows (an
+/// unchanged file, or lines far from any change), each with its place, so a
+/// comment is never hidden from the person because its lines did not change.
+fn render_elsewhere(page: &mut Page, earlier: &[&wire::EarlierComment]) {
+    for comment in earlier {
+        let lines = if comment.line == comment.end_line {
+            format!("{}", comment.line + 1)
+        } else {
+            format!("{}-{}", comment.line + 1, comment.end_line + 1)
+        };
+        page.line(
+            Style::Comment,
+            format!(
+                "            ◂ round {} ({}) {}:{}: {}",
+                comment.round,
+                comment.state,
+                comment.path,
+                lines,
+                first_line(&comment.body)
+            ),
+        );
+    }
+}
+
+/// One file's diff with three lines of context, numbered on both sides; the
+/// ids of the threads of the earlier comments it showed under their lines.
+fn render_file<'c>(
+    page: &mut Page,
+    old: &str,
+    new: &str,
+    drafts: &[&wire::Draft],
+    earlier: &[&'c wire::EarlierComment],
+) -> Vec<&'c str> {
+    let mut shown = Vec::new();
     let diff = similar::TextDiff::from_lines(old, new);
     for (index, group) in diff.grouped_ops(3).iter().enumerate() {
         if index > 0 {
@@ -158,6 +202,7 @@ fn render_file(page: &mut Page, old: &str, new: &str, drafts: &[&wire::Draft], e
                     page.line(Style::Comment, format!("            ▸ {}", draft_line(draft)));
                 }
                 for comment in earlier.iter().filter(|c| new_no == Some(c.end_line as usize)) {
+                    shown.push(comment.thread_id.as_str());
                     page.line(
                         Style::Comment,
                         format!(
@@ -171,6 +216,7 @@ fn render_file(page: &mut Page, old: &str, new: &str, drafts: &[&wire::Draft], e
             }
         }
     }
+    shown
 }
 
 /// Whether a draft is shown under this line: after the last line it covers.

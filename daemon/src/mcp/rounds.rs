@@ -30,7 +30,7 @@ const MAX_WAIT: u32 = 50;
 impl ParleyMcp {
     #[tool(
         title = "Request a code review",
-        description = "Request a code review of your current git changes from the configured reviewer (e.g. claude -p), or from a person with reviewer \"human\": they review the diff in their editor (or at a terminal) and submit a verdict, which can take minutes or hours. Waits up to wait_seconds (default 45, at most 50) for the round: if it finishes, returns the structured review (design compliance, comments by severity with file and line, missing requirements, test results, overall assessment and Parley's verdict), also shown in the editor. If not, returns status \"pending\" with the review_id: the round goes on in Parley whatever happens to this call, and await_review returns it when done. Follow up with previous_review_id after addressing the feedback; finish with mark_review_complete. A diff containing secrets is refused before anything is sent.",
+        description = "Have your current git changes reviewed by the configured reviewer command, or by a person (reviewer \"human\", in their editor or a terminal; may take hours). Waits up to wait_seconds (default 45, at most 50): returns the structured review (comments with file, line, severity and suggested_fix; verdict), or status \"pending\" with review_id: the round goes on, and await_review returns it. After fixing, ask again with previous_review_id; finish with mark_review_complete. A diff holding secrets is refused before anything is sent.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
     )]
@@ -79,7 +79,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Wait for a review round",
-        description = "Wait for the review round of review_id that request_review answered as pending (review ids everywhere: the whole id, its number such as 001, or a unique beginning of at least 4 characters). Waits up to wait_seconds (default 45, at most 50): returns the finished round exactly as request_review does, or status \"pending\" again (call await_review again). Cancelling this call ends only the wait, never the round.",
+        description = "Wait for the round of review_id (the id, its number such as 001, or a unique beginning of 4+ characters) that request_review answered as pending, up to wait_seconds (default 45, at most 50): returns it as request_review does, or status \"pending\" again (call again). Cancelling this call ends the wait, never the round.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -133,7 +133,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Review history",
-        description = "Get historical review sessions for audit or reference: the newest `limit` (default 5) sessions of this repository, or one session by review_id (the whole id, its number such as 001, or a unique beginning of at least 4 characters), each with its rounds and reviews, and the round running now (`pending`).",
+        description = "Get past review sessions: the newest `limit` (default 5) sessions of this repository, or one session by review_id (the id, its number such as 001, or a unique beginning of 4+ characters), each with its rounds and reviews, and the round running now (`pending`).",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_review_history(

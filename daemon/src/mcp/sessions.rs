@@ -14,18 +14,18 @@ use crate::structured_review::{Assessment, StructuredReview};
 pub struct RequestReviewArgs {
     /// Summary of work attempted and completed: what you were asked to do, what you did, design decisions and trade-offs.
     pub summary: String,
-    /// Design docs or specs the implementation must follow, as paths relative to the repository root; their text goes to the reviewer.
+    /// Design docs or specs to follow, relative to the repository root; the reviewer reads them.
     pub relevant_docs: Option<Vec<String>>,
     /// Specific areas to focus the review on.
     pub focus_areas: Option<Vec<String>>,
     /// The review_id of the session this round follows up (its whole id, its number such as 001, or a unique beginning of at least 4 characters).
     pub previous_review_id: Option<String>,
-    /// What to review: "all" (default: staged and unstaged changes, plus new files), "staged", "unstaged", or a base ref or commit range such as "main" or "main..HEAD".
+    /// "all" (default: every change, new files too), "staged", "unstaged", or a base ref or range ("main", "main..HEAD").
     pub scope: Option<String>,
-    /// How long to wait for the round before answering "pending" (0 to 50 seconds, default 45); the round goes on either way.
+    /// Seconds to wait before answering "pending" (0 to 50, default 45); the round goes on.
     #[schemars(range(max = 50))]
     pub wait_seconds: Option<u32>,
-    /// Who reviews: "human" (a person, in their editor or at a terminal; their review comes back in the same format) or "command" (the configured reviewer command). Default: what the repository's config names.
+    /// "human" (a person, in their editor or a terminal; same review format) or "command" (the configured reviewer); default: the config's.
     pub reviewer: Option<String>,
 }
 

@@ -290,6 +290,7 @@ mod tests {
             workspace: Path::new("/ws").into(),
             path: "a.rs".into(),
             anchor: crate::anchor::capture("one\ntwo\n", 0..3),
+            whole_lines: true,
             anchored_against: "h".into(),
             checked_against: "h".into(),
             span: Span { start_line: 0, end_line: 0, ..Span::default() },

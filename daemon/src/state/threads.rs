@@ -322,6 +322,15 @@ impl State {
             // what re-anchoring decides.
             let old_snapshot = std::mem::replace(&mut current.anchored_against, update.anchored_against.clone());
             let moved = (current.state, current.span) != (update.state, update.span);
+            // Re-anchoring's one say in a thread's standing: its suggested
+            // change was found applied (an agent's reply meanwhile wins).
+            let applied = !current.resolved
+                && current.standing.addressed.is_none()
+                && update.standing.addressed.as_ref().is_some_and(|m| m.by == feedback::APPLIED);
+            if applied {
+                current.standing.addressed = update.standing.addressed.clone();
+            }
+            current.whole_lines = update.whole_lines;
             // The quote is usually the same text: the one held is kept, as
             // replacing it with the copy re-anchoring made would scatter a
             // mass re-check's threads across memory it then frees around them.
@@ -344,7 +353,7 @@ impl State {
             if old_snapshot != thread.anchored_against {
                 dropped_snapshots.insert(old_snapshot);
             }
-            if moved && !thread.resolved {
+            if (moved || applied) && !thread.resolved {
                 self.publish(file.clone(), Payload::Thread { change: "moved", thread: Box::new(thread) });
             }
         }
@@ -528,6 +537,7 @@ fn take_positions(to: &mut Thread, from: &Thread) {
     to.checked_against = from.checked_against.clone();
     to.span = from.span;
     to.state = from.state;
+    to.whole_lines = from.whole_lines;
 }
 
 #[cfg(test)]
@@ -540,6 +550,7 @@ mod tests {
             workspace: std::path::Path::new("/ws").into(),
             path: "a.rs".into(),
             anchor: crate::anchor::capture("one\n", 0..3),
+            whole_lines: true,
             anchored_against: "h".into(),
             checked_against: "h".into(),
             span: feedback::Span::default(),

@@ -272,11 +272,17 @@ impl ThreadRecord {
             ("stale", _) => ThreadState::Stale,
             _ => ThreadState::Orphaned,
         };
+        // Whole lines: the text before ends a line and the text after
+        // starts one (or the quote ends its last line itself).
+        let whole_lines = !quote.is_empty()
+            && (t.prefix.is_empty() || t.prefix.ends_with('\n'))
+            && (t.suffix.is_empty() || t.suffix.starts_with('\n') || quote.ends_with('\n'));
         let thread = Thread {
             id: t.id,
             workspace: t.workspace.into(),
             path: t.path,
             anchor: Anchor { range: t.start..t.end, quote: quote.clone(), context: None },
+            whole_lines,
             anchored_against: t.anchored_against.into(),
             checked_against: t.checked_against.into(),
             span: Span {

@@ -313,11 +313,15 @@ describe("human review rounds", function()
     assert.is_nil(round_buffer("new", "docs/notes.md"), "an unchanged file stays closed")
     assert.equals("    !token.trim().is_empty()", api.nvim_buf_get_lines(previous, 6, 7, false)[1])
     assert.equals("    !token.trim().is_empty() && token.len() < 4096", api.nvim_buf_get_lines(new, 6, 7, false)[1])
-    -- Round 1's comment on the added line, with where it stands.
+    -- Round 1's comments, with where they stand: the suggestion on the added
+    -- line (applied since, so addressed), and the one on the removed line,
+    -- on the line now where it was.
     local shown = marks(new)
-    assert(#shown == 1, vim.inspect(shown) .. "\n" .. vim.inspect(rounds.rounds[id].earlier))
-    assert.matches("^round 1 · %a+: Bound the length too$", shown[1].text)
+    assert(#shown == 2, vim.inspect(shown) .. "\n" .. vim.inspect(rounds.rounds[id].earlier))
+    assert.equals("round 1 · addressed: Bound the length too", shown[1].text)
     assert.equals(6, shown[1].row)
+    assert.matches("^round 1 · open: On the removed line 11 of the old version %(`println!%(\"bye\"%);`%): Keep saying goodbye$", shown[2].text)
+    assert(shown[2].row > 6, vim.inspect(shown[2]))
     -- s in the file list: the whole change again, base on the left.
     api.nvim_set_current_win(window_of(list))
     press("s")

@@ -1,8 +1,9 @@
 //! Rounds a person answers: the round waits in the store (surviving daemon
 //! restarts) while the person comments on either side of the diff, in an
 //! editor or at the terminal; their drafts become a seed 004 review when they
-//! submit a verdict, and the comments on the new side become threads on the
-//! code, as a reviewer command's findings do. The agent waits for it with
+//! submit a verdict, and the comments become threads on the code (those on
+//! removed lines on the line now where they were), as a reviewer command's
+//! findings do. The agent waits for it with
 //! `await_review` exactly as for a slow reviewer command.
 
 use std::path::Path;
@@ -324,10 +325,10 @@ pub async fn get(cx: &Context, id: &str, round: Option<u32>) -> Result<ForReview
     };
     let n = waiting.round;
     let previous = session.rounds.iter().rev().find(|r| r.round < n).map(|r| (r.round, r.files.clone()));
-    let earlier: Vec<Thread> = cx
-        .state
-        .threads(session.workspace.clone(), None, true)
-        .await?
+    // Re-anchored first: the agent has usually changed the files since.
+    let earlier: Vec<Thread> = threads::list(cx, &session.workspace, None, true)
+        .await
+        .map_err(|e| RoundError::Store(e.to_string()))?
         .into_iter()
         .filter(|t| t.finding.as_deref().is_some_and(|f| f.review_id == session.id && f.round <= n))
         .collect();
@@ -574,8 +575,8 @@ pub struct Submitted {
 }
 
 /// Sends the person's review: the drafts and the summary become a seed 004
-/// review, stored as the round (answered once durable); the new-side
-/// comments become threads; the agent waiting for it gets it.
+/// review, stored as the round (answered once durable); the comments
+/// become threads; the agent waiting for it gets it.
 pub async fn submit(
     cx: &Context,
     id: &str,
@@ -748,9 +749,15 @@ fn new_line_of_old(before: &str, after: &str, old: u32) -> u32 {
     after.lines().count() as u32
 }
 
-/// Makes a thread of every new-side draft, on its lines as they are now in
-/// the file (found again by their text when the file changed since the
-/// request), linked to the session and round as findings are.
+/// Makes a thread of every draft, linked to the session and round as
+/// findings are. A comment on the new side is on its lines as they are now
+/// in the file (found again by their text when the file changed since the
+/// request). A comment on removed lines (the old side) is on the line that
+/// now stands where they were (the first line with text from there on), and
+/// its first comment names and quotes them, as the agent's review does: so
+/// it is answered, resolved and shown in later rounds like any other. Only
+/// a comment on a file the change deletes has no place to go; a warning
+/// says so.
 async fn open_threads(
     cx: &Context,
     session: &Session,
@@ -761,13 +768,30 @@ async fn open_threads(
     let mut warnings = Vec::new();
     let comments = round.review.comments.iter().filter(|c| c.r#type == "specific");
     for (draft, comment) in waiting.drafts.iter().zip(comments) {
-        if draft.side != Side::New {
-            continue;
-        }
-        let Some(file) = waiting.files.iter().find(|f| f.path == draft.path) else { continue };
+        let file = waiting.files.iter().find(|f| f.path == draft.path || f.old_path.as_deref() == Some(&draft.path));
+        let Some(file) = file else { continue };
         let absolute = session.workspace.join(&file.path);
-        let (start, end) = current_lines(&absolute, file.after.as_deref(), draft.start_line, draft.end_line);
-        let mut body = draft.body.clone();
+        let place = match draft.side {
+            Side::New => Some((draft.start_line, draft.end_line)),
+            Side::Old => file.after.as_deref().and_then(|after| {
+                let at = removed_lines_place(file.before.as_deref().unwrap_or_default(), after, draft.start_line)?;
+                Some((at, at))
+            }),
+        };
+        let Some((start, end)) = place else {
+            warnings.push(format!(
+                "the comment on the removed lines {}:{} did not become a thread: the change deletes the file",
+                draft.path,
+                draft.start_line + 1
+            ));
+            continue;
+        };
+        let (start, end) = current_lines(&absolute, file.after.as_deref(), start, end);
+        let mut body = match draft.side {
+            Side::New => draft.body.clone(),
+            // The review's text: it names and quotes the removed lines.
+            Side::Old => comment.comment.clone(),
+        };
         if let Some(fix) = draft.suggestion.as_deref().filter(|f| !f.trim().is_empty()) {
             let fence = if fix.contains("```") { "````" } else { "```" };
             body.push_str(&format!("\n\nSuggested change:\n{fence}suggestion\n{fix}\n{fence}"));
@@ -788,7 +812,9 @@ async fn open_threads(
                 round: round.round,
                 severity: comment.severity.to_string(),
                 category: comment.category.clone().unwrap_or_else(|| "review".into()),
-                suggested_fix: draft.suggestion.clone(),
+                // A suggestion for removed lines is text to bring back, not
+                // a replacement of the line the thread is on.
+                suggested_fix: draft.suggestion.clone().filter(|_| draft.side == Side::New),
             })),
         };
         match threads::create(cx, new).await {
@@ -801,6 +827,18 @@ async fn open_threads(
         }
     }
     (opened, warnings)
+}
+
+/// The zero-based line of `after` a thread about removed line `old` of
+/// `before` is put on: the line that now stands where it was, or the
+/// nearest line with text after it (before it at the end of the file);
+/// `None` when `after` has no line with text.
+fn removed_lines_place(before: &str, after: &str, old: u32) -> Option<u32> {
+    let lines: Vec<&str> = after.lines().collect();
+    let at = (new_line_of_old(before, after, old) as usize).min(lines.len());
+    let has_text = |i: &usize| lines.get(*i).is_some_and(|l| !l.trim().is_empty());
+    let found = (at..lines.len()).find(has_text).or_else(|| (0..at).rev().find(has_text))?;
+    u32::try_from(found).ok()
 }
 
 /// Lines `start..=end` of the reviewed version, where they are in the file
@@ -833,6 +871,20 @@ mod tests {
         assert_eq!(new_line_of_old(before, after, 0), 0, "kept line");
         assert_eq!(new_line_of_old(before, after, 1), 1, "removed b: where d now is");
         assert_eq!(new_line_of_old(before, after, 3), 1, "d moved up");
+    }
+
+    #[test]
+    fn removed_lines_are_placed_on_the_line_with_text_where_they_were() {
+        let cases = [
+            ("a\nb\nc\n", "a\nc\n", 1, Some(1), "on the line that follows"),
+            ("a\nb\n\nc\n", "a\n\nc\n", 1, Some(2), "past a blank line"),
+            ("a\nb\nc\n", "a\nb\n", 2, Some(1), "at the end: the last line"),
+            ("a\nb\n", "\n\n", 0, None, "nothing with text"),
+            ("a\nb\n", "a\nB\n", 1, Some(1), "replaced: on its replacement"),
+        ];
+        for (before, after, old, want, name) in cases {
+            assert_eq!(removed_lines_place(before, after, old), want, "{name}");
+        }
     }
 
     #[test]
