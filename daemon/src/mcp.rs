@@ -74,7 +74,9 @@ Feedback threads are comments on ranges of your workspace's files, left by human
 - The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again. Earlier revisions of the review (a walkthrough a review round replaced, each round's review) stay readable: parley://review/history lists them, parley://review/{revision} reads one.
 - The prompts address-feedback and review-loop walk through the two usual loops.
 
-Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want. Each finding with a file and line also becomes a feedback thread there (with `finding` in get_feedback): reply to it saying what you did, or why not, and resolve it when done; the next round's reviewer reads those replies, and the open comments people left on the files you changed. When the user wants to review your change themselves, pass reviewer \"human\": they review the diff in their editor (or at a terminal) and their verdict comes back through await_review in the same format, which can take minutes or hours; keep calling await_review (or do other work and come back to it).";
+Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want. Each finding with a file and line also becomes a feedback thread there (with `finding` in get_feedback): reply to it saying what you did, or why not, and resolve it when done; the next round's reviewer reads those replies, and the open comments people left on the files you changed. When the user wants to review your change themselves, pass reviewer \"human\": they review the diff in their editor (or at a terminal) and their verdict comes back through await_review in the same format, which can take minutes or hours; keep calling await_review (or do other work and come back to it).
+
+Ids: a threadId or review_id may be the whole id, a review's number such as 001, or a unique beginning of at least 4 characters.";
 
 /// Arguments of `present_review`.
 // Field docs are the schema descriptions agents read, written in the review
@@ -143,7 +145,7 @@ pub struct NoArgs {}
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelectionArgs {
-    /// Also take the selection of a window open on another project than yours (default false: only your workspace's windows are asked).
+    /// Also ask windows open on other projects than yours (default false).
     #[serde(rename = "anyWorkspace", default)]
     pub any_workspace: bool,
 }
@@ -278,7 +280,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Get the text selected in the editor window the human most likely looks at (the one this agent runs in, else the last focused one on this workspace). Null fields and a message when nothing is selected or no editor is open on your workspace; a window on another project is asked only with anyWorkspace: true, and the answer says so (otherWorkspace).",
+        description = "Get the text selected in the editor window the human most likely looks at (the one this agent runs in, else the last focused one on this workspace). Null fields and a message when nothing is selected or no editor is open on your workspace (anyWorkspace: true also asks other projects' windows).",
         title = "Get editor selection",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -288,7 +290,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Read the feedback threads humans left on the workspace's files (or on filePath), re-anchored to the files on disk, by file then line (1-based lines, 0-based characters): comments, the text now at the thread (selectedText) and its state: anchored, moved, modified (see originalQuote, confidence), or orphaned: true (orphaned, stale or unreadable: its text is gone or was not found). standing: open, seen (reading marks open threads seen by you), addressed. Up to limit threads (default 100); call again with nextOffset while present.",
+        description = "Read the feedback threads on the workspace's files (or on filePath), re-anchored to the files on disk, by file and line (1-based lines, 0-based characters): comments, the text now at the thread (selectedText) and its state: anchored, moved, modified (see originalQuote, confidence), or orphaned: true. standing: open, seen (reading marks open threads seen by you), addressed. Up to limit threads (default 100); call again with nextOffset while present.",
         output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
         title = "Get feedback threads",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
@@ -315,7 +317,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Resolve a thread you addressed: it leaves the editor and get_feedback, shown resolved by you; note (what you did) is kept as its last comment. threadId: the id or a unique beginning of 4+ characters. Returns {resolved, threadId}, with alreadyResolved: true when it was; an unknown thread gives an error.",
+        description = "Resolve a thread you addressed: it leaves the editor and get_feedback, shown resolved by you; note (what you did) is kept as its last comment. Returns {resolved, threadId}, with alreadyResolved: true when it was; an unknown thread gives an error.",
         title = "Resolve feedback thread",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -346,7 +348,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread. threadId is the thread's id or a unique beginning of at least 4 characters.",
+        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread.",
         title = "Reply to feedback thread",
         annotations(
             read_only_hint = false,
@@ -373,7 +375,7 @@ impl ParleyMcp {
     }
 
     #[tool(
-        description = "Open a thread on lines of a file in your workspace to ask the human about that code or leave a note: it shows in their editor under your name, and get_feedback shows their replies. Lines are 1-based, inclusive (endLine defaults to startLine); the thread follows them as the file changes. Returns the thread as get_feedback lists it.",
+        description = "Open a thread on lines of a file to ask the human about that code or leave a note: it shows in their editor, and get_feedback shows their replies. Lines are 1-based, inclusive (endLine defaults to startLine); the thread follows them as the file changes. Returns the thread (as in get_feedback).",
         title = "Add feedback thread",
         annotations(
             read_only_hint = false,

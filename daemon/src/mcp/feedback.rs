@@ -58,7 +58,7 @@ impl GetFeedbackArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResolveFeedbackArgs {
-    /// The thread to resolve: its id, or a unique beginning of at least 4 characters.
+    /// The thread to resolve.
     #[serde(rename = "threadId")]
     pub thread_id: String,
     /// Optional: what you did about it, plain text; kept as the thread's last comment.
@@ -70,7 +70,7 @@ pub struct ResolveFeedbackArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReplyFeedbackArgs {
-    /// The thread to answer: its id, or a unique beginning of at least 4 characters.
+    /// The thread to answer.
     #[serde(rename = "threadId")]
     pub thread_id: String,
     /// The reply, plain text: what you changed, or a question back.

@@ -30,7 +30,7 @@ const MAX_WAIT: u32 = 50;
 impl ParleyMcp {
     #[tool(
         title = "Request a code review",
-        description = "Have your current git changes reviewed by the configured reviewer command, or by a person (reviewer \"human\", in their editor or a terminal; may take hours). Waits up to wait_seconds (default 45, at most 50): returns the structured review (comments with file, line, severity and suggested_fix; verdict), or status \"pending\" with review_id: the round goes on, and await_review returns it. After fixing, ask again with previous_review_id; finish with mark_review_complete. A diff holding secrets is refused before anything is sent.",
+        description = "Have your current git changes reviewed by the configured reviewer command, or by a person (reviewer \"human\"; may take hours). Waits up to wait_seconds (default 45, at most 50): returns the structured review (comments with file, line, severity and suggested_fix; verdict), or status \"pending\" with review_id: the round goes on, and await_review returns it. After fixing, ask again with previous_review_id; finish with mark_review_complete. A diff adding secrets is refused.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
     )]
@@ -79,7 +79,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Wait for a review round",
-        description = "Wait for the round of review_id (the id, its number such as 001, or a unique beginning of 4+ characters) that request_review answered as pending, up to wait_seconds (default 45, at most 50): returns it as request_review does, or status \"pending\" again (call again). Cancelling this call ends the wait, never the round.",
+        description = "Wait for the round of review_id that request_review answered as pending, up to wait_seconds (default 45, at most 50): returns it as request_review does, or status \"pending\" again (call again). Cancelling this call ends the wait, never the round.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -115,7 +115,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Stop a review round",
-        description = "Stop the running review round of review_id (started by request_review; the whole id, its number such as 001, or a unique beginning of at least 4 characters): the reviewer is killed and the round is not stored. The session stays open for another round. An unknown review_id, or one with no round running, is an error that says which.",
+        description = "Stop the running review round of review_id (started by request_review): the reviewer is killed and the round is not stored. The session stays open for another round.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
     async fn cancel_review(&self, Parameters(args): Parameters<CancelArgs>) -> Result<Json<CancelResult>, String> {
@@ -133,7 +133,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Review history",
-        description = "Get past review sessions: the newest `limit` (default 5) sessions of this repository, or one session by review_id (the id, its number such as 001, or a unique beginning of 4+ characters), each with its rounds and reviews, and the round running now (`pending`).",
+        description = "Get past review sessions: the newest `limit` (default 5) sessions of this repository, or one session by review_id, each with its rounds and reviews, and the round running now (`pending`).",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn get_review_history(
@@ -154,7 +154,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Complete a review session",
-        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once. review_id is the whole id, its number such as 001, or a unique beginning of at least 4 characters.",
+        description = "Mark a review session as complete with its final status: approved, abandoned or merged. A session can be completed once.",
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
     async fn mark_review_complete(

@@ -18,7 +18,7 @@ pub struct RequestReviewArgs {
     pub relevant_docs: Option<Vec<String>>,
     /// Specific areas to focus the review on.
     pub focus_areas: Option<Vec<String>>,
-    /// The review_id of the session this round follows up (its whole id, its number such as 001, or a unique beginning of at least 4 characters).
+    /// The review_id of the session this round follows up.
     pub previous_review_id: Option<String>,
     /// "all" (default: every change, new files too), "staged", "unstaged", or a base ref or range ("main", "main..HEAD").
     pub scope: Option<String>,
@@ -33,7 +33,7 @@ pub struct RequestReviewArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AwaitArgs {
-    /// The review_id request_review answered with (or its number such as 001, or a unique beginning of at least 4 characters).
+    /// The review_id request_review answered with.
     pub review_id: String,
     /// How long to wait before answering "pending" again (0 to 50 seconds, default 45).
     #[schemars(range(max = 50))]
@@ -44,7 +44,7 @@ pub struct AwaitArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CancelArgs {
-    /// The review whose running round to stop: its id, its number such as 001, or a unique beginning of at least 4 characters.
+    /// The review whose running round to stop.
     pub review_id: String,
 }
 
@@ -125,7 +125,7 @@ pub struct ReviewResult {
 pub struct HistoryArgs {
     /// Number of recent review sessions to return (default: 5).
     pub limit: Option<u32>,
-    /// A specific review session to retrieve: its id, its number such as 001, or a unique beginning of at least 4 characters.
+    /// A specific review session to retrieve.
     pub review_id: Option<String>,
 }
 
@@ -170,7 +170,7 @@ pub struct RoundView {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompleteArgs {
-    /// The review session: its id, its number such as 001, or a unique beginning of at least 4 characters.
+    /// The review session.
     pub review_id: String,
     /// Final status of the review: approved, abandoned or merged.
     #[schemars(extend("enum" = ["approved", "abandoned", "merged"]))]
