@@ -33,7 +33,18 @@ async fn ask(agent: &Agent, previous: Option<&str>) -> String {
     let pending = agent.call_ok("request_review", args).await;
     assert_eq!(pending["status"], "pending", "{pending:#}");
     assert!(pending["message"].as_str().unwrap_or("").contains("to review it"), "{pending:#}");
-    pending["review_id"].as_str().expect("review id").to_owned()
+    let id = pending["review_id"].as_str().expect("review id").to_owned();
+    // The call answered at once; the round reaches the person once its diff
+    // is captured, moments later.
+    let mut step = pending["step"].clone();
+    for _ in 0..100 {
+        if step.as_str().is_some_and(|s| s.starts_with("waiting for")) {
+            return id;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        step = agent.call_ok("await_review", json!({ "review_id": id, "wait_seconds": 0 })).await["step"].clone();
+    }
+    panic!("round of review {id} never reached the person: {step}");
 }
 
 /// `await_review` until the person's verdict arrives.

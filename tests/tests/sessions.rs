@@ -573,6 +573,39 @@ async fn a_round_longer_than_the_wait_is_pending_and_await_review_returns_it() {
     assert!(unknown.contains("2020-01-01-001"), "{unknown}");
 }
 
+/// A diff that is slow to capture (here a real git textconv driver that
+/// takes seconds per file, as a huge repository or a slow disk would): the
+/// wait bounds it too, the round goes on, and a refusal found after the
+/// answer (a secret the capture turns up) reaches `await_review`.
+#[tokio::test]
+async fn wait_seconds_covers_capturing_the_diff() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good", "");
+    git(&repo, &["config", "diff.slow.textconv", "sleep 4; cat"]);
+    std::fs::write(repo.join(".git/info/attributes"), "*.rs diff=slow\n").expect("attributes");
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+
+    let asked = std::time::Instant::now();
+    let pending = request(&agent, json!({"summary": "Slow to capture", "wait_seconds": 1})).await;
+    assert!(asked.elapsed() < Duration::from_secs(3), "answered after {:?}", asked.elapsed());
+    assert_eq!((pending["status"].clone(), pending["round"].clone()), (json!("pending"), json!(1)), "{pending}");
+    assert!(pending["step"].as_str().is_some_and(|s| s.contains("capturing the diff")), "{pending}");
+    let id = pending["review_id"].as_str().expect("review_id").to_owned();
+    let done = agent.call_ok("await_review", json!({"review_id": id, "wait_seconds": 30})).await;
+    assert_eq!((done["round"].clone(), done["verdict"].clone()), (json!(1), json!("lgtm_with_suggestions")), "{done}");
+    assert!(prompts(&repo)[0].contains("41 + 1"), "the reviewer got the diff");
+
+    // A secret found once the call has answered stops the round all the
+    // same: nothing is sent, and the waiter is told why.
+    std::fs::write(repo.join("src/lib.rs"), "pub const KEY: &str = \"AKIAZ7QX3M5N2PLWVKTR\";\n").expect("edit");
+    let pending = request(&agent, json!({"summary": "A key", "previous_review_id": id, "wait_seconds": 1})).await;
+    assert_eq!((pending["status"].clone(), pending["round"].clone()), (json!("pending"), json!(2)), "{pending}");
+    let refused = agent.call_err("await_review", json!({"review_id": id, "wait_seconds": 30})).await;
+    assert!(refused.contains("src/lib.rs:1") && refused.contains("aws-access-key-id"), "{refused}");
+    assert_eq!(prompts(&repo).len(), 1, "the reviewer never saw the secret");
+}
+
 /// The official TypeScript SDK with its default 60 s request timeout, and a
 /// reviewer taking 70 s: the round is answered pending in time and awaited to
 /// its end, and nothing is killed.

@@ -213,9 +213,15 @@ impl ParleyMcp {
         context: &RequestContext<RoleServer>,
     ) -> Option<tokio::task::JoinHandle<()>> {
         let can_ask = context.peer.supported_elicitation_modes().contains(&rmcp::service::ElicitationMode::Form);
-        if wait.is_zero() || !can_ask || !rounds::person::is_waiting(run) {
+        if wait.is_zero() || !can_ask {
             return None;
         }
+        // A round for a person waits for them once its diff is captured.
+        let began = tokio::time::Instant::now();
+        if !run.reaches(wait, rounds::person::is_waiting_step).await {
+            return None;
+        }
+        let wait = wait.saturating_sub(began.elapsed());
         if rounds::person::watched(&self.context, &run.repository).await {
             return None;
         }
@@ -320,6 +326,14 @@ fn pending(run: &Arc<Run>) -> Result<CallToolResult, String> {
             "Round {round} of review {id} is {} ({elapsed} s so far). A person's review can take minutes or hours, and it \
              is kept in Parley whatever happens to this conversation: call await_review with review_id \"{id}\" to wait \
              for it (each call waits up to {MAX_WAIT} s), now or after other work. cancel_review withdraws the request.",
+            step.message
+        )
+    } else if run.for_person {
+        format!(
+            "Round {round} of review {id} is getting ready for a person to review it ({}, {elapsed} s so far). A person's \
+             review can take minutes or hours, and it is kept in Parley whatever happens to this conversation: call \
+             await_review with review_id \"{id}\" to wait for it (each call waits up to {MAX_WAIT} s), now or after other \
+             work. cancel_review withdraws the request.",
             step.message
         )
     } else {

@@ -98,10 +98,12 @@ pub async fn request(
     }
 }
 
-/// Checks and prepares a round (every refusal happens here, before this
-/// returns), then runs its slow part in the background, where it goes on
-/// whatever becomes of the caller: only [`cancel`] (or the daemon stopping)
-/// stops it. Wait for it with [`Run::wait`] or [`wait`].
+/// Checks a round and opens its session (the quick refusals happen here,
+/// before this returns), then runs the rest in the background, where it
+/// goes on whatever becomes of the caller: capturing and scanning the diff,
+/// then the tests and the reviewer, or waiting for the person. Only
+/// [`cancel`] (or the daemon stopping) stops it. Wait for it with
+/// [`Run::wait`] or [`wait`]: a wait bounds every step after this one.
 pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Result<Arc<Run>, RoundError> {
     if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
         && let Some(run) = runs().get(previous).filter(|run| run.result().is_none())
@@ -115,18 +117,22 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
         }
         return Err(still_running(previous, run.round));
     }
+    let opened = pipeline::open(cx, ask, progress).await?;
+    let id = opened.session.id.clone();
+    let round = opened.session.rounds.len() as u32 + 1;
+    let first_round = opened.session.rounds.is_empty();
     let cancel = cx.shutdown.close.child_token();
-    let prepared = pipeline::prepare(cx, ask, progress, &cancel).await?;
-    if prepared.reviewer == pipeline::Reviewer::Person {
-        return person::open(cx, prepared, cancel).await;
-    }
-    let id = prepared.session.id.clone();
-    let round = prepared.session.rounds.len() as u32 + 1;
-    let opened = prepared.session.rounds.is_empty();
-    let first = Step { progress: 3.0, message: "starting the round".into() };
-    let run = runs()
-        .begin(&id, &prepared.session.workspace, round, cancel.clone(), first)
-        .map_err(|running| still_running(&id, running))?;
+    let first = Step { progress: 1.0, message: "capturing the diff".into() };
+    let for_person = opened.reviewer == pipeline::Reviewer::Person;
+    let run = match runs().begin(&id, &opened.root, round, for_person, cancel.clone(), first) {
+        Ok(run) => run,
+        Err(running) => {
+            if first_round {
+                cx.state.discard_empty_session(id.clone()).await;
+            }
+            return Err(still_running(&id, running));
+        }
+    };
     let running = Pending { state: "running".into(), since: crate::clock::now_rfc3339(), error: None };
     cx.state.set_pending(id.clone(), Some(running)).await;
     let background = cx.clone();
@@ -134,9 +140,21 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     tokio::spawn(async move {
         let _call = background.shutdown.call();
         let report = |step: f64, message: String| background_run.report(step, message);
-        let result = pipeline::review(&background, prepared, &report, &cancel).await;
-        if let Err(error) = &result {
-            if opened {
+        let result = async {
+            let prepared = pipeline::capture(opened, &report, &cancel).await?;
+            match prepared.reviewer {
+                // The round now waits for the person's verdict, which ends it.
+                pipeline::Reviewer::Person => person::open(&background, prepared, &background_run, cancel).await,
+                pipeline::Reviewer::Command(_) => {
+                    pipeline::review(&background, prepared, &report, &cancel).await.map(|outcome| {
+                        background_run.finish(Ok(outcome));
+                    })
+                }
+            }
+        }
+        .await;
+        if let Err(error) = result {
+            if first_round {
                 // A session whose first round failed holds nothing worth listing.
                 background.state.set_pending(id.clone(), None).await;
                 background.state.discard_empty_session(id).await;
@@ -148,8 +166,8 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
                 };
                 background.state.set_pending(id, Some(failed)).await;
             }
+            background_run.finish(Err(error));
         }
-        background_run.finish(result);
     });
     Ok(run)
 }

@@ -80,7 +80,12 @@ fn waiting_step(person: &str) -> Step {
 
 /// Whether a run is a round waiting on a person.
 pub fn is_waiting(run: &Run) -> bool {
-    run.step().progress == WAITING_STEP && run.step().message.starts_with("waiting for")
+    is_waiting_step(&run.step())
+}
+
+/// Whether a round at `step` is waiting on a person.
+pub fn is_waiting_step(step: &Step) -> bool {
+    step.progress == WAITING_STEP && step.message.starts_with("waiting for")
 }
 
 /// Who reviews in person: the user the daemon runs as.
@@ -88,9 +93,15 @@ pub fn person() -> String {
     crate::config::user_name()
 }
 
-/// Stores the round as waiting on a person, tells the editor windows on the
-/// repository, and registers it so that `await_review` waits for it.
-pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationToken) -> Result<Arc<Run>, RoundError> {
+/// Stores round `run` as waiting on a person and tells the editor windows
+/// on the repository; the run then waits (for `await_review`) until the
+/// person's verdict, or a cancel, ends it.
+pub(super) async fn open(
+    cx: &Context,
+    prepared: Prepared,
+    run: &Arc<Run>,
+    cancel: CancellationToken,
+) -> Result<(), RoundError> {
     let changes = prepared.changes.clone();
     let files = tokio::task::spawn_blocking(move || git::versions(&changes))
         .await
@@ -100,9 +111,8 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
     let allow = prepared.secret_allow_paths();
     let (files, redacted) = pipeline::redact_versions(files, allow, &prepared.redacted);
     let session = &prepared.session;
-    let round = session.rounds.len() as u32 + 1;
     let waiting = PersonRound {
-        round,
+        round: run.round,
         requested_at: crate::clock::now_rfc3339(),
         summary: prepared.ask.summary.clone(),
         focus_areas: prepared.ask.focus_areas.clone(),
@@ -114,11 +124,8 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
         drafts: Vec::new(),
         next_draft: 1,
     };
-    let run = runs()
-        .begin(&session.id, &prepared.root, round, cancel.clone(), waiting_step(&person()))
-        .map_err(|running| super::still_running(&session.id, running))?;
     let stored = Box::new(waiting);
-    let result = cx
+    let session = cx
         .state
         .edit_session(
             session.id.clone(),
@@ -130,21 +137,13 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
                     )));
                 }
                 s.awaiting = Some(stored);
+                s.pending = None;
                 Ok(())
             }),
         )
-        .await;
-    let session = match result {
-        Ok(session) => session,
-        Err(error) => {
-            let error = RoundError::from(error);
-            if prepared.session.rounds.is_empty() {
-                cx.state.discard_empty_session(prepared.session.id.clone()).await;
-            }
-            run.finish(Err(error.clone()));
-            return Err(error);
-        }
-    };
+        .await?;
+    let step = waiting_step(&person());
+    run.report(step.progress, step.message);
     watch_for_cancel(cx, run.clone(), cancel);
     if let Some(waiting) = &session.awaiting {
         let requested = crate::views::waiting_round(&session, waiting);
@@ -152,7 +151,7 @@ pub(super) async fn open(cx: &Context, prepared: Prepared, cancel: CancellationT
             cx.state.publish_round(session.workspace.clone(), wire::ROUND_REQUESTED, params).await;
         }
     }
-    Ok(run)
+    Ok(())
 }
 
 /// The run of a round waiting on a person, registering it when this daemon
@@ -163,8 +162,9 @@ pub fn run_for(cx: &Context, session: &Session) -> Option<Arc<Run>> {
         return Some(run);
     }
     let cancel = cx.shutdown.close.child_token();
-    let run =
-        runs().begin(&session.id, &session.workspace, waiting.round, cancel.clone(), waiting_step(&person())).ok()?;
+    let run = runs()
+        .begin(&session.id, &session.workspace, waiting.round, true, cancel.clone(), waiting_step(&person()))
+        .ok()?;
     watch_for_cancel(cx, run.clone(), cancel);
     Some(run)
 }

@@ -69,8 +69,22 @@ pub struct Outcome {
 /// Receives progress: (step so far, of [`STEPS`], what is happening).
 pub type Progress<'a> = &'a (dyn Fn(f64, String) + Send + Sync);
 
-/// A review that passed every check and has its session: what remains is
-/// the slow part (tests and the reviewer).
+/// A round that passed the quick checks and has its session (a new one,
+/// or the one it continues): what remains is to capture and scan its diff,
+/// then the slow part. Everything up to here is quick, so a refusal here is
+/// answered at once; from here on the round has an id to wait for.
+#[derive(Debug, Clone)]
+pub(super) struct Opened {
+    pub ask: ReviewAsk,
+    pub root: PathBuf,
+    settings: ReviewSettings,
+    pub reviewer: Reviewer,
+    pub scope: Scope,
+    pub session: Session,
+}
+
+/// A round whose diff is captured and passed the secret scan: what remains
+/// is the slow part (tests and the reviewer, or the person).
 #[derive(Debug, Clone)]
 pub(super) struct Prepared {
     pub ask: ReviewAsk,
@@ -94,15 +108,10 @@ impl Prepared {
     }
 }
 
-/// The quick part of a round: find the repository and its config, check the
-/// previous session, capture the diff, scan it for secrets, read the docs,
-/// and open (or continue) the session. Every refusal happens here.
-pub(super) async fn prepare(
-    cx: &Context,
-    ask: ReviewAsk,
-    progress: Progress<'_>,
-    cancel: &CancellationToken,
-) -> Result<Prepared, RoundError> {
+/// The quick part of a round: find the repository and its config, choose
+/// the reviewer, check the previous session and what the asker wrote (a
+/// secret in it is never stored), and open (or continue) the session.
+pub(super) async fn open(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Result<Opened, RoundError> {
     if ask.summary.trim().is_empty() {
         return Err(RoundError::Invalid("summary is required: say what you were asked to do and what you did".into()));
     }
@@ -122,10 +131,45 @@ pub(super) async fn prepare(
         Some(id) => Some(check_previous(cx, &root, id, settings.max_rounds).await?),
         None => None,
     };
+    // The summary and focus areas leave the machine with the diff, and a
+    // new session keeps them.
+    let allow = &settings.secret_allow_paths;
+    let mut findings = secrets::scan_text("(summary)", &ask.summary, allow);
+    for (index, area) in ask.focus_areas.iter().enumerate() {
+        findings.extend(secrets::scan_text(&format!("(focus area {})", index + 1), area, allow));
+    }
+    if !findings.is_empty() {
+        return Err(RoundError::Secrets(secrets::describe(&findings)));
+    }
+    let scope = Scope::parse(ask.scope.as_deref());
+    let session = match previous {
+        Some(session) => session,
+        None => {
+            let request = SessionRequest {
+                summary: ask.summary.clone(),
+                relevant_docs: ask.relevant_docs.clone(),
+                focus_areas: ask.focus_areas.clone(),
+                scope: scope.name(),
+            };
+            cx.state.start_session(root.clone(), request).await?
+        }
+    };
+    Ok(Opened { ask, root, settings, reviewer, scope, session })
+}
 
+/// Captures the round's diff and scans it, and the docs, for secrets: a
+/// secret on an added line stops the round; one on a removed or context
+/// line is already in the repository (removing it is the fix), so it is
+/// redacted from everything that leaves the machine instead. This can be
+/// slow on a large repository, so it runs in the round's background part.
+pub(super) async fn capture(
+    opened: Opened,
+    progress: Progress<'_>,
+    cancel: &CancellationToken,
+) -> Result<Prepared, RoundError> {
+    let Opened { ask, root, settings, reviewer, scope, session } = opened;
     progress(1.0, "capturing the diff".into());
     still_wanted(cancel)?;
-    let scope = Scope::parse(ask.scope.as_deref());
     let changes = {
         let mut ignored = settings.ignored_files.clone();
         // The audit trail of earlier rounds is not part of the change under review.
@@ -139,22 +183,15 @@ pub(super) async fn prepare(
         let (root, scope) = (root.clone(), scope.clone());
         blocking(move || Ok(git::capture(&root, &scope, &ignored)?)).await?
     };
+    still_wanted(cancel)?;
 
     progress(2.0, "scanning for secrets".into());
     let docs = read_docs(&root, &ask.relevant_docs).await?;
-    // A secret on an added line stops the round; one on a removed or
-    // context line is already in the repository (removing it is the fix),
-    // so it is redacted from everything that leaves the machine instead.
-    let scanned = secrets::redact_diff(&changes.diff, &settings.secret_allow_paths);
+    let allow = &settings.secret_allow_paths;
+    let scanned = secrets::redact_diff(&changes.diff, allow);
     let mut findings = scanned.findings;
     let redacted = scanned.redacted;
     let changes = Changes { diff: scanned.diff, ..changes };
-    // The rest of the prompt leaves the machine too.
-    let allow = &settings.secret_allow_paths;
-    findings.extend(secrets::scan_text("(summary)", &ask.summary, allow));
-    for (index, area) in ask.focus_areas.iter().enumerate() {
-        findings.extend(secrets::scan_text(&format!("(focus area {})", index + 1), area, allow));
-    }
     for (name, text) in &docs {
         findings.extend(secrets::scan_text(name, text, allow));
     }
@@ -162,18 +199,6 @@ pub(super) async fn prepare(
         return Err(RoundError::Secrets(secrets::describe(&findings)));
     }
     still_wanted(cancel)?;
-    let session = match previous {
-        Some(session) => session,
-        None => {
-            let request = SessionRequest {
-                summary: ask.summary.clone(),
-                relevant_docs: ask.relevant_docs.clone(),
-                focus_areas: ask.focus_areas.clone(),
-                scope: scope.name(),
-            };
-            cx.state.start_session(root.clone(), request).await?
-        }
-    };
     Ok(Prepared { ask, root, settings, reviewer, scope, changes, redacted, docs, session })
 }
 

@@ -33,6 +33,8 @@ pub struct Run {
     /// The repository the session reviews.
     pub repository: PathBuf,
     pub round: u32,
+    /// Whether a person answers it (rather than a reviewer command).
+    pub for_person: bool,
     pub started: Instant,
     step: watch::Sender<Step>,
     finished: watch::Sender<Option<Result<Outcome, RoundError>>>,
@@ -103,6 +105,27 @@ impl Run {
             }
         }
     }
+    /// Waits up to `limit` until the round reaches a step `reached` holds
+    /// for; false when it finished, or the time passed, first.
+    pub async fn reaches(&self, limit: Duration, reached: impl Fn(&Step) -> bool) -> bool {
+        let mut steps = self.step.subscribe();
+        let mut finished = self.finished.subscribe();
+        let deadline = tokio::time::sleep(limit);
+        tokio::pin!(deadline);
+        loop {
+            if finished.borrow_and_update().is_some() {
+                return false;
+            }
+            if reached(&steps.borrow_and_update()) {
+                return true;
+            }
+            tokio::select! {
+                changed = finished.changed() => if changed.is_err() { return false },
+                changed = steps.changed() => if changed.is_err() { return false },
+                () = &mut deadline => return false,
+            }
+        }
+    }
 }
 
 /// The rounds the daemon is running, and those finished within the last hour.
@@ -118,13 +141,15 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Runs {
-    /// Registers round `round` of `review_id`, unless one of that session
-    /// is still running (its number is given back then).
+    /// Registers round `round` of `review_id` (answered by a person when
+    /// `for_person`), unless one of that session is still running (its
+    /// number is given back then).
     pub(super) fn begin(
         &self,
         review_id: &str,
         repository: &Path,
         round: u32,
+        for_person: bool,
         cancel: CancellationToken,
         first: Step,
     ) -> Result<Arc<Run>, u32> {
@@ -139,6 +164,7 @@ impl Runs {
             review_id: review_id.to_owned(),
             repository: repository.to_owned(),
             round,
+            for_person,
             started: Instant::now(),
             step: watch::Sender::new(first),
             finished: watch::Sender::new(None),
@@ -171,17 +197,20 @@ mod tests {
     #[tokio::test]
     async fn a_second_round_of_a_running_session_is_refused_until_the_first_ends() {
         let runs = Runs::default();
-        let first =
-            runs.begin("2026-11-23-001", Path::new("/r"), 1, CancellationToken::new(), step("a")).expect("registered");
+        let first = runs
+            .begin("2026-11-23-001", Path::new("/r"), 1, false, CancellationToken::new(), step("a"))
+            .expect("registered");
         assert_eq!(
-            runs.begin("2026-11-23-001", Path::new("/r"), 2, CancellationToken::new(), step("b")).expect_err("refused"),
+            runs.begin("2026-11-23-001", Path::new("/r"), 2, false, CancellationToken::new(), step("b"))
+                .expect_err("refused"),
             1
         );
         assert!(runs.is_running("2026-11-23-001"));
         first.finish(Err(RoundError::Cancelled("stopped".into())));
         assert!(!runs.is_running("2026-11-23-001"));
-        let second =
-            runs.begin("2026-11-23-001", Path::new("/r"), 2, CancellationToken::new(), step("b")).expect("registered");
+        let second = runs
+            .begin("2026-11-23-001", Path::new("/r"), 2, false, CancellationToken::new(), step("b"))
+            .expect("registered");
         assert_eq!(runs.get("2026-11-23-001").expect("known").round, second.round);
     }
 
@@ -189,7 +218,7 @@ mod tests {
     async fn a_wait_ends_at_its_limit_with_the_steps_seen_and_the_round_running_on() {
         let runs = Runs::default();
         let run = runs
-            .begin("2026-11-23-002", Path::new("/r"), 1, CancellationToken::new(), step("first"))
+            .begin("2026-11-23-002", Path::new("/r"), 1, false, CancellationToken::new(), step("first"))
             .expect("registered");
         let reporter = run.clone();
         tokio::spawn(async move {
@@ -209,7 +238,7 @@ mod tests {
     async fn a_waiter_gets_the_result_when_the_round_finishes() {
         let runs = Runs::default();
         let run = runs
-            .begin("2026-11-23-003", Path::new("/r"), 1, CancellationToken::new(), step("first"))
+            .begin("2026-11-23-003", Path::new("/r"), 1, false, CancellationToken::new(), step("first"))
             .expect("registered");
         let finisher = run.clone();
         tokio::spawn(async move { finisher.finish(Err(RoundError::Reviewer("exit 1".into()))) });
