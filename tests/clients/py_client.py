@@ -241,7 +241,12 @@ async def exercise(checks: Checks, client: Client, mode: str, workspace: str) ->
         structured = summary.structured_content or {}
         check("get_feedback_summary: one thread", structured.get("totalThreads") == 1, show(structured))
         listed = await client.call_tool("get_feedback", {"filePath": "src/main.rs"})
-        threads = json.loads(listed.content[0].text)
+        threads = (listed.structured_content or {}).get("threads", [])
+        check(
+            "get_feedback: the text copy names the place and the comment",
+            "src/main.rs:2 " in listed.content[0].text and ": Print something kinder" in listed.content[0].text,
+            listed.content[0].text,
+        )
         check(
             "get_feedback: the comment on line 2",
             len(threads) == 1 and threads[0]["comments"][0]["body"] == "Print something kinder"

@@ -138,8 +138,14 @@ await step("feedback", async () => {
     show(summary.structuredContent),
   );
   const listed = await call("get_feedback", { filePath: "src/main.rs" });
-  const threads = JSON.parse(textOf(listed));
-  check("get_feedback: the text is the bare array", Array.isArray(threads) && threads.length === 1, textOf(listed));
+  const threads = listed.structuredContent?.threads ?? [];
+  check("get_feedback: one thread", threads.length === 1, show(listed.structuredContent));
+  check(
+    "get_feedback: the text copy names the place, the thread and the comment",
+    textOf(listed).includes(`src/main.rs:2 ${threads[0]?.id} (seen by parley-ts-sdk-test)`) &&
+      textOf(listed).includes(": Print something kinder\n"),
+    textOf(listed),
+  );
   check(
     "get_feedback: the comment and its range",
     threads[0]?.comments?.[0]?.body === "Print something kinder" && threads[0]?.range?.startLine === 2,
@@ -153,7 +159,7 @@ await step("feedback", async () => {
   const id = threads[0]?.id;
   const reply = await call("reply_feedback", { threadId: id, body: "Done" });
   check("reply_feedback: replied", reply.structuredContent?.replied === true, show(reply));
-  const addressed = JSON.parse(textOf(await call("get_feedback", { filePath: "src/main.rs" })));
+  const addressed = (await call("get_feedback", { filePath: "src/main.rs" })).structuredContent?.threads ?? [];
   check("get_feedback: a replied thread is addressed", addressed[0]?.standing === "addressed", show(addressed[0]));
   const resolved = await call("resolve_feedback", { threadId: id, note: "Kinder now" });
   check("resolve_feedback: resolved", resolved.structuredContent?.resolved === true, show(resolved));

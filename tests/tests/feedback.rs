@@ -96,18 +96,24 @@ async fn a_comment_from_the_cli_reaches_the_agent_and_follows_edits_on_disk() {
     );
 
     let result = agent.call("get_feedback", json!({"filePath": "src/auth.ts"})).await;
-    let listed: Value = serde_json::from_str(&text_of(&result)).expect("text is JSON");
-    assert!(listed.is_array(), "the text copy is plan-feedback's bare array");
-    let thread = &listed[0];
+    let listed = result.structured_content.clone().expect("structured content");
+    let thread = &listed["threads"][0];
     assert_eq!(thread["id"], json!(id));
     assert_eq!(thread["file"], json!("src/auth.ts"));
-    assert_eq!(thread["range"], json!({"startLine": 3, "endLine": 8, "startCharacter": 0, "endCharacter": 1}));
+    // Whole lines: no characters, and what would say nothing is left out.
+    assert_eq!(thread["range"], json!({"startLine": 3, "endLine": 8}));
     assert!(thread["selectedText"].as_str().is_some_and(|t| t.starts_with("export function validateToken")));
-    assert_eq!(thread["orphaned"], json!(false));
+    assert_eq!((thread.get("orphaned"), thread.get("confidence")), (None, None), "{thread}");
     assert_eq!(thread["state"], json!("anchored"));
     assert_eq!(thread["comments"][0]["body"], json!("Handle expired tokens"));
     assert_eq!(thread["comments"][0]["author"], json!("dana"));
-    assert_eq!(result.structured_content.as_ref().map(|s| s["threads"].clone()), Some(listed.clone()));
+    // The text copy, for hosts that show an agent only the text, says the
+    // same in a few lines.
+    let text = text_of(&result);
+    assert!(text.starts_with("Threads 1-1 of 1: place, thread id (standing); reply_feedback answers one."), "{text}");
+    assert!(text.contains(&format!("\nsrc/auth.ts:3-8 {id} (")), "{text}");
+    assert!(text.contains("\n  at: export function validateToken(token: string) {…\n"), "{text}");
+    assert!(text.contains("\n  dana: Handle expired tokens"), "{text}");
 
     // An agent edits the file on disk: two lines above the function.
     std::fs::write(repo.join("src/auth.ts"), format!("// header\n// more\n{AUTH}")).expect("edit");
@@ -155,7 +161,7 @@ async fn a_whole_line_thread_shows_its_line_as_it_is_now() {
     assert_eq!(thread["originalQuote"], json!("    return now() - t > ttl"));
     let confidence = thread["confidence"].as_f64().expect("confidence");
     assert!(confidence > 0.5 && confidence < 1.0, "{thread:#}");
-    assert_eq!(thread["range"], json!({"startLine": 2, "endLine": 2, "startCharacter": 0, "endCharacter": 34}));
+    assert_eq!(thread["range"], json!({"startLine": 2, "endLine": 2}));
 
     let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);
     assert_eq!(code, 0, "{err}");
@@ -746,8 +752,8 @@ async fn an_agent_reads_a_large_workspace_a_page_at_a_time() {
     let want: Vec<String> = (0..100).map(|n| format!("Comment 0/{n}")).collect();
     assert_eq!(bodies(&listed), want, "the first 100, in order");
     assert_eq!((listed["total"].clone(), listed["nextOffset"].clone()), (json!(260), json!(100)));
-    let note = first.content.get(1).and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
-    assert!(note.contains("Threads 1-100 of 260") && note.contains("offset 100"), "{note}");
+    let text = text_of(&first);
+    assert!(text.starts_with("Threads 1-100 of 260") && text.ends_with("call get_feedback again with offset 100, or with filePath for one file (get_feedback_summary lists the files with the most threads)."), "{text}");
 
     let seen_by_the_agent = || {
         let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "list"]);

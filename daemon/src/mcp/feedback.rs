@@ -1,6 +1,10 @@
-//! The feedback tools' arguments and results, in exactly the shapes of the
+//! The feedback tools' arguments and results, in the shapes of the
 //! plan-feedback tools agents already know (seed 002), plus `reply_feedback`
-//! and `add_feedback`.
+//! and `add_feedback`. A field that would say nothing (`orphaned: false`, a
+//! confidence of 1, the characters of a thread on whole lines, comment ids
+//! and reading times no tool takes) is left out,
+//! and `get_feedback`'s text copy is a short rendering, not the JSON again:
+//! an agent pays for every byte at every call.
 //! Lines are 1-based; characters are 0-based counts of Unicode characters.
 
 use std::path::{Path, PathBuf};
@@ -108,8 +112,8 @@ pub struct AddResult {
     pub thread: FeedbackItem,
 }
 
-/// What `get_feedback` returns as structured content; its text copy is the
-/// `threads` array alone, as plan-feedback printed it.
+/// What `get_feedback` returns as structured content; its text copy (for
+/// hosts that show an agent only the text) is [`list_text`].
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FeedbackList {
     /// Ordered by file path, then line.
@@ -131,13 +135,15 @@ pub struct FeedbackItem {
     pub range: FeedbackRange,
     /// The text the thread is on now (the last text seen, when orphaned).
     pub selected_text: String,
-    /// True if the anchored text was deleted (or the file is gone or unreadable).
+    /// Present, true, when the anchored text was deleted (or the file is gone or unreadable).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub orphaned: bool,
     pub comments: Vec<FeedbackComment>,
     /// anchored, moved, modified, orphaned or unreadable.
     pub state: String,
-    /// 1 when anchored or moved, the similarity to the original text when modified, 0 when orphaned.
-    pub confidence: f64,
+    /// When modified: the similarity to the original text (0 to 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
     /// The text when the thread was made, when it is not simply anchored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub original_quote: Option<String>,
@@ -146,16 +152,12 @@ pub struct FeedbackItem {
     pub finding: Option<FindingView>,
     /// Where the thread stands for the human: open (no agent has read it since a human last commented), seen (an agent has read it), addressed (an agent replied).
     pub standing: String,
-    /// The agent that first read it since a human last commented, and when.
+    /// The agent that first read it since a human last commented.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seen_by: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seen_at: Option<String>,
-    /// The agent that last replied to it, and when.
+    /// The agent that last replied to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub addressed_by: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub addressed_at: Option<String>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -176,14 +178,16 @@ pub struct FindingView {
 pub struct FeedbackRange {
     pub start_line: u32,
     pub end_line: u32,
-    pub start_character: u32,
-    pub end_character: u32,
+    /// Present when the thread is on part of a line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_character: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_character: Option<u32>,
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedbackComment {
-    pub id: String,
     /// Plain text.
     pub body: String,
     pub author: String,
@@ -256,25 +260,24 @@ pub fn file_in_scope(scope: &Path, file_path: &str) -> Result<PathBuf, String> {
 pub fn item(mut thread: Thread, scope: &Path) -> FeedbackItem {
     let marks = std::mem::take(&mut thread.standing);
     let standing = marks.name(thread.resolved).to_owned();
-    let (seen_by, seen_at) = marks.seen.map(|m| (m.by, m.at)).unzip();
-    let (addressed_by, addressed_at) = marks.addressed.map(|m| (m.by, m.at)).unzip();
+    let seen_by = marks.seen.map(|m| m.by);
+    let addressed_by = marks.addressed.map(|m| m.by);
     let span = &thread.span;
+    let characters = |at: u32| (!thread.whole_lines).then_some(at);
     FeedbackItem {
         standing,
         seen_by,
-        seen_at,
         addressed_by,
-        addressed_at,
         file: views::path_within(&thread, scope),
         range: FeedbackRange {
             start_line: span.start_line + 1,
             end_line: span.end_line + 1,
-            start_character: span.start.chars,
-            end_character: span.end.chars,
+            start_character: characters(span.start.chars),
+            end_character: characters(span.end.chars),
         },
         orphaned: thread.state.is_orphaned(),
         state: thread.state.name().into(),
-        confidence: thread.state.rounded_confidence(),
+        confidence: matches!(thread.state, ThreadState::Modified(_)).then(|| thread.state.rounded_confidence()),
         original_quote: (thread.state != ThreadState::Anchored).then(|| thread.original_quote.to_string()),
         comments: thread.comments.into_iter().map(owned_comment).collect(),
         selected_text: thread.anchor.quote.to_string(),
@@ -312,12 +315,11 @@ fn owned_comment(c: crate::feedback::Comment) -> FeedbackComment {
         std::borrow::Cow::Borrowed(_) => c.body,
         std::borrow::Cow::Owned(clipped) => clipped,
     };
-    FeedbackComment { id: c.id, body, author: c.author, created_at: c.created_at }
+    FeedbackComment { body, author: c.author, created_at: c.created_at }
 }
 
 pub fn comment(c: &crate::feedback::Comment) -> FeedbackComment {
     FeedbackComment {
-        id: c.id.clone(),
         body: crate::limits::clip(&c.body).into_owned(),
         author: c.author.clone(),
         created_at: c.created_at.clone(),
@@ -353,16 +355,177 @@ pub fn summary(summary: Summary) -> SummaryResult {
 /// as text.
 /// When more threads follow, a second text block says how to read them.
 pub fn list_result(list: FeedbackList, offset: usize) -> CallToolResult {
-    let array = serde_json::to_string(&list.threads).expect("feedback items always serialize");
+    let text = list_text(&list, offset);
     let mut result = CallToolResult::structured(serde_json::to_value(&list).expect("feedback items always serialize"));
-    result.content = vec![ContentBlock::text(array)];
-    if let Some(next) = list.next_offset {
-        result.content.push(ContentBlock::text(format!(
-            "Threads {}-{next} of {}. Call get_feedback again with offset {next} for more, or with filePath for \
-             one file (get_feedback_summary lists the files with the most threads).",
-            offset + 1,
-            list.total
-        )));
-    }
+    result.content = vec![ContentBlock::text(text)];
     result
+}
+
+/// The threads as text: every field an agent acts on, each thread in a few
+/// short lines, about a third of the JSON's bytes.
+///
+/// ```text
+/// Threads 1-1 of 1: place, thread id (standing); reply_feedback answers one.
+///
+/// src/lib.rs:3 6f1d2c9a-0b6c-4f7e-9a51-3c2e8d4b70e1 (open)
+///   at: pub fn answer() -> u32 {
+///   ana: Should this return a u64?
+/// ```
+pub fn list_text(list: &FeedbackList, offset: usize) -> String {
+    use std::fmt::Write;
+    if list.threads.is_empty() {
+        return match list.total {
+            0 => "No feedback threads.".to_owned(),
+            total => format!("No threads from offset {offset}: the listing has {total}."),
+        };
+    }
+    let shown = format!("{}-{}", offset + 1, offset + list.threads.len());
+    let mut text =
+        format!("Threads {shown} of {}: place, thread id (standing); reply_feedback answers one.\n", list.total);
+    for thread in &list.threads {
+        let range = &thread.range;
+        let lines = match range.end_line {
+            end if end != range.start_line => format!("{}-{end}", range.start_line),
+            _ => range.start_line.to_string(),
+        };
+        let standing = match (&thread.addressed_by, &thread.seen_by) {
+            (Some(by), _) => format!("addressed by {by}"),
+            (None, Some(by)) if thread.standing == "seen" => format!("seen by {by}"),
+            _ => thread.standing.clone(),
+        };
+        let _ = write!(text, "\n{}:{lines} {} ({standing}", thread.file, thread.id);
+        if thread.state != "anchored" {
+            let _ = write!(text, ", {}", thread.state);
+            if let Some(confidence) = thread.confidence {
+                let _ = write!(text, " {confidence}");
+            }
+        }
+        text.push_str(")\n");
+        if let Some(quote) = &thread.original_quote {
+            let _ = writeln!(text, "  was: {}", first_line(quote));
+        }
+        if !thread.orphaned && !thread.selected_text.trim().is_empty() {
+            let _ = writeln!(text, "  at: {}", first_line(&thread.selected_text));
+        }
+        if let Some(finding) = &thread.finding {
+            let _ = writeln!(
+                text,
+                "  finding of review {} round {}: {} {}",
+                finding.review_id, finding.round, finding.severity, finding.category
+            );
+            if let Some(fix) = &finding.suggested_fix {
+                let _ = writeln!(text, "  suggested fix:\n    {}", indented(fix, "    "));
+            }
+        }
+        for comment in &thread.comments {
+            let _ = writeln!(text, "  {}: {}", comment.author, indented(&comment.body, "    ").trim_start());
+        }
+    }
+    if let Some(next) = list.next_offset {
+        let _ = write!(
+            text,
+            "\nMore follow: call get_feedback again with offset {next}, or with filePath for one file \
+             (get_feedback_summary lists the files with the most threads)."
+        );
+    }
+    text
+}
+
+/// The first line of `text`, trimmed and cut to 80 characters, with `…`
+/// where something was left out.
+fn first_line(text: &str) -> String {
+    let trimmed = text.trim_matches(['\n', '\r']);
+    let line = trimmed.lines().next().unwrap_or("").trim();
+    let cut: String = line.chars().take(80).collect();
+    let more = cut.len() < line.len() || trimmed.lines().nth(1).is_some();
+    if more { format!("{cut}…") } else { cut }
+}
+
+/// `text` with every line after the first indented by `indent`.
+fn indented(text: &str, indent: &str) -> String {
+    let text = text.trim_end();
+    text.lines().enumerate().fold(String::with_capacity(text.len()), |mut out, (n, line)| {
+        if n > 0 {
+            out.push('\n');
+            out.push_str(indent);
+        }
+        out.push_str(line);
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn thread(state: &str) -> FeedbackItem {
+        FeedbackItem {
+            id: "6f1d2c9a-0b6c-4f7e-9a51-3c2e8d4b70e1".into(),
+            file: "src/cart.rs".into(),
+            range: FeedbackRange { start_line: 4, end_line: 6, start_character: None, end_character: None },
+            selected_text: "let total = compute_total(items, tax);\nlet due = total;\n".into(),
+            orphaned: state == "orphaned",
+            comments: vec![FeedbackComment {
+                body: "Round the tax.\nTo cents.".into(),
+                author: "ana".into(),
+                created_at: "2026-11-21T06:28:40.860Z".into(),
+            }],
+            state: state.into(),
+            confidence: (state == "modified").then_some(0.5),
+            original_quote: (state != "anchored").then(|| "let total = compute_total(items, tax_rate);".into()),
+            finding: None,
+            standing: "addressed".into(),
+            seen_by: Some("codex".into()),
+            addressed_by: Some("claude-code".into()),
+        }
+    }
+
+    #[test]
+    fn the_text_copy_says_where_each_thread_is_what_it_was_and_what_was_said() {
+        let mut finding = thread("modified");
+        finding.finding = Some(FindingView {
+            review_id: "2026-11-21-001".into(),
+            round: 2,
+            severity: "major".into(),
+            category: "bug".into(),
+            suggested_fix: Some("let total = round(compute_total(items, tax));\nlet due = total;".into()),
+        });
+        let list = FeedbackList { threads: vec![finding, thread("orphaned")], total: 7, next_offset: Some(5) };
+        assert_eq!(
+            list_text(&list, 3),
+            "Threads 4-5 of 7: place, thread id (standing); reply_feedback answers one.\n\
+             \n\
+             src/cart.rs:4-6 6f1d2c9a-0b6c-4f7e-9a51-3c2e8d4b70e1 (addressed by claude-code, modified 0.5)\n  \
+             was: let total = compute_total(items, tax_rate);\n  \
+             at: let total = compute_total(items, tax);…\n  \
+             finding of review 2026-11-21-001 round 2: major bug\n  \
+             suggested fix:\n    \
+             let total = round(compute_total(items, tax));\n    \
+             let due = total;\n  \
+             ana: Round the tax.\n    \
+             To cents.\n\
+             \n\
+             src/cart.rs:4-6 6f1d2c9a-0b6c-4f7e-9a51-3c2e8d4b70e1 (addressed by claude-code, orphaned)\n  \
+             was: let total = compute_total(items, tax_rate);\n  \
+             ana: Round the tax.\n    \
+             To cents.\n\
+             \n\
+             More follow: call get_feedback again with offset 5, or with filePath for one file \
+             (get_feedback_summary lists the files with the most threads)."
+        );
+    }
+
+    #[test]
+    fn an_empty_page_says_whether_there_is_nothing_or_it_is_past_the_end() {
+        let empty = |total| FeedbackList { threads: Vec::new(), total, next_offset: None };
+        assert_eq!(list_text(&empty(0), 0), "No feedback threads.");
+        assert_eq!(list_text(&empty(3), 10), "No threads from offset 10: the listing has 3.");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_to_80_characters() {
+        let long = "x".repeat(100);
+        assert_eq!(first_line(&long), format!("{}…", "x".repeat(80)));
+        assert_eq!(first_line("  one line  \n"), "one line");
+    }
 }
