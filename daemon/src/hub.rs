@@ -23,6 +23,15 @@ use crate::context::Context;
 use crate::state::ClientFacts;
 use crate::workspace;
 
+/// Who is on the other end of a connection: what the hub's methods are
+/// answered for.
+pub struct Peer<'a> {
+    pub id: u64,
+    pub role: Role,
+    pub facts: &'a ClientFacts,
+    pub cx: &'a Context,
+}
+
 /// How long a new connection has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -107,7 +116,7 @@ async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> any
     let result = match write.write_all(&to_line(&Response::ok(request_id, reply))).await {
         Ok(()) => match (role, events_rx) {
             (Role::Editor | Role::Cli, Some(events)) => {
-                let peer = connection::Peer { id, role, facts: &facts, cx: context };
+                let peer = Peer { id, role, facts: &facts, cx: context };
                 connection::serve(reader, write, peer, events).await
             }
             _ => crate::mcp::serve(reader.into_inner(), write, id, &hello, facts, context).await,

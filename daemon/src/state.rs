@@ -301,8 +301,9 @@ enum Command {
     },
 }
 
-/// A change to one session, made by the state owner on its newest version.
-pub type SessionEdit = Box<dyn FnOnce(&mut Session) -> Result<(), SessionError> + Send>;
+/// A change to one session, made by the state owner on its newest version
+/// (what [`StateHandle::edit_session`] sends it).
+type SessionEdit = Box<dyn FnOnce(&mut Session) -> Result<(), SessionError> + Send>;
 
 /// A [`SessionEdit`] in a command (the edit itself has nothing to print).
 struct EditOfSession(SessionEdit);
@@ -615,9 +616,22 @@ impl StateHandle {
     }
 
     /// Changes a session (its round waiting on a person, say); answers the
-    /// new version once it is durable, or the edit's refusal.
-    pub async fn edit_session(&self, id: String, edit: SessionEdit) -> Result<Session, SessionError> {
-        self.try_ask(|reply| Command::EditSession { id, edit: EditOfSession(edit), reply }).await
+    /// new version, with what `edit` computed, once it is durable, or the
+    /// edit's refusal.
+    pub async fn edit_session<T: Send + 'static>(
+        &self,
+        id: String,
+        edit: impl FnOnce(&mut Session) -> Result<T, SessionError> + Send + 'static,
+    ) -> Result<(Session, T), SessionError> {
+        let (computed_tx, computed) = oneshot::channel();
+        let edit: SessionEdit = Box::new(move |session| {
+            let _ = computed_tx.send(edit(session)?);
+            Ok(())
+        });
+        let session = self.try_ask(|reply| Command::EditSession { id, edit: EditOfSession(edit), reply }).await?;
+        // The edit ran (the new version is stored), so what it computed is there.
+        let computed = computed.await.map_err(|_| SessionError::Stopped)?;
+        Ok((session, computed))
     }
 
     /// Every session with a round waiting on a person, newest request

@@ -1,6 +1,7 @@
 //! Rules of the code base that a reviewer would otherwise have to remember:
 //! every Rust file says what it is for, the front doors leave durability and
-//! state to the use cases, and the daemon's modules import no cycles.
+//! state to the use cases, and neither the daemon's modules nor its files
+//! import each other in a cycle.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -41,22 +42,26 @@ fn every_rust_file_opens_with_a_doc_line() {
     assert!(missing.is_empty(), "these files do not open with a `//!` line saying what they are for: {missing:?}");
 }
 
-/// The files that translate between a wire and the use cases.
-const FRONT_DOORS: &[&str] = &[
-    "daemon/src/hub/connection.rs",
-    "daemon/src/hub/errors.rs",
-    "daemon/src/mcp.rs",
-    "daemon/src/mcp/feedback.rs",
-    "daemon/src/mcp/sessions.rs",
-    "daemon/src/mcp/errors.rs",
-    "daemon/src/mcp/prompts.rs",
-    "daemon/src/mcp/subscriptions.rs",
-];
+/// The files that translate between a wire and the use cases: the MCP
+/// server and every file of the hub's and the MCP server's folders (the
+/// hub's own file accepts connections and reads `hello`).
+fn front_doors() -> Vec<PathBuf> {
+    let src = repo().join("daemon/src");
+    let mut doors = vec![src.join("mcp.rs")];
+    rust_files(&src.join("hub"), &mut doors);
+    rust_files(&src.join("mcp"), &mut doors);
+    // Binding the socket (its lock file, its permissions) translates no wire.
+    doors.retain(|door| !door.ends_with("hub/listener.rs"));
+    doors
+}
 
 #[test]
 fn front_doors_leave_durability_and_state_to_the_use_cases() {
-    for door in FRONT_DOORS {
-        let text = read(&repo().join(door));
+    let doors = front_doors();
+    assert!(doors.len() > 8, "found only {} front-door files", doors.len());
+    for door in &doors {
+        let text = read(door);
+        let door = door.strip_prefix(repo()).unwrap_or(door).display();
         for forbidden in [".flush(", "Command::", "state::Command", "store::Store"] {
             assert!(
                 !text.contains(forbidden),
@@ -140,6 +145,181 @@ fn the_daemon_modules_import_no_cycles() {
     for module in graph.keys() {
         if let Some(cycle) = visit(module, &graph, &mut Vec::new(), &mut done) {
             panic!("the daemon's modules import each other in a cycle: {}", cycle.join(" → "));
+        }
+    }
+}
+
+/// A file's module path under `daemon/src`: `hub/connection.rs` is
+/// `["hub", "connection"]`.
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut path: Vec<String> = relative.iter().map(|c| c.to_string_lossy().into_owned()).collect();
+    if let Some(last) = path.last_mut() {
+        *last = last.trim_end_matches(".rs").to_owned();
+        if last == "mod" {
+            path.pop();
+        }
+    }
+    path
+}
+
+/// `text` without its comments and the insides of its string literals, so
+/// that a path in a doc example or a message is not taken for an import.
+fn code_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("//") {
+            rest = rest.find('\n').map_or("", |i| &rest[i..]);
+        } else if let Some(raw) = rest.strip_prefix("r#\"") {
+            rest = raw.find("\"#").map_or("", |i| &raw[i + 2..]);
+            out.push_str("\"\"");
+        } else if let Some(string) = rest.strip_prefix('"') {
+            let mut escaped = false;
+            let end = string.char_indices().find(|&(_, c)| {
+                let closes = !escaped && c == '"';
+                escaped = !escaped && c == '\\';
+                closes
+            });
+            rest = end.map_or("", |(i, _)| &string[i + 1..]);
+            out.push_str("\"\"");
+        } else if rest.starts_with("'\"'") {
+            rest = &rest[3..];
+        } else if rest.starts_with("'\\\"'") {
+            rest = &rest[4..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// Every path written from the start of `text` on, after `head::`
+/// (`a::{b, c::d}` gives `head::a::b` and `head::a::c::d`), as segments.
+fn expand(head: &str, text: &str) -> Vec<Vec<String>> {
+    /// Reads one path (with its groups) from `text` onto `prefix`; how many
+    /// bytes it took.
+    fn read_path(text: &str, mut path: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+        let mut at = 0;
+        loop {
+            at += text[at..].len() - text[at..].trim_start().len();
+            if text[at..].starts_with('{') {
+                at += 1;
+                loop {
+                    at += read_path(&text[at..], path.clone(), out);
+                    at += text[at..].len() - text[at..].trim_start().len();
+                    match text[at..].chars().next() {
+                        Some(',') => at += 1,
+                        Some('}') => return at + 1,
+                        _ => return at,
+                    }
+                }
+            }
+            let name: String = text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            at += name.len();
+            let ended = name.is_empty() || !text[at..].starts_with("::");
+            if !name.is_empty() && name != "self" {
+                path.push(name);
+            }
+            if ended {
+                out.push(path);
+                return at;
+            }
+            at += 2;
+        }
+    }
+    let mut out = Vec::new();
+    read_path(text, vec![head.to_owned()], &mut out);
+    out
+}
+
+#[test]
+fn the_daemon_files_import_no_cycles() {
+    let src = repo().join("daemon/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let modules: BTreeSet<Vec<String>> =
+        files.iter().map(|f| module_path(f.strip_prefix(&src).expect("under src"))).collect();
+    // Edges between files: a file names another through `crate::`,
+    // `super::` or `self::`, or a child module of its own by name. A child
+    // naming its parent (or any ancestor) is not counted: a module is its
+    // file and its children, and Rust lets children use their parent's items.
+    let mut graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for file in &files {
+        let here = module_path(file.strip_prefix(&src).expect("under src"));
+        if here == ["lib"] || here == ["main"] {
+            continue;
+        }
+        let text = read(file);
+        let text = code_only(text.split("#[cfg(test)]").next().unwrap_or(""));
+        let children: BTreeSet<&str> = modules
+            .iter()
+            .filter(|m| m.len() == here.len() + 1 && m.starts_with(&here))
+            .map(|m| m[here.len()].as_str())
+            .collect();
+        let mut named = Vec::new();
+        let bytes = text.as_bytes();
+        for (at, _) in text.match_indices("::") {
+            // The identifier just before `::`, when it begins a path.
+            let start = text[..at].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            let head = &text[start..at];
+            if head.is_empty() || (start >= 2 && &bytes[start - 2..start] == b"::") {
+                continue;
+            }
+            let base: Vec<String> = match head {
+                "crate" => Vec::new(),
+                "super" => here[..here.len() - 1].to_vec(),
+                "self" => here.clone(),
+                child if children.contains(child) => here.clone(),
+                _ => continue,
+            };
+            for path in expand(head, &text[at + 2..]) {
+                let mut absolute = base.clone();
+                absolute.extend(path.into_iter().skip(if matches!(head, "crate" | "super" | "self") { 1 } else { 0 }));
+                named.push(absolute);
+            }
+        }
+        let edges = graph.entry(here.clone()).or_default();
+        for absolute in named {
+            let target = (1..=absolute.len()).rev().map(|n| absolute[..n].to_vec()).find(|p| modules.contains(p));
+            if let Some(target) = target
+                && target != here
+                && !here.starts_with(&target)
+            {
+                edges.insert(target);
+            }
+        }
+    }
+    fn visit(
+        node: &[String],
+        graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        path: &mut Vec<Vec<String>>,
+        done: &mut BTreeSet<Vec<String>>,
+    ) -> Option<Vec<Vec<String>>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_vec());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_vec());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_vec());
+        None
+    }
+    assert!(graph.values().map(BTreeSet::len).sum::<usize>() > 100, "the import graph looks empty: {graph:?}");
+    let mut done = BTreeSet::new();
+    for file in graph.keys() {
+        if let Some(cycle) = visit(file, &graph, &mut Vec::new(), &mut done) {
+            let names: Vec<String> = cycle.iter().map(|m| format!("{}.rs", m.join("/"))).collect();
+            panic!("the daemon's files import each other in a cycle: {}", names.join(" → "));
         }
     }
 }

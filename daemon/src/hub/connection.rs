@@ -18,12 +18,12 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{errors, person_rounds};
+use super::{Peer, errors, person_rounds};
 use crate::context::Context;
 use crate::feedback::Page;
 use crate::refresh::NewThread;
 use crate::sessions::FinalStatus;
-use crate::state::{ClientFacts, Outbound};
+use crate::state::Outbound;
 use crate::usecases::{backup, feedback, reviews, rounds};
 use crate::{limits, views, workspace};
 
@@ -33,14 +33,6 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
 const ANSWERS_QUEUE: usize = 64;
 
 type Pending = HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>;
-
-/// Who is on the other end of the connection.
-pub struct Peer<'a> {
-    pub id: u64,
-    pub role: Role,
-    pub facts: &'a ClientFacts,
-    pub cx: &'a Context,
-}
 
 /// Serves the connection until the client leaves, the daemon closes it, or
 /// the client proves too slow. `events` is the queue the state owner fills

@@ -5,8 +5,7 @@
 use parley_protocol::jsonrpc::ErrorObject;
 use parley_protocol::methods as wire;
 
-use super::connection::Peer;
-use super::errors;
+use super::{Peer, errors};
 use crate::feedback::Page;
 use crate::sessions::Side;
 use crate::usecases::rounds::person::{self, ForReview, NewDraft, Verdict};

@@ -8,7 +8,6 @@ use crate::context::Context;
 use crate::feedback::FeedbackError;
 use crate::ids::{self, Given, IdError, Kind};
 use crate::state::Stopped;
-use crate::usecases::rounds::RoundError;
 
 /// Why a typed id could not be resolved.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,16 +50,6 @@ impl From<LookupError> for FeedbackError {
             LookupError::Id(e) if e.is_unknown() => FeedbackError::UnknownId(e.to_string()),
             LookupError::Id(e) => FeedbackError::BadId(e.to_string()),
             LookupError::Stopped(_) => FeedbackError::Stopped,
-        }
-    }
-}
-
-impl From<LookupError> for RoundError {
-    fn from(error: LookupError) -> Self {
-        match error {
-            LookupError::Id(e) if e.is_unknown() => RoundError::NotFound(e.to_string()),
-            LookupError::Id(e) => RoundError::Invalid(e.to_string()),
-            LookupError::Stopped(_) => RoundError::Stopped,
         }
     }
 }

@@ -75,6 +75,16 @@ impl From<SessionError> for RoundError {
     }
 }
 
+impl From<super::ids::LookupError> for RoundError {
+    fn from(error: super::ids::LookupError) -> Self {
+        match error {
+            super::ids::LookupError::Id(e) if e.is_unknown() => RoundError::NotFound(e.to_string()),
+            super::ids::LookupError::Id(e) => RoundError::Invalid(e.to_string()),
+            super::ids::LookupError::Stopped(_) => RoundError::Stopped,
+        }
+    }
+}
+
 impl From<GitError> for RoundError {
     fn from(error: GitError) -> Self {
         RoundError::Git(error.to_string())

@@ -125,22 +125,19 @@ pub(super) async fn open(
         next_draft: 1,
     };
     let stored = Box::new(waiting);
-    let session = cx
+    let (session, ()) = cx
         .state
-        .edit_session(
-            session.id.clone(),
-            Box::new(move |s: &mut Session| {
-                if let Some(waiting) = &s.awaiting {
-                    return Err(SessionError::NotWaiting(format!(
-                        "round {} of review {} is already waiting for a person's review",
-                        waiting.round, s.id
-                    )));
-                }
-                s.awaiting = Some(stored);
-                s.pending = None;
-                Ok(())
-            }),
-        )
+        .edit_session(session.id.clone(), move |s: &mut Session| {
+            if let Some(waiting) = &s.awaiting {
+                return Err(SessionError::NotWaiting(format!(
+                    "round {} of review {} is already waiting for a person's review",
+                    waiting.round, s.id
+                )));
+            }
+            s.awaiting = Some(stored);
+            s.pending = None;
+            Ok(())
+        })
         .await?;
     let step = waiting_step(&person());
     run.report(step.progress, step.message);
@@ -186,17 +183,15 @@ fn watch_for_cancel(cx: &Context, run: Arc<Run>, cancel: CancellationToken) {
         let round = run.round;
         let dropped = cx
             .state
-            .edit_session(
-                run.review_id.clone(),
-                Box::new(move |s: &mut Session| match &s.awaiting {
-                    Some(waiting) if waiting.round == round => {
-                        s.awaiting = None;
-                        Ok(())
-                    }
-                    _ => Err(SessionError::NotWaiting("the round is no longer waiting".into())),
-                }),
-            )
-            .await;
+            .edit_session(run.review_id.clone(), move |s: &mut Session| match &s.awaiting {
+                Some(waiting) if waiting.round == round => {
+                    s.awaiting = None;
+                    Ok(())
+                }
+                _ => Err(SessionError::NotWaiting("the round is no longer waiting".into())),
+            })
+            .await
+            .map(|(session, ())| session);
         match dropped {
             Ok(session) => {
                 announce(&cx, &session, round, "cancelled", Vec::new(), None).await;
@@ -418,13 +413,9 @@ pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, 
     let round = waiting.round;
     let author = new.author.clone().unwrap_or_else(person);
     let at = crate::clock::now_rfc3339();
-    let made = Arc::new(std::sync::Mutex::new(None));
-    let made_in = made.clone();
-    let session = cx
+    let (session, draft) = cx
         .state
-        .edit_session(
-            session.id.clone(),
-            Box::new(move |s: &mut Session| {
+        .edit_session(session.id.clone(), move |s: &mut Session| {
                 let id = s.id.clone();
                 let waiting = still_waiting(s, round)?;
                 let draft_id = match &new.replaces {
@@ -462,14 +453,9 @@ pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, 
                 waiting.drafts.sort_by(|a, b| {
                     (&a.path, a.side == Side::New, a.start_line).cmp(&(&b.path, b.side == Side::New, b.start_line))
                 });
-                if let Ok(mut made) = made_in.lock() {
-                    *made = Some(draft);
-                }
-                Ok(())
-            }),
-        )
+                Ok(draft)
+            })
         .await?;
-    let draft = made.lock().ok().and_then(|mut d| d.take()).ok_or_else(|| RoundError::Internal("no draft".into()))?;
     announce_drafts(cx, &session).await;
     Ok((session, draft))
 }
@@ -479,23 +465,20 @@ pub async fn uncomment(cx: &Context, id: &str, draft_id: &str) -> Result<Session
     let (session, waiting) = waiting(cx, id).await?;
     let round = waiting.round;
     let wanted = draft_id.trim().to_owned();
-    let session = cx
+    let (session, ()) = cx
         .state
-        .edit_session(
-            session.id.clone(),
-            Box::new(move |s: &mut Session| {
-                let id = s.id.clone();
-                let waiting = still_waiting(s, round)?;
-                let before = waiting.drafts.len();
-                waiting.drafts.retain(|d| d.id != wanted);
-                if waiting.drafts.len() == before {
-                    return Err(SessionError::Refused(format!(
-                        "round {round} of review {id} has no draft {wanted}; `parley review diff {id}` shows the drafts"
-                    )));
-                }
-                Ok(())
-            }),
-        )
+        .edit_session(session.id.clone(), move |s: &mut Session| {
+            let id = s.id.clone();
+            let waiting = still_waiting(s, round)?;
+            let before = waiting.drafts.len();
+            waiting.drafts.retain(|d| d.id != wanted);
+            if waiting.drafts.len() == before {
+                return Err(SessionError::Refused(format!(
+                    "round {round} of review {id} has no draft {wanted}; `parley review diff {id}` shows the drafts"
+                )));
+            }
+            Ok(())
+        })
         .await?;
     announce_drafts(cx, &session).await;
     Ok(session)
@@ -616,27 +599,23 @@ pub async fn submit(
     };
     let number = waiting.round;
     let stored = round.clone();
-    let session = cx
+    let (session, round) = cx
         .state
-        .edit_session(
-            session.id.clone(),
-            Box::new(move |s: &mut Session| {
-                if s.awaiting.as_ref().is_none_or(|w| w.round != number) {
-                    return Err(SessionError::NotWaiting(format!(
-                        "round {number} of review {} was already submitted or cancelled",
-                        s.id
-                    )));
-                }
-                let mut round = stored;
-                round.round = s.rounds.len() as u32 + 1;
-                s.rounds.push(round);
-                s.awaiting = None;
-                s.pending = None;
-                Ok(())
-            }),
-        )
+        .edit_session(session.id.clone(), move |s: &mut Session| {
+            if s.awaiting.as_ref().is_none_or(|w| w.round != number) {
+                return Err(SessionError::NotWaiting(format!(
+                    "round {number} of review {} was already submitted or cancelled",
+                    s.id
+                )));
+            }
+            let mut round = stored;
+            round.round = s.rounds.len() as u32 + 1;
+            s.rounds.push(round.clone());
+            s.awaiting = None;
+            s.pending = None;
+            Ok(round)
+        })
         .await?;
-    let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
     let (opened, mut warnings) = open_threads(cx, &session, &round, &waiting).await;
     let changes = Changes {
         root: session.workspace.clone(),
