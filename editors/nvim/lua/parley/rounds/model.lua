@@ -1,6 +1,7 @@
 -- What this window knows of the review rounds waiting on a person, as the
 -- daemon described them, and the small readings of that data the views, the
--- drafts and the inbox share. Nothing here touches a buffer or a window.
+-- drafts and the inbox share (with the way they word a failure or a
+-- message). Nothing here touches a buffer or a window.
 --
 -- The tables below keep their identity for the life of the plugin (the
 -- inbox refills `waiting` in place), so a module that holds one stays current.
