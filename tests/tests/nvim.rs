@@ -261,6 +261,24 @@ async fn nvim_jumps_from_review_references_to_the_code() {
     nvim.finish().await;
 }
 
+#[tokio::test]
+async fn nvim_opens_the_help_on_the_plugin_its_options_and_commands() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let nvim = Nvim::start(&sandbox, "help_spec.lua", &repo, &repo);
+    nvim.finish().await;
+}
+
+#[tokio::test]
+async fn nvim_warns_of_bad_options_and_keeps_the_defaults() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let _daemon = sandbox.start_daemon();
+    let nvim = Nvim::start(&sandbox, "config_spec.lua", &repo, &repo);
+    nvim.finish().await;
+}
+
 /// `parley feedback list --json` for the repository, parsed.
 fn cli_threads(sandbox: &Sandbox, repo: &Path) -> Vec<Value> {
     let workspace = repo.to_str().expect("utf-8 path");

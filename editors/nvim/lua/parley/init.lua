@@ -3,7 +3,7 @@
 -- lets the person review an agent's change when the agent asks a human
 -- (review rounds), and answers agents' requests for the selection.
 --
---   require("parley").setup({})   -- options: lua/parley/config.lua, README.md
+--   require("parley").setup({})   -- options: :help parley-options, lua/parley/config.lua
 
 local config = require("parley.config")
 local rpc = require("parley.rpc")
