@@ -85,9 +85,7 @@ pub async fn serve(
                     continue;
                 }
                 match Message::parse(&line) {
-                    Ok(Message::Request(request))
-                        if request.method == wire::ReviewRequest::NAME || request.method == wire::ReviewAwait::NAME =>
-                    {
+                    Ok(Message::Request(request)) if LONG_METHODS.iter().any(|m| m.name == request.method) => {
                         spawn_review(request, &peer, answers_tx.clone(), connection_gone.child_token());
                     }
                     message => {
@@ -179,42 +177,77 @@ fn answer_line(response: &Response) -> Vec<u8> {
     to_line(&Response::err(response.id.clone(), ErrorObject::new(code::LINE_TOO_LONG, message)))
 }
 
-/// The hub methods: each name is tied to its params and result types by
-/// its [`Method`] in `protocol`.
-async fn dispatch(request: &Request, peer: &Peer<'_>) -> Result<Value, ErrorObject> {
-    use wire::*;
-    match request.method.as_str() {
-        ReviewGet::NAME => on::<ReviewGet>(request, peer, review_get).await,
-        ReviewHistory::NAME => on::<ReviewHistory>(request, peer, review_history).await,
-        EventsReplay::NAME => on::<EventsReplay>(request, peer, events_replay).await,
-        StatusRequest::NAME => on::<StatusRequest>(request, peer, status).await,
-        Shutdown::NAME => on::<Shutdown>(request, peer, shutdown).await,
-        FeedbackList::NAME => on::<FeedbackList>(request, peer, feedback_list).await,
-        FeedbackCreate::NAME => on::<FeedbackCreate>(request, peer, feedback_create).await,
-        FeedbackReply::NAME => on::<FeedbackReply>(request, peer, feedback_reply).await,
-        FeedbackResolve::NAME => on::<FeedbackResolve>(request, peer, feedback_resolve).await,
-        FeedbackReopen::NAME => on::<FeedbackReopen>(request, peer, feedback_reopen).await,
-        BufferChanged::NAME => on::<BufferChanged>(request, peer, buffer_changed).await,
-        Subscribe::NAME => on::<Subscribe>(request, peer, subscribe).await,
-        StoreExport::NAME => on::<StoreExport>(request, peer, store_export).await,
-        StoreImport::NAME => on::<StoreImport>(request, peer, store_import).await,
-        StoreExportFile::NAME => on::<StoreExportFile>(request, peer, store_export_file).await,
-        StoreImportFile::NAME => on::<StoreImportFile>(request, peer, store_import_file).await,
-        SessionsList::NAME => on::<SessionsList>(request, peer, sessions_list).await,
-        SessionsGet::NAME => on::<SessionsGet>(request, peer, sessions_get).await,
-        SessionsComplete::NAME => on::<SessionsComplete>(request, peer, sessions_complete).await,
-        ReviewCancel::NAME => on::<ReviewCancel>(request, peer, review_cancel).await,
-        Inbox::NAME => on::<Inbox>(request, peer, person_rounds::inbox).await,
-        RoundGet::NAME => on::<RoundGet>(request, peer, person_rounds::get).await,
-        RoundComment::NAME => on::<RoundComment>(request, peer, person_rounds::comment).await,
-        RoundUncomment::NAME => on::<RoundUncomment>(request, peer, person_rounds::uncomment).await,
-        RoundSubmit::NAME => on::<RoundSubmit>(request, peer, person_rounds::submit).await,
-        HELLO => Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection")),
-        other => Err(ErrorObject::new(
-            code::METHOD_NOT_FOUND,
-            format!("unknown method {other}; docs/protocol.md lists the hub methods"),
-        )),
+/// The hub's methods, each named once: its [`Method`] (in `protocol`: the
+/// name, the params and result types, the roles that may call it) and the
+/// handler that answers it. Dispatch and the list of methods follow.
+macro_rules! hub_methods {
+    ($($method:ident => $handler:path),* $(,)?) => {
+        async fn dispatch(request: &Request, peer: &Peer<'_>) -> Result<Value, ErrorObject> {
+            let name = request.method.as_str();
+            $(
+                if name == wire::$method::NAME {
+                    return on::<wire::$method>(request, peer, $handler).await;
+                }
+            )*
+            if name == HELLO {
+                return Err(ErrorObject::new(code::INVALID_REQUEST, "hello was already said on this connection"));
+            }
+            Err(ErrorObject::new(
+                code::METHOD_NOT_FOUND,
+                format!("unknown method {name}; docs/protocol.md lists the hub methods"),
+            ))
+        }
+
+        /// Every method the hub answers at once (the long ones,
+        /// `review/request` and `review/await`, are [`LONG_METHODS`]).
+        pub const METHODS: &[Callable] = &[$(Callable::of::<wire::$method>()),*];
+    };
+}
+
+/// A hub method as the method table of docs/protocol.md §5 lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Callable {
+    pub name: &'static str,
+    pub for_editors: bool,
+    pub for_cli: bool,
+}
+
+impl Callable {
+    const fn of<M: Method>() -> Self {
+        Callable { name: M::NAME, for_editors: M::FOR_EDITORS, for_cli: M::FOR_CLI }
     }
+}
+
+/// The methods answered when their work ends, with progress meanwhile
+/// ([`spawn_review`]), while the connection goes on.
+pub const LONG_METHODS: &[Callable] = &[Callable::of::<wire::ReviewRequest>(), Callable::of::<wire::ReviewAwait>()];
+
+hub_methods! {
+    ReviewGet => review_get,
+    ReviewHistory => review_history,
+    EventsReplay => events_replay,
+    StatusRequest => status,
+    Shutdown => shutdown,
+    FeedbackList => feedback_list,
+    FeedbackCreate => feedback_create,
+    FeedbackReply => feedback_reply,
+    FeedbackResolve => feedback_resolve,
+    FeedbackReopen => feedback_reopen,
+    BufferChanged => buffer_changed,
+    Subscribe => subscribe,
+    StoreExport => store_export,
+    StoreImport => store_import,
+    StoreExportFile => store_export_file,
+    StoreImportFile => store_import_file,
+    SessionsList => sessions_list,
+    SessionsGet => sessions_get,
+    SessionsComplete => sessions_complete,
+    ReviewCancel => review_cancel,
+    Inbox => person_rounds::inbox,
+    RoundGet => person_rounds::get,
+    RoundComment => person_rounds::comment,
+    RoundUncomment => person_rounds::uncomment,
+    RoundSubmit => person_rounds::submit,
 }
 
 /// Checks the caller's role, decodes `M`'s params, runs `handler` and
@@ -227,7 +260,7 @@ async fn on<M: Method>(
     allowed::<M>(peer.role)?;
     let params = decode::<M::Params>(M::NAME, &request.params)?;
     let result = handler(peer, params).await?;
-    serde_json::to_value(result).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
+    serde_json::to_value(result).map_err(errors::internal)
 }
 
 fn allowed<M: Method>(role: Role) -> Result<(), ErrorObject> {
@@ -278,10 +311,10 @@ async fn review_get(peer: &Peer<'_>, p: wire::ReviewGetParams) -> Result<wire::R
             return Err(errors::invalid("review/get with a revision needs the workspace whose review it is"));
         };
         let folder = absolute(&folder, "workspace")?;
-        let found = reviews::revision(peer.cx, &folder, revision).await.map_err(errors::present)?;
+        let found = reviews::revision(peer.cx, &folder, revision).await?;
         return Ok(wire::ReviewGetResult { reviews: vec![views::review(&found)] });
     }
-    let found = reviews::list(peer.cx, review_folders(peer, p.workspace)?).await.map_err(errors::present)?;
+    let found = reviews::list(peer.cx, review_folders(peer, p.workspace)?).await?;
     Ok(wire::ReviewGetResult { reviews: found.iter().map(views::review).collect() })
 }
 
@@ -289,7 +322,7 @@ async fn review_history(
     peer: &Peer<'_>,
     p: wire::ReviewHistoryParams,
 ) -> Result<wire::ReviewHistoryResult, ErrorObject> {
-    let found = reviews::history(peer.cx, review_folders(peer, p.workspace)?).await.map_err(errors::present)?;
+    let found = reviews::history(peer.cx, review_folders(peer, p.workspace)?).await?;
     Ok(wire::ReviewHistoryResult { revisions: found.iter().map(views::review_revision).collect() })
 }
 
@@ -304,12 +337,12 @@ fn review_folders(peer: &Peer<'_>, workspace: Option<PathBuf>) -> Result<Option<
 }
 
 async fn events_replay(peer: &Peer<'_>, p: wire::EventsReplayParams) -> Result<wire::EventsReplayResult, ErrorObject> {
-    peer.cx.state.replay(peer.id, p.after, p.instance).await.map_err(errors::stopped)
+    Ok(peer.cx.state.replay(peer.id, p.after, p.instance).await?)
 }
 
 async fn status(peer: &Peer<'_>, _: wire::NoParams) -> Result<wire::Status, ErrorObject> {
     let cx = peer.cx;
-    let facts = cx.state.status().await.map_err(errors::stopped)?;
+    let facts = cx.state.status().await?;
     Ok(wire::Status {
         pid: std::process::id(),
         version: parley_protocol::BUILD_VERSION.into(),
@@ -352,8 +385,7 @@ async fn feedback_list(peer: &Peer<'_>, p: wire::FeedbackListParams) -> Result<w
         }
         let mut page = Page::bounded(skip, room);
         page.bytes = Some(limits::PAGE_BYTES.saturating_sub(used));
-        let (held, found) =
-            feedback::list_page(peer.cx, &scope, file, p.include_resolved, page).await.map_err(errors::feedback)?;
+        let (held, found) = feedback::list_page(peer.cx, &scope, file, p.include_resolved, page).await?;
         total += held;
         let offered = room.unwrap_or(usize::MAX).min(held.saturating_sub(skip));
         skip = skip.saturating_sub(held);
@@ -384,23 +416,23 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         author: p.author.unwrap_or_else(crate::config::user_name),
         finding: None,
     };
-    let thread = feedback::create(peer.cx, new).await.map_err(errors::feedback)?;
+    let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
 }
 
 async fn feedback_reply(peer: &Peer<'_>, p: wire::FeedbackReplyParams) -> Result<wire::ThreadResult, ErrorObject> {
     let author = p.author.unwrap_or_else(crate::config::user_name);
-    let (thread, _) = feedback::reply(peer.cx, &p.thread_id, p.body, author, None).await.map_err(errors::feedback)?;
+    let (thread, _) = feedback::reply(peer.cx, &p.thread_id, p.body, author, None).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
 }
 
 async fn feedback_resolve(peer: &Peer<'_>, p: wire::ThreadIdParams) -> Result<wire::ThreadResult, ErrorObject> {
-    let thread = feedback::resolve(peer.cx, &p.thread_id, None).await.map_err(errors::feedback)?;
+    let thread = feedback::resolve(peer.cx, &p.thread_id, None).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
 }
 
 async fn feedback_reopen(peer: &Peer<'_>, p: wire::ThreadIdParams) -> Result<wire::ThreadResult, ErrorObject> {
-    let thread = feedback::reopen(peer.cx, &p.thread_id, None).await.map_err(errors::feedback)?;
+    let thread = feedback::reopen(peer.cx, &p.thread_id, None).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
 }
 
@@ -409,7 +441,7 @@ async fn buffer_changed(
     p: wire::BufferChangedParams,
 ) -> Result<wire::FeedbackListResult, ErrorObject> {
     let file = absolute(&p.path, "path")?;
-    let threads = feedback::in_buffer(peer.cx, &file, p.text).await.map_err(errors::feedback)?;
+    let threads = feedback::in_buffer(peer.cx, &file, p.text).await?;
     let threads: Vec<wire::Thread> = threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect();
     Ok(wire::FeedbackListResult { total: threads.len(), threads, next_offset: None })
 }
@@ -424,13 +456,13 @@ async fn subscribe(peer: &Peer<'_>, p: wire::SubscribeParams) -> Result<wire::Su
 }
 
 async fn store_export(peer: &Peer<'_>, _: wire::NoParams) -> Result<wire::ExportDocument, ErrorObject> {
-    let export = backup::export(peer.cx).await.map_err(errors::backup)?;
-    let value = serde_json::to_value(export).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))?;
-    serde_json::from_value(value).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
+    let export = backup::export(peer.cx).await?;
+    let value = serde_json::to_value(export).map_err(errors::internal)?;
+    serde_json::from_value(value).map_err(errors::internal)
 }
 
 async fn store_export_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<wire::ExportFileResult, ErrorObject> {
-    let written = backup::export_to(peer.cx, &p.path).await.map_err(errors::backup)?;
+    let written = backup::export_to(peer.cx, &p.path).await?;
     Ok(wire::ExportFileResult {
         path: written.path,
         bytes: written.bytes,
@@ -441,29 +473,29 @@ async fn store_export_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<
 }
 
 async fn store_import_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<wire::ImportResult, ErrorObject> {
-    let counts = backup::import_from(peer.cx, &p.path).await.map_err(errors::backup)?;
+    let counts = backup::import_from(peer.cx, &p.path).await?;
     Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads })
 }
 
 async fn store_import(peer: &Peer<'_>, p: wire::ExportDocument) -> Result<wire::ImportResult, ErrorObject> {
-    let value = serde_json::to_value(p).map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))?;
+    let value = serde_json::to_value(p).map_err(errors::internal)?;
     let export: crate::store::Export =
         serde_json::from_value(value).map_err(|e| errors::invalid(format!("not a Parley export: {e}")))?;
-    let counts = backup::import(peer.cx, export).await.map_err(errors::backup)?;
+    let counts = backup::import(peer.cx, export).await?;
     Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads })
 }
 
 async fn sessions_list(peer: &Peer<'_>, p: wire::SessionsListParams) -> Result<wire::SessionsResult, ErrorObject> {
     let repository = match p.workspace {
-        Some(folder) => Some(rounds::repository(&absolute(&folder, "workspace")?).await.map_err(errors::round)?),
+        Some(folder) => Some(rounds::repository(&absolute(&folder, "workspace")?).await?),
         None => None,
     };
-    let found = rounds::list(peer.cx, repository, p.limit.unwrap_or(20)).await.map_err(errors::round)?;
+    let found = rounds::list(peer.cx, repository, p.limit.unwrap_or(20)).await?;
     Ok(wire::SessionsResult { sessions: found.iter().map(views::session).collect() })
 }
 
 async fn sessions_get(peer: &Peer<'_>, p: wire::SessionsGetParams) -> Result<wire::SessionsResult, ErrorObject> {
-    let session = rounds::get(peer.cx, &p.review_id, None).await.map_err(errors::round)?;
+    let session = rounds::get(peer.cx, &p.review_id, None).await?;
     Ok(wire::SessionsResult { sessions: vec![views::session(&session)] })
 }
 
@@ -474,13 +506,13 @@ async fn sessions_complete(
     let final_status = FinalStatus::parse(p.final_status.trim()).ok_or_else(|| {
         errors::invalid(format!("final_status must be approved, abandoned or merged, not {:?}", p.final_status))
     })?;
-    let session = rounds::complete(peer.cx, &p.review_id, final_status, p.notes, None).await.map_err(errors::round)?;
+    let session = rounds::complete(peer.cx, &p.review_id, final_status, p.notes, None).await?;
     Ok(wire::SessionsResult { sessions: vec![views::session(&session)] })
 }
 
 async fn review_cancel(peer: &Peer<'_>, p: wire::ReviewCancelParams) -> Result<wire::ReviewCancelResult, ErrorObject> {
-    let id = rounds::session_id(peer.cx, &p.review_id, None).await.map_err(errors::round)?;
-    let round = rounds::cancel(peer.cx, &id, None).await.map_err(errors::round)?;
+    let id = rounds::session_id(peer.cx, &p.review_id, None).await?;
+    let round = rounds::cancel(peer.cx, &id, None).await?;
     Ok(wire::ReviewCancelResult { review_id: id, round })
 }
 
@@ -512,13 +544,11 @@ fn spawn_review(
             Ok(ReviewCall::Request(p)) => review_request(&cx, p, env, &progress, &cancel).await,
             Ok(ReviewCall::Await(p)) => review_await(&cx, p, &progress, &cancel).await,
         };
-        let answer = match outcome.and_then(|outcome| {
-            serde_json::to_value(review_result(outcome))
-                .map_err(|e| ErrorObject::new(code::INTERNAL_ERROR, e.to_string()))
-        }) {
-            Ok(value) => Response::ok(id, value),
-            Err(error) => Response::err(Some(id), error),
-        };
+        let answer =
+            match outcome.and_then(|outcome| serde_json::to_value(review_result(outcome)).map_err(errors::internal)) {
+                Ok(value) => Response::ok(id, value),
+                Err(error) => Response::err(Some(id), error),
+            };
         let _ = answers.send(Arc::new(answer_line(&answer))).await;
     });
 }
@@ -561,7 +591,7 @@ async fn review_request(
         reviewer: p.reviewer,
         asked_by: "parley".into(),
     };
-    rounds::request(cx, ask, progress, cancel).await.map_err(errors::round)
+    Ok(rounds::request(cx, ask, progress, cancel).await?)
 }
 
 /// Waits for a running round to the end. A waiter that goes away (Ctrl-C)
@@ -572,11 +602,11 @@ async fn review_await(
     progress: rounds::Progress<'_>,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<rounds::Outcome, ErrorObject> {
-    let id = rounds::session_id(cx, &p.review_id, None).await.map_err(errors::round)?;
+    let id = rounds::session_id(cx, &p.review_id, None).await?;
     let report = |step: &rounds::Step| progress(step.progress, step.message.clone());
-    match rounds::wait(cx, &id, None, None, cancel, &report).await.map_err(errors::round)? {
+    match rounds::wait(cx, &id, None, None, cancel, &report).await? {
         rounds::Waited::Finished(outcome) => Ok(*outcome),
-        rounds::Waited::Pending(run) => Err(errors::round(rounds::RoundError::Cancelled(format!(
+        rounds::Waited::Pending(run) => Err(ErrorObject::from(rounds::RoundError::Cancelled(format!(
             "stopped waiting for round {} of review {id}; it goes on",
             run.round
         )))),
@@ -624,6 +654,33 @@ async fn handle_notification(notification: Notification, peer: &Peer<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The method table of docs/protocol.md §5 lists every method the hub
+    /// answers, with the roles that may call it, and no other.
+    #[test]
+    fn the_protocol_docs_method_table_is_the_hubs_list() {
+        let doc = include_str!("../../../docs/protocol.md");
+        let section = doc.split("## 5. Methods and notifications").nth(1).expect("the doc has section 5");
+        let mut documented = Vec::new();
+        for row in section.lines().take_while(|l| !l.starts_with("## ")).filter(|l| l.starts_with("| client → daemon"))
+        {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            if cells[3] != "request" {
+                continue;
+            }
+            let roles = cells[4];
+            documented.push(Callable {
+                name: Box::leak(cells[2].trim_matches('`').to_owned().into_boxed_str()),
+                for_editors: roles.split(", ").any(|r| r == "editor"),
+                for_cli: roles.split(", ").any(|r| r == "cli"),
+            });
+        }
+        let mut answered: Vec<Callable> = METHODS.iter().chain(LONG_METHODS).copied().collect();
+        let by_name = |a: &Callable, b: &Callable| a.name.cmp(b.name);
+        documented.sort_by(by_name);
+        answered.sort_by(by_name);
+        assert_eq!(documented, answered, "docs/protocol.md §5's method table and the hub's methods differ");
+    }
 
     #[test]
     fn an_answer_too_long_for_any_peer_becomes_an_error_saying_what_to_ask_instead() {

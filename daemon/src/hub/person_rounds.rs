@@ -19,7 +19,7 @@ pub async fn inbox(peer: &Peer<'_>, p: wire::InboxParams) -> Result<wire::InboxR
         Some(folder) => Some(crate::workspace::real(folder, std::path::Path::new("/"))),
         None => None,
     };
-    let found = person::inbox(peer.cx, folder.as_deref()).await.map_err(errors::round)?;
+    let found = person::inbox(peer.cx, folder.as_deref()).await?;
     let total = found.threads.len();
     let page = Page::bounded(p.offset, None).take(&found.threads);
     let next = p.offset.saturating_add(page.len());
@@ -35,7 +35,7 @@ pub async fn inbox(peer: &Peer<'_>, p: wire::InboxParams) -> Result<wire::InboxR
 }
 
 pub async fn get(peer: &Peer<'_>, p: wire::RoundGetParams) -> Result<wire::RoundForReview, ErrorObject> {
-    let found = person::get(peer.cx, &p.review_id, p.round).await.map_err(errors::round)?;
+    let found = person::get(peer.cx, &p.review_id, p.round).await?;
     Ok(round_for_review(&found))
 }
 
@@ -57,7 +57,7 @@ pub async fn comment(peer: &Peer<'_>, p: wire::RoundCommentParams) -> Result<wir
         replaces: p.draft_id,
         author: p.author.map(|a| a.trim().to_owned()).filter(|a| !a.is_empty()),
     };
-    let (_, draft) = person::comment(peer.cx, &p.review_id, new).await.map_err(errors::round)?;
+    let (_, draft) = person::comment(peer.cx, &p.review_id, new).await?;
     Ok(wire::RoundCommentResult { draft: views::draft(&draft) })
 }
 
@@ -65,14 +65,14 @@ pub async fn uncomment(
     peer: &Peer<'_>,
     p: wire::RoundUncommentParams,
 ) -> Result<wire::RoundUncommentResult, ErrorObject> {
-    person::uncomment(peer.cx, &p.review_id, &p.draft_id).await.map_err(errors::round)?;
+    person::uncomment(peer.cx, &p.review_id, &p.draft_id).await?;
     Ok(wire::RoundUncommentResult { removed: p.draft_id.trim().to_owned() })
 }
 
 pub async fn submit(peer: &Peer<'_>, p: wire::RoundSubmitParams) -> Result<wire::RoundSubmitResult, ErrorObject> {
-    let verdict = Verdict::parse(&p.verdict).map_err(errors::round)?;
+    let verdict = Verdict::parse(&p.verdict)?;
     let author = p.author.map(|a| a.trim().to_owned()).filter(|a| !a.is_empty());
-    let submitted = person::submit(peer.cx, &p.review_id, verdict, p.summary, author).await.map_err(errors::round)?;
+    let submitted = person::submit(peer.cx, &p.review_id, verdict, p.summary, author).await?;
     let outcome = &submitted.outcome;
     Ok(wire::RoundSubmitResult {
         review_id: outcome.session.id.clone(),
