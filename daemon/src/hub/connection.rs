@@ -21,9 +21,9 @@ use tokio::sync::{mpsc, oneshot};
 use super::{Peer, errors, person_rounds};
 use crate::context::Context;
 use crate::feedback::Page;
-use crate::refresh::NewThread;
 use crate::sessions::FinalStatus;
 use crate::state::Outbound;
+use crate::usecases::feedback::NewThread;
 use crate::usecases::{backup, feedback, reviews, rounds};
 use crate::{limits, views, workspace};
 

@@ -12,9 +12,12 @@ use parley_protocol::methods::{Position, Range};
 use crate::context::Context;
 pub use crate::feedback::FeedbackError;
 use crate::feedback::{self, Comment, Page, Summary, Thread};
-use crate::refresh::{self, NewThread};
+use crate::refresh;
 use crate::state::ThreadEdit;
 use crate::{limits, views, workspace};
+
+mod new_thread;
+pub use new_thread::NewThread;
 
 /// Threads inside `scope` (or only `file`), re-anchored first, ordered by
 /// file then line.
@@ -112,7 +115,7 @@ pub async fn create(cx: &Context, new: NewThread) -> Result<Thread, FeedbackErro
     limits::check("the comment", &new.body).map_err(FeedbackError::Invalid)?;
     // Watch first: once the thread is announced, an edit must move it.
     cx.watch.add(new.file.clone()).await;
-    refresh::create(&cx.state, &cx.store, new).await
+    new_thread::make(cx, new).await
 }
 
 /// A thread an agent opens on whole lines of a file in its workspace.

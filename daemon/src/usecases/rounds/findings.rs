@@ -9,10 +9,10 @@
 use std::path::Path;
 
 use crate::feedback::{Finding, Thread};
-use crate::refresh::NewThread;
 use crate::sessions::Round;
 use crate::structured_review::{PromptThread, ReviewComment};
 use crate::usecases::feedback as threads;
+use crate::usecases::feedback::NewThread;
 use crate::workspace;
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::{Position, Range};

@@ -16,10 +16,10 @@ use super::{Outcome, RoundError, Run, Step, runs};
 use crate::context::Context;
 use crate::feedback::{Finding, Thread};
 use crate::git::{self, Changes, Scope};
-use crate::refresh::NewThread;
 use crate::sessions::{Draft, FileStatus, FileVersions, PersonRound, Round, Session, SessionError, Side};
 use crate::structured_review::{Assessment, ReviewComment, Severity, StructuredReview};
 use crate::usecases::feedback as threads;
+use crate::usecases::feedback::NewThread;
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::{self as wire, Position, Range};
 
