@@ -685,8 +685,13 @@ async fn cancel_review_stops_a_pending_round_and_a_failed_round_says_why() {
     let id = failing["review_id"].as_str().expect("id").to_owned();
     let failed = agent.call_err("await_review", json!({"review_id": id})).await;
     assert!(failed.contains("not a review"), "{failed}");
-    // Checks still happen before anything starts.
-    let refused = agent.call_err("request_review", json!({"summary": "x", "scope": "staged", "wait_seconds": 0})).await;
+    // Nothing to review is said by the call that asked, when it waits...
+    let refused = agent.call_err("request_review", json!({"summary": "x", "scope": "staged"})).await;
+    assert!(refused.contains("no changes in scope staged"), "{refused}");
+    // ...and by the wait for the round, when the call did not wait for its diff.
+    let pending = agent.call_ok("request_review", json!({"summary": "x", "scope": "staged", "wait_seconds": 0})).await;
+    let id = pending["review_id"].as_str().expect("id").to_owned();
+    let refused = agent.call_err("await_review", json!({"review_id": id})).await;
     assert!(refused.contains("no changes in scope staged"), "{refused}");
 }
 

@@ -96,6 +96,36 @@ fn imports(text: &str) -> BTreeSet<String> {
     found
 }
 
+/// A cycle in `graph`, found by a depth-first search for a back edge.
+fn first_cycle<N: Ord + Clone>(graph: &BTreeMap<N, BTreeSet<N>>) -> Option<Vec<N>> {
+    fn visit<N: Ord + Clone>(
+        node: &N,
+        graph: &BTreeMap<N, BTreeSet<N>>,
+        path: &mut Vec<N>,
+        done: &mut BTreeSet<N>,
+    ) -> Option<Vec<N>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.clone());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.clone());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.clone());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
 #[test]
 fn the_daemon_modules_import_no_cycles() {
     let src = repo().join("daemon/src");
@@ -116,36 +146,8 @@ fn the_daemon_modules_import_no_cycles() {
         let entry = graph.entry(module.clone()).or_default();
         entry.extend(imports(text).into_iter().filter(|m| *m != module));
     }
-    // Depth-first search for a back edge.
-    fn visit(
-        node: &str,
-        graph: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(at) = path.iter().position(|p| p == node) {
-            let mut cycle = path[at..].to_vec();
-            cycle.push(node.to_owned());
-            return Some(cycle);
-        }
-        if done.contains(node) {
-            return None;
-        }
-        path.push(node.to_owned());
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(cycle) = visit(next, graph, path, done) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        done.insert(node.to_owned());
-        None
-    }
-    let mut done = BTreeSet::new();
-    for module in graph.keys() {
-        if let Some(cycle) = visit(module, &graph, &mut Vec::new(), &mut done) {
-            panic!("the daemon's modules import each other in a cycle: {}", cycle.join(" → "));
-        }
+    if let Some(cycle) = first_cycle(&graph) {
+        panic!("the daemon's modules import each other in a cycle: {}", cycle.join(" → "));
     }
 }
 
@@ -290,36 +292,9 @@ fn the_daemon_files_import_no_cycles() {
             }
         }
     }
-    fn visit(
-        node: &[String],
-        graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
-        path: &mut Vec<Vec<String>>,
-        done: &mut BTreeSet<Vec<String>>,
-    ) -> Option<Vec<Vec<String>>> {
-        if let Some(at) = path.iter().position(|p| p == node) {
-            let mut cycle = path[at..].to_vec();
-            cycle.push(node.to_vec());
-            return Some(cycle);
-        }
-        if done.contains(node) {
-            return None;
-        }
-        path.push(node.to_vec());
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(cycle) = visit(next, graph, path, done) {
-                return Some(cycle);
-            }
-        }
-        path.pop();
-        done.insert(node.to_vec());
-        None
-    }
     assert!(graph.values().map(BTreeSet::len).sum::<usize>() > 100, "the import graph looks empty: {graph:?}");
-    let mut done = BTreeSet::new();
-    for file in graph.keys() {
-        if let Some(cycle) = visit(file, &graph, &mut Vec::new(), &mut done) {
-            let names: Vec<String> = cycle.iter().map(|m| format!("{}.rs", m.join("/"))).collect();
-            panic!("the daemon's files import each other in a cycle: {}", names.join(" → "));
-        }
+    if let Some(cycle) = first_cycle(&graph) {
+        let names: Vec<String> = cycle.iter().map(|m| format!("{}.rs", m.join("/"))).collect();
+        panic!("the daemon's files import each other in a cycle: {}", names.join(" → "));
     }
 }

@@ -1,0 +1,28 @@
+//! Parley's integration tests, one module per area, in one test binary (one
+//! link instead of one per file): the real daemon, shim and CLI on temporary
+//! sockets, driven by real clients. `cargo test -p parley-tests --test integration
+//! <module>::` runs one area.
+
+mod agent_threads;
+mod bounded;
+mod daily;
+mod disk;
+mod feedback;
+mod hostile_repo;
+mod hub_contract;
+mod mcp_tools;
+mod nvim;
+mod person_review;
+mod resilience;
+mod review_history;
+mod routing;
+mod sdk_clients;
+mod sessions;
+mod setup;
+mod stdio;
+mod stopping;
+mod terminal;
+mod thread_standing;
+mod tidy;
+mod trust;
+mod vscode;
