@@ -213,6 +213,26 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the repository root").to_owned()
 }
 
+/// Where the MCP tool list is pinned: every tool as the daemon's `tools/list`
+/// gives it (name, title, description, schemas, annotations). `mcp_tools.rs`
+/// checks the live list against it (`PARLEY_UPDATE_SNAPSHOTS=1` rewrites it);
+/// every test and SDK client script that needs the list reads it from here.
+pub fn tools_snapshot_path() -> PathBuf {
+    repo_root().join("tests/snapshots/tools.json")
+}
+
+/// The pinned MCP tool list (see [`tools_snapshot_path`]).
+pub fn tools_snapshot() -> Vec<Value> {
+    let path = tools_snapshot_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not a JSON list of tools: {e}", path.display()))
+}
+
+/// The names of the pinned MCP tools, in the order `tools/list` gives them.
+pub fn tool_names() -> Vec<String> {
+    tools_snapshot().iter().map(|t| t["name"].as_str().expect("every tool has a name").to_owned()).collect()
+}
+
 /// A path under `.test-deps/` that scripts/test creates; fails with advice when it is missing.
 pub fn test_dep(relative: &str) -> PathBuf {
     let path = repo_root().join(".test-deps").join(relative);
