@@ -238,12 +238,12 @@ example!(
     Hello {
         protocol: 1,
         role: Role::Editor,
-        client: ClientInfo { name: "nvim".into(), version: "0.10.0".into() },
+        client: ClientInfo { name: "code".into(), version: "1.138.0".into() },
         pid: Some(4242),
         cwd: Some(shop()),
         workspaces: vec![shop()],
-        editor_id: Some("nvim-4242".into()),
-        position_encoding: PositionEncoding::Utf8,
+        editor_id: Some("code-1".into()),
+        position_encoding: PositionEncoding::Utf16,
         env: [("PATH".to_string(), "/usr/local/bin:/usr/bin".to_string())].into(),
     }
 );
