@@ -232,7 +232,7 @@ fn every_json_example_of_the_protocol_doc_decodes_as_what_it_is_marked() {
 fn every_mark_of_the_protocol_doc_stands_before_a_json_block() {
     let lines: Vec<&str> = DOC.lines().collect();
     for (i, line) in lines.iter().enumerate() {
-        if line.contains("<!-- wire:") {
+        if line.trim_start().starts_with("<!-- wire:") {
             let next = lines[i + 1..].iter().find(|l| !l.trim().is_empty());
             assert!(
                 next.is_some_and(|l| l.trim() == "```json"),
@@ -241,4 +241,49 @@ fn every_mark_of_the_protocol_doc_stands_before_a_json_block() {
             );
         }
     }
+}
+
+#[test]
+fn the_protocol_docs_method_table_lists_every_message_with_its_kind_and_roles() {
+    let start = DOC.find("## 5. Methods and notifications").expect("section 5 of docs/protocol.md");
+    let end = start + DOC[start..].find("\n### ").expect("section 5 has subsections");
+    let mut rows = Vec::new();
+    for line in DOC[start..end].lines() {
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(str::trim).collect();
+        if let [direction, name, kind, roles] = cells.as_slice()
+            && let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`'))
+        {
+            rows.push((*direction, name, *kind, *roles));
+        }
+    }
+    assert!(rows.len() > 30, "read only {} rows of section 5's table", rows.len());
+    let mut failures = Vec::new();
+    for (direction, name, kind, roles) in &rows {
+        let Some(found) = message(name) else {
+            failures.push(format!("{name} is in the table but no method or notification of the hub"));
+            continue;
+        };
+        let (want_direction, want_kind, want_roles) = match found.kind {
+            Kind::Request => {
+                let roles: Vec<&str> =
+                    [("editor", found.editors), ("cli", found.cli)].into_iter().filter(|r| r.1).map(|r| r.0).collect();
+                ("client → daemon", "request", Some(roles.join(", ")))
+            }
+            Kind::DaemonRequest => ("daemon → client", "request", Some("editor".to_owned())),
+            // Who receives a notification is said in words.
+            Kind::Notification => (*direction, "notification", None),
+        };
+        if *direction != want_direction || *kind != want_kind || want_roles.as_deref().is_some_and(|r| r != *roles) {
+            failures.push(format!(
+                "{name}: the table says {direction} {kind} for {roles}, the code {want_direction} {want_kind} for {}",
+                want_roles.as_deref().unwrap_or(roles)
+            ));
+        }
+    }
+    for listed in crate::registry::messages() {
+        if listed.name != parley_protocol::hello::HELLO && !rows.iter().any(|r| r.1 == listed.name) {
+            failures.push(format!("{} is missing from the table of section 5", listed.name));
+        }
+    }
+    assert!(failures.is_empty(), "docs/protocol.md's method table disagrees with the code:\n{}", failures.join("\n"));
 }
