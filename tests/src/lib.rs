@@ -292,8 +292,13 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Calls a tool and returns its result.
+    /// Calls a tool and returns its result. The tool must be one of the
+    /// pinned list (`tests/snapshots/tools.json`), so a test calling a tool
+    /// by a name the list no longer has says so.
     pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        static PINNED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let pinned = PINNED.get_or_init(tool_names);
+        assert!(pinned.iter().any(|t| t == tool), "{tool} is not in tests/snapshots/tools.json, which has {pinned:?}");
         let Value::Object(arguments) = arguments else { panic!("tool arguments must be an object") };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         tokio::time::timeout(DEADLINE, self.service.call_tool(params))
