@@ -120,18 +120,14 @@ fn review() -> Review {
                 problem: Some("file src/gone.rs does not exist under /home/ana/src/shop".into()),
             },
         ],
-        source: review_source(),
-    }
-}
-
-fn review_source() -> ReviewSource {
-    ReviewSource {
-        kind: "round".into(),
-        label: "round 2 of review 2026-11-21-001".into(),
-        client: Some("claude-code".into()),
-        review_id: Some("2026-11-21-001".into()),
-        round: Some(2),
-        name: Some("ana".into()),
+        source: ReviewSource {
+            kind: "round".into(),
+            label: "round 2 of review 2026-11-21-001".into(),
+            client: None,
+            review_id: Some("2026-11-21-001".into()),
+            round: Some(2),
+            name: None,
+        },
     }
 }
 
@@ -149,6 +145,7 @@ fn structured_review() -> serde_json::Value {
 const MARKDOWN: &str =
     "# Review 2026-11-21-001, round 1\n\n## Verdict: ❌ needs changes\n\n- [`src/lib.rs:1`][] _bug_: Off by one\n";
 
+/// A session marked complete after one round.
 fn session() -> Session {
     Session {
         id: "2026-11-21-001".into(),
@@ -179,12 +176,34 @@ fn session() -> Session {
             notes: Some("Ready to merge".into()),
             at: "2026-11-21T07:04:00.295Z".into(),
         }),
+        pending: None,
+        awaiting: None,
+    }
+}
+
+/// A session whose second round failed.
+fn failed_session() -> Session {
+    Session {
+        id: "2026-11-21-002".into(),
+        status: "needs_changes".into(),
+        completion: None,
         pending: Some(Pending {
             state: "failed".into(),
-            since: "2026-11-21T07:04:00.101Z".into(),
+            since: "2026-11-21T07:20:41.101Z".into(),
             error: Some("the reviewer exited with status 2".into()),
         }),
+        ..session()
+    }
+}
+
+/// A session whose second round waits on a person.
+fn waiting_session() -> Session {
+    Session {
+        id: "2026-11-24-002".into(),
+        status: "needs_changes".into(),
+        completion: None,
         awaiting: Some(waiting_round()),
+        ..session()
     }
 }
 
@@ -271,14 +290,38 @@ example!(ReviewHistoryParams, ReviewHistoryParams { workspace: Some(shop()) });
 example!(
     ReviewHistoryResult,
     ReviewHistoryResult {
-        revisions: vec![ReviewRevision {
-            base_uri: shop(),
-            revision: 2,
-            updated_at: "2026-11-21T06:02:10.118Z".into(),
-            source: review_source(),
-            title: "Review 2026-11-21-001, round 1".into(),
-            bytes: 912,
-        }],
+        revisions: vec![
+            ReviewRevision {
+                base_uri: shop(),
+                revision: 2,
+                updated_at: "2026-11-21T06:02:10.118Z".into(),
+                source: ReviewSource {
+                    kind: "person".into(),
+                    label: "written by ana".into(),
+                    client: None,
+                    review_id: None,
+                    round: None,
+                    name: Some("ana".into()),
+                },
+                title: "Notes on the login refactor".into(),
+                bytes: 312,
+            },
+            ReviewRevision {
+                base_uri: shop(),
+                revision: 1,
+                updated_at: "2026-11-21T05:57:22.457Z".into(),
+                source: ReviewSource {
+                    kind: "agent".into(),
+                    label: "presented by claude-code".into(),
+                    client: Some("claude-code".into()),
+                    review_id: None,
+                    round: None,
+                    name: None,
+                },
+                title: "Login refactor".into(),
+                bytes: 148,
+            },
+        ],
     }
 );
 example!(ReviewUpdated, ReviewUpdated { seq: 12, review: review() });
@@ -368,7 +411,7 @@ example!(
         notes: Some("Shipped in 1.4".into()),
     }
 );
-example!(SessionsResult, SessionsResult { sessions: vec![session()] });
+example!(SessionsResult, SessionsResult { sessions: vec![waiting_session(), failed_session(), session()] });
 
 example!(InboxParams, InboxParams { workspace: Some(shop()), offset: 40 });
 example!(InboxResult, InboxResult { rounds: vec![waiting_round()], threads: vec![thread()], next_offset: Some(41) });
@@ -381,8 +424,9 @@ example!(
         workspace: shop(),
         summary: "Cart totals now include tax".into(),
         focus_areas: strings(&["rounding"]),
-        asked_by: "claude-code".into(),
-        requested_at: "2026-11-24T09:12:03.118Z".into(),
+        // Not kept once a round is answered.
+        asked_by: String::new(),
+        requested_at: String::new(),
         scope: "all".into(),
         previous_round: Some(1),
         files: vec![RoundFile {
@@ -396,7 +440,8 @@ example!(
             binary: false,
             too_large: false,
         }],
-        drafts: vec![draft()],
+        // Sent with the verdict.
+        drafts: Vec::new(),
         earlier: vec![EarlierComment {
             round: 1,
             path: "src/cart.rs".into(),
@@ -468,7 +513,7 @@ example!(
         round: 2,
         workspace: shop(),
         state: "submitted".into(),
-        drafts: vec![draft()],
+        drafts: Vec::new(),
         verdict: Some("needs_changes".into()),
     }
 );
