@@ -414,7 +414,21 @@ example!(
 example!(SessionsResult, SessionsResult { sessions: vec![waiting_session(), failed_session(), session()] });
 
 example!(InboxParams, InboxParams { workspace: Some(shop()), offset: 40 });
-example!(InboxResult, InboxResult { rounds: vec![waiting_round()], threads: vec![thread()], next_offset: Some(41) });
+example!(
+    InboxResult,
+    InboxResult {
+        rounds: vec![waiting_round()],
+        // Open, the agent's word last: it waits on the person.
+        threads: vec![Thread {
+            resolved: false,
+            standing: "addressed".into(),
+            resolved_by: None,
+            resolved_at: None,
+            ..thread()
+        }],
+        next_offset: Some(41),
+    }
+);
 example!(RoundGetParams, RoundGetParams { review_id: "002".into(), round: Some(1) });
 example!(
     RoundForReview,
