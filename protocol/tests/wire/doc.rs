@@ -15,7 +15,10 @@
 //!
 //! A block may hold several messages, one after the other. A decoded value
 //! must keep every field the doc shows: a field the type does not know is a
-//! disagreement even where the type would ignore it.
+//! disagreement even where the type would ignore it. What the daemon sends
+//! must also show every field the daemon always sends. The doc must show
+//! each method and notification, and its table of them (section 5) must
+//! agree with the code's list.
 
 use parley_protocol::jsonrpc::{Message as JsonRpc, code};
 use serde_json::Value;
