@@ -177,6 +177,83 @@ notification!(
     DaemonStoppingNotification = DAEMON_STOPPING, DaemonStopping
 );
 
+/// The one list of hub methods: every request a client sends after `hello`,
+/// as the paths of their [`Method`] types, in the order `docs/protocol.md`
+/// documents them, handed to `$callback!` as one comma-separated list.
+/// Whatever must cover every method iterates it (the wire snapshots and the
+/// doc's examples in `protocol/tests`), so a method added to it without its
+/// types' examples fails to build, and one left out of it fails those tests.
+#[macro_export]
+macro_rules! for_each_method {
+    ($callback:ident) => {
+        $callback!(
+            $crate::methods::ReviewGet,
+            $crate::methods::ReviewHistory,
+            $crate::methods::FeedbackList,
+            $crate::methods::FeedbackCreate,
+            $crate::methods::FeedbackReply,
+            $crate::methods::FeedbackResolve,
+            $crate::methods::FeedbackReopen,
+            $crate::methods::BufferChanged,
+            $crate::methods::ReviewRequest,
+            $crate::methods::ReviewAwait,
+            $crate::methods::ReviewCancel,
+            $crate::methods::SessionsList,
+            $crate::methods::SessionsGet,
+            $crate::methods::SessionsComplete,
+            $crate::methods::Inbox,
+            $crate::methods::RoundGet,
+            $crate::methods::RoundComment,
+            $crate::methods::RoundUncomment,
+            $crate::methods::RoundSubmit,
+            $crate::methods::Subscribe,
+            $crate::methods::EventsReplay,
+            $crate::methods::StatusRequest,
+            $crate::methods::StoreExport,
+            $crate::methods::StoreImport,
+            $crate::methods::StoreExportFile,
+            $crate::methods::StoreImportFile,
+            $crate::methods::Shutdown
+        )
+    };
+}
+
+/// The one list of hub notifications, both ways, as [`for_each_method!`]
+/// lists the requests.
+#[macro_export]
+macro_rules! for_each_notification {
+    ($callback:ident) => {
+        $callback!(
+            $crate::methods::EditorFocus,
+            $crate::methods::SelectionChangedNotification,
+            $crate::methods::ReviewUpdatedNotification,
+            $crate::methods::FeedbackChangedNotification,
+            $crate::methods::ReviewProgressNotification,
+            $crate::methods::DaemonStoppingNotification,
+            $crate::methods::RoundRequestedNotification,
+            $crate::methods::RoundChangedNotification
+        )
+    };
+}
+
+macro_rules! method_names {
+    ($($method:path),* $(,)?) => {
+        &[$(<$method as Method>::NAME),*]
+    };
+}
+
+macro_rules! notification_names {
+    ($($notification:path),* $(,)?) => {
+        &[$(<$notification as NotificationMethod>::NAME),*]
+    };
+}
+
+/// The name of every method of [`for_each_method!`], in its order.
+pub const METHOD_NAMES: &[&str] = crate::for_each_method!(method_names);
+
+/// The name of every notification of [`for_each_notification!`], in its order.
+pub const NOTIFICATION_NAMES: &[&str] = crate::for_each_notification!(notification_names);
+
 /// Daemon → client notification: the daemon stops accepting and will close
 /// every connection shortly.
 pub const DAEMON_STOPPING: &str = "daemon/stopping";

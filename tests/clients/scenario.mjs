@@ -56,6 +56,15 @@ export function scenarioSetup(script) {
   };
 }
 
+/**
+ * The MCP tool list as the daemon's `tools/list` gives it, pinned in
+ * tests/snapshots/tools.json (tests/tests/mcp_tools.rs checks the live list
+ * against it): what the scenarios expect of the list.
+ */
+export function pinnedTools() {
+  return JSON.parse(readFileSync(resolve(here, "../snapshots/tools.json"), "utf8"));
+}
+
 /** The checks' tally; the scenario fails if it has not finished within `timeoutMs`. */
 export function tally(timeoutMs) {
   let passed = 0;

@@ -14,7 +14,7 @@
 //
 // Prints one line per check, then `N passed, N failed`; exits 1 on any failure.
 
-import { scenarioSetup, tally } from "./scenario.mjs";
+import { pinnedTools, scenarioSetup, tally } from "./scenario.mjs";
 import { isDeepStrictEqual } from "node:util";
 
 const SDK_VERSION = "1.32.2";
@@ -62,10 +62,7 @@ if (!connected) finish();
 await step("tools/list", async () => {
   const { tools } = await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS });
   const names = tools.map((t) => t.name).sort();
-  const expected = [
-    "add_feedback", "await_review", "cancel_review", "get_feedback", "get_feedback_summary", "get_review_history",
-    "get_selection", "mark_review_complete", "present_review", "reply_feedback", "request_review", "resolve_feedback",
-  ];
+  const expected = pinnedTools().map((t) => t.name).sort();
   check("tools/list: every Parley tool", show(names) === show(expected), show(names));
   for (const tool of tools) {
     check(`tools/list: ${tool.name} has an object inputSchema`, tool.inputSchema?.type === "object", show(tool.inputSchema));

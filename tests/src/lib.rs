@@ -213,6 +213,26 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ sits in the repository root").to_owned()
 }
 
+/// Where the MCP tool list is pinned: every tool as the daemon's `tools/list`
+/// gives it (name, title, description, schemas, annotations). `mcp_tools.rs`
+/// checks the live list against it (`PARLEY_UPDATE_SNAPSHOTS=1` rewrites it);
+/// every test and SDK client script that needs the list reads it from here.
+pub fn tools_snapshot_path() -> PathBuf {
+    repo_root().join("tests/snapshots/tools.json")
+}
+
+/// The pinned MCP tool list (see [`tools_snapshot_path`]).
+pub fn tools_snapshot() -> Vec<Value> {
+    let path = tools_snapshot_path();
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not a JSON list of tools: {e}", path.display()))
+}
+
+/// The names of the pinned MCP tools, in the order `tools/list` gives them.
+pub fn tool_names() -> Vec<String> {
+    tools_snapshot().iter().map(|t| t["name"].as_str().expect("every tool has a name").to_owned()).collect()
+}
+
 /// A path under `.test-deps/` that scripts/test creates; fails with advice when it is missing.
 pub fn test_dep(relative: &str) -> PathBuf {
     let path = repo_root().join(".test-deps").join(relative);
@@ -272,8 +292,13 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// Calls a tool and returns its result.
+    /// Calls a tool and returns its result. The tool must be one of the
+    /// pinned list (`tests/snapshots/tools.json`), so a test calling a tool
+    /// by a name the list no longer has says so.
     pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        static PINNED: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let pinned = PINNED.get_or_init(tool_names);
+        assert!(pinned.iter().any(|t| t == tool), "{tool} is not in tests/snapshots/tools.json, which has {pinned:?}");
         let Value::Object(arguments) = arguments else { panic!("tool arguments must be an object") };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
         tokio::time::timeout(DEADLINE, self.service.call_tool(params))

@@ -1,7 +1,7 @@
 //! present_review and get_selection through the real shim and daemon, driven
 //! by the rmcp client: schemas, modes, error texts, references, persistence.
 
-use parley_tests::{Sandbox, review_args};
+use parley_tests::{Sandbox, review_args, tool_names, tools_snapshot, tools_snapshot_path};
 use serde_json::{Value, json};
 
 const SOURCE: &str = "fn main() {\n    println!(\"hi\");\n}\n";
@@ -13,24 +13,22 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
     let _daemon = sandbox.start_daemon();
     let agent = sandbox.agent(&repo).await;
     let tools = agent.service.list_all_tools().await.expect("tools/list");
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(
-        names,
-        [
-            "add_feedback",
-            "await_review",
-            "cancel_review",
-            "get_feedback",
-            "get_feedback_summary",
-            "get_review_history",
-            "get_selection",
-            "mark_review_complete",
-            "present_review",
-            "reply_feedback",
-            "request_review",
-            "resolve_feedback"
-        ]
+    // The whole list as agents see it, pinned in tests/snapshots/tools.json,
+    // which every test that needs the list reads.
+    let live = serde_json::to_value(&tools).expect("JSON");
+    let text = serde_json::to_string_pretty(&live).expect("JSON") + "\n";
+    if std::env::var_os("PARLEY_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::write(tools_snapshot_path(), &text).expect("write tests/snapshots/tools.json");
+    }
+    assert!(
+        live == Value::Array(tools_snapshot()),
+        "tools/list differs from tests/snapshots/tools.json; when the change is meant, rewrite it with \
+         `PARLEY_UPDATE_SNAPSHOTS=1 cargo test -p parley-tests --test mcp_tools tools_are_listed` and review \
+         its diff. The live list:\n{text}"
     );
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, tool_names(), "the tools, in the order tools/list gives them");
+    assert!(names.is_sorted(), "tools/list is sorted by name: {names:?}");
     for tool in &tools {
         assert!(tool.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{}", tool.name);
         let input = serde_json::to_value(&tool.input_schema).expect("schema");

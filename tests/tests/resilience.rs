@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use parley_tests::{DEADLINE, RawShim, Sandbox, review_args};
+use parley_tests::{DEADLINE, RawShim, Sandbox, review_args, tool_names};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
@@ -752,21 +752,9 @@ impl OddJson {
 
 #[tokio::test]
 async fn odd_tool_arguments_always_get_an_answer() {
-    const TOOLS: &[&str] = &[
-        "present_review",
-        "get_selection",
-        "get_feedback",
-        "get_feedback_summary",
-        "reply_feedback",
-        "resolve_feedback",
-        "request_review",
-        "await_review",
-        "cancel_review",
-        "get_review_history",
-        "mark_review_complete",
-        "add_feedback",
-        "no_such_tool",
-    ];
+    // Every pinned tool, and one that does not exist.
+    let names = tool_names();
+    let tools: Vec<&str> = names.iter().map(String::as_str).chain(["no_such_tool"]).collect();
     let sandbox = Sandbox::new();
     let repo = sandbox.repo("ws", &[("a.rs", "fn a() {}\n")]);
     let _daemon = sandbox.start_daemon();
@@ -776,7 +764,7 @@ async fn odd_tool_arguments_always_get_an_answer() {
     shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     let mut odd = OddJson(0x5eed_1234_abcd_0001);
     for id in 1..=400u64 {
-        let name = odd.pick(TOOLS);
+        let name = odd.pick(&tools);
         let arguments = if odd.next().is_multiple_of(10) { odd.value(2) } else { odd.arguments(2) };
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
         shim.send(&call.to_string()).await;

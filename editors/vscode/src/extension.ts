@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { exportToTerminals, offerMcpServer } from './agents';
 import { HubClient } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
-import { FeedbackChanged, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
+import { FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
 import { Log } from './log';
 import { ignoredWorkspaceValue, programSetting } from './programSettings';
 import { ReviewPanel, ReviewStore } from './review/panel';
@@ -81,7 +81,7 @@ export function activate(context: vscode.ExtensionContext): void {
       throw new Error(`${method} is not supported by this client`);
     },
     onConnected: async (hello, fresh) => {
-      if (vscode.window.state.focused) hub.notify('editor/focus', { focused: true });
+      if (vscode.window.state.focused) hub.notify('editor/focus', { focused: true } satisfies FocusParams);
       selection?.push();
       if (fresh) {
         const [reviews] = await Promise.all([
@@ -109,7 +109,7 @@ export function activate(context: vscode.ExtensionContext): void {
     store.onDidChange(({ live }) => {
       if (live && !panel?.visible) status.setReviewWaiting(true);
     }),
-    vscode.window.onDidChangeWindowState((state) => hub.notify('editor/focus', { focused: state.focused })),
+    vscode.window.onDidChangeWindowState((state) => hub.notify('editor/focus', { focused: state.focused } satisfies FocusParams)),
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       log.info('the window\'s folders changed: saying hello again with the new ones');
       hub.restart();

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import { HubClient } from './hub/client';
-import { Selection } from './hub/types';
+import { Selection, SelectionChangedParams } from './hub/types';
 import { ReviewPanel } from './review/panel';
 
 const PUSH_DELAY_MS = 200;
@@ -54,7 +54,7 @@ export class SelectionReporter implements vscode.Disposable {
 
   /** Sends the current selection now (after each hello, as docs/protocol.md §8 asks). */
   push(): void {
-    this.hub.notify('selection/changed', { selection: this.current() });
+    this.hub.notify('selection/changed', { selection: this.current() } satisfies SelectionChangedParams);
   }
 
   private schedulePush(): void {

@@ -2,7 +2,7 @@
 
 import * as net from 'node:net';
 import { LineDecoder, Message, decode, encode } from './codec';
-import { HelloParams, HelloResult, ReplayResult } from './types';
+import { EventsReplayParams, HelloParams, HelloResult, ReplayResult } from './types';
 
 /** Linux keeps 107 bytes of a socket path; Node truncates longer ones silently. */
 export const MAX_SOCKET_PATH_BYTES = process.platform === 'darwin' ? 103 : 107;
@@ -244,7 +244,7 @@ export class HubClient {
     let cutoff = result.seq;
     try {
       if (this.instance !== undefined) {
-        const replay = await this.send<ReplayResult>(socket, 'events/replay', { after: this.seq, instance: this.instance });
+        const replay = await this.send<ReplayResult>(socket, 'events/replay', { after: this.seq, instance: this.instance } satisfies EventsReplayParams);
         cutoff = replay.seq;
         if (replay.complete) {
           this.options.log(`replaying ${replay.events.length} event(s) missed since seq ${this.seq}`);

@@ -1,4 +1,5 @@
 // The hub protocol's shapes as this extension uses them (docs/protocol.md §3–§5). Imports nothing from vscode.
+// test/unit/wireTypes.test.ts checks them against the snapshots of the Rust types (protocol/tests/snapshots).
 
 /** 0-based line; `character` in UTF-16 code units, as this client declares in its hello. */
 export interface Position {
@@ -22,6 +23,96 @@ export interface HelloParams {
   position_encoding: 'utf-16';
 }
 
+/** The params of the methods and notifications this extension sends (docs/protocol.md §5). */
+export interface FocusParams {
+  focused: boolean;
+}
+
+export interface SelectionChangedParams {
+  selection: Selection | null;
+}
+
+export interface ReviewGetParams {
+  workspace?: string;
+  revision?: number;
+}
+
+export interface ReviewHistoryParams {
+  workspace?: string;
+}
+
+export interface FeedbackListParams {
+  workspace?: string;
+  path?: string;
+  include_resolved?: boolean;
+  offset?: number;
+  limit?: number;
+}
+
+export interface FeedbackCreateParams {
+  path: string;
+  range: Range;
+  text?: string;
+  body: string;
+  author?: string;
+}
+
+export interface FeedbackReplyParams {
+  thread_id: string;
+  body: string;
+  author?: string;
+}
+
+/** feedback/resolve's and feedback/reopen's. */
+export interface ThreadIdParams {
+  thread_id: string;
+}
+
+export interface BufferChangedParams {
+  path: string;
+  text: string;
+}
+
+export interface EventsReplayParams {
+  after?: number;
+  instance?: string;
+}
+
+export interface InboxParams {
+  workspace?: string;
+  offset?: number;
+}
+
+export interface RoundGetParams {
+  review_id: string;
+  round?: number;
+}
+
+export interface RoundCommentParams {
+  review_id: string;
+  path: string;
+  side?: DraftSide;
+  start_line: number;
+  end_line?: number;
+  body: string;
+  suggestion?: string;
+  severity?: string;
+  draft_id?: string;
+  author?: string;
+}
+
+export interface RoundUncommentParams {
+  review_id: string;
+  draft_id: string;
+}
+
+export interface RoundSubmitParams {
+  review_id: string;
+  verdict: Verdict;
+  summary?: string;
+  author?: string;
+}
+
 export interface HelloResult {
   protocol: number;
   version: string;
@@ -29,6 +120,9 @@ export interface HelloResult {
   connection_id: number;
   seq: number;
   instance: string;
+  /** The daemon's executable and its identity when it started (docs/protocol.md §3). */
+  executable?: string;
+  build?: string;
 }
 
 export interface Reference {
@@ -58,6 +152,8 @@ export interface ReviewSource {
   client?: string;
   review_id?: string;
   round?: number;
+  /** For `person`: who, when known. */
+  name?: string;
 }
 
 /** One kept revision, as review/history lists it. */
@@ -77,7 +173,7 @@ export interface Comment {
   created_at: string;
 }
 
-export type ThreadState = 'anchored' | 'moved' | 'modified' | 'orphaned' | 'unreadable';
+export type ThreadState = 'anchored' | 'moved' | 'modified' | 'orphaned' | 'unreadable' | 'stale';
 
 export interface Thread {
   id: string;
@@ -115,6 +211,20 @@ export interface ThreadFinding {
 }
 
 export type ThreadStanding = 'open' | 'seen' | 'addressed' | 'resolved';
+
+/** feedback/list's and buffer/changed's answer. */
+export interface FeedbackListResult {
+  threads: Thread[];
+  /** How many threads the whole listing holds. */
+  total: number;
+  /** When more threads follow: the `offset` to ask for next. */
+  next_offset?: number;
+}
+
+/** The answer of feedback/create, reply, resolve and reopen. */
+export interface ThreadResult {
+  thread: Thread;
+}
 
 export interface Selection {
   path: string;
@@ -155,6 +265,13 @@ export interface WaitingRound {
   requested_at: string;
   files: string[];
   drafts: number;
+}
+
+/** inbox's answer: the rounds and threads waiting on a person. */
+export interface InboxResult {
+  rounds: WaitingRound[];
+  threads: Thread[];
+  next_offset?: number;
 }
 
 export type RoundFileStatus = 'modified' | 'added' | 'deleted' | 'renamed';
@@ -219,6 +336,26 @@ export interface RoundDetail {
   files: RoundFile[];
   drafts: Draft[];
   earlier: EarlierComment[];
+  /** How the round was answered, when it is not waiting any more. */
+  answered?: AnsweredRound;
+}
+
+/** How a person answered a round (round/get with an answered `round`). */
+export interface AnsweredRound {
+  at: string;
+  /** `NAME (in person)`. */
+  reviewer: string;
+  verdict: string;
+  /** The review the agent received (seed 004's format). */
+  review: Record<string, unknown>;
+}
+
+export interface RoundCommentResult {
+  draft: Draft;
+}
+
+export interface RoundUncommentResult {
+  removed: string;
 }
 
 export type RoundState = 'drafts' | 'submitted' | 'cancelled';
@@ -239,7 +376,8 @@ export interface SubmitResult {
   round: number;
   verdict: string;
   status: string;
-  review: { comments?: unknown[]; overall_assessment?: string };
+  /** The review as the agent receives it (seed 004's format). */
+  review: { comments?: unknown[]; overall_assessment?: string; [field: string]: unknown };
   markdown: string;
   threads: string[];
   /** Left out when there are none. */

@@ -2,7 +2,7 @@
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
-import { Review, ReviewRevision } from '../hub/types';
+import { Review, ReviewGetParams, ReviewHistoryParams, ReviewRevision } from '../hub/types';
 import { Log } from '../log';
 import { FromWebview, RevisionEntry, ToWebview } from './messages';
 import { describeReference, renderReview, reviewHead } from './render';
@@ -38,7 +38,7 @@ export class ReviewStore {
   async refreshHistory(base: string): Promise<void> {
     if (!this.hub) return;
     try {
-      const result = await this.hub<{ revisions: ReviewRevision[] }>('review/history', { workspace: base });
+      const result = await this.hub<{ revisions: ReviewRevision[] }>('review/history', { workspace: base } satisfies ReviewHistoryParams);
       this.kept.set(base, result.revisions.filter((r) => r.base_uri === base));
       this.historyChanged.fire(base);
     } catch {
@@ -51,7 +51,7 @@ export class ReviewStore {
     const held = this.revision(base, revision);
     if (held || !this.hub) return held;
     try {
-      const result = await this.hub<{ reviews: Review[] }>('review/get', { workspace: base, revision });
+      const result = await this.hub<{ reviews: Review[] }>('review/get', { workspace: base, revision } satisfies ReviewGetParams);
       const found = result.reviews[0];
       if (found) {
         this.apply(found, false);

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import { HubClient } from '../hub/client';
-import { Draft, DraftSide, EarlierComment, RoundDetail, RoundFile } from '../hub/types';
+import { Draft, DraftSide, EarlierComment, RoundCommentParams, RoundDetail, RoundFile, RoundUncommentParams } from '../hub/types';
 import { Log } from '../log';
 import { authorName } from '../author';
 import { inertImages } from '../inertMarkdown';
@@ -209,7 +209,7 @@ export class RoundComments implements vscode.Disposable {
     }
     if (text.trim() === '') return false;
     const { body, suggestion, severity } = parseComment(text);
-    const params: Record<string, unknown> = { review_id: found.detail.review_id, path: found.file.path, side, start_line: range.start.line, end_line: range.end.line, body };
+    const params: RoundCommentParams = { review_id: found.detail.review_id, path: found.file.path, side, start_line: range.start.line, end_line: range.end.line, body };
     if (suggestion !== null) params.suggestion = suggestion;
     if (severity !== null) params.severity = severity;
     if (draftId !== undefined) params.draft_id = draftId;
@@ -240,7 +240,7 @@ export class RoundComments implements vscode.Disposable {
     const entry = this.entryOf(arg);
     if (!entry || !this.detail) return;
     try {
-      await this.hub.request('round/uncomment', { review_id: this.detail.review_id, draft_id: entry.draft.id });
+      await this.hub.request('round/uncomment', { review_id: this.detail.review_id, draft_id: entry.draft.id } satisfies RoundUncommentParams);
       this.setDrafts(this.current().filter((d) => d.id !== entry.draft.id));
     } catch (error) {
       void vscode.window.showErrorMessage(`Parley could not delete the draft: ${(error as Error).message}`);

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import { HubClient } from '../hub/client';
-import { RoundChanged, RoundDetail, SubmitResult, WaitingRound } from '../hub/types';
+import { InboxParams, RoundChanged, RoundDetail, RoundGetParams, RoundSubmitParams, SubmitResult, WaitingRound } from '../hub/types';
 import { Log } from '../log';
 import { ROUND_CONTROLLER_ID, RoundComments, roundUri } from './comments';
 import { DiffMode, SCHEME, agentName, diffSides, parseRoundPath, requestText, shortSummary, sortWaiting, submittedText, textOf, verdictChoices, waitingLabel } from './model';
@@ -62,7 +62,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     let detail = this.held.get(key);
     if (!detail) {
       try {
-        const fetched = await this.hub.request<RoundDetail>('round/get', { review_id: ref.reviewId });
+        const fetched = await this.hub.request<RoundDetail>('round/get', { review_id: ref.reviewId } satisfies RoundGetParams);
         this.hold(fetched);
         detail = this.held.get(key);
       } catch (error) {
@@ -126,7 +126,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     const folders = this.folders();
     const found = new Map<string, WaitingRound>();
     for (const workspace of folders) {
-      const { rounds } = await this.hub.request<{ rounds: WaitingRound[] }>('inbox', { workspace });
+      const { rounds } = await this.hub.request<{ rounds: WaitingRound[] }>('inbox', { workspace } satisfies InboxParams);
       for (const round of rounds) found.set(round.review_id, round);
     }
     this.waiting.clear();
@@ -136,7 +136,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     if (this.open) {
       const open = this.open;
       try {
-        const detail = await this.hub.request<RoundDetail>('round/get', { review_id: open.review_id });
+        const detail = await this.hub.request<RoundDetail>('round/get', { review_id: open.review_id } satisfies RoundGetParams);
         if (detail.round !== open.round || !this.waiting.has(open.review_id)) this.close();
         else this.show(detail);
       } catch {
@@ -194,7 +194,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     }
     let detail: RoundDetail;
     try {
-      detail = await this.hub.request<RoundDetail>('round/get', { review_id: reviewId });
+      detail = await this.hub.request<RoundDetail>('round/get', { review_id: reviewId } satisfies RoundGetParams);
     } catch (error) {
       void vscode.window.showErrorMessage(`Parley could not open review ${reviewId}: ${(error as Error).message}`);
       return;
@@ -298,7 +298,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
       ignoreFocusOut: true,
     });
     if (summary === undefined) return;
-    const params: Record<string, unknown> = { review_id: detail.review_id, verdict: choice.verdict };
+    const params: RoundSubmitParams = { review_id: detail.review_id, verdict: choice.verdict };
     if (summary.trim() !== '') params.summary = summary.trim();
     params.author = authorName();
     let result: SubmitResult;

@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import { HubClient } from '../hub/client';
-import { FeedbackChanged, Thread } from '../hub/types';
+import { BufferChangedParams, FeedbackChanged, FeedbackCreateParams, FeedbackListParams, FeedbackReplyParams, Thread, ThreadIdParams } from '../hub/types';
 import { Log } from '../log';
 import { threadView } from './model';
 import { TextChange, applyChanges } from './tracking';
@@ -141,7 +141,7 @@ export class ThreadsController implements vscode.Disposable {
    * window is open stays, folded, so that it can be reopened from its own header.
    */
   async resync(): Promise<void> {
-    const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', {});
+    const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', {} satisfies FeedbackListParams);
     const keep = new Set(threads.map((t) => t.id));
     for (const id of [...this.entries.keys()]) if (!keep.has(id)) this.remove(id);
     const started = performance.now();
@@ -371,7 +371,7 @@ export class ThreadsController implements vscode.Disposable {
     if (document.isClosed || !document.isDirty) return;
     const version = document.version;
     try {
-      const { threads } = await this.hub.request<{ threads: Thread[] }>('buffer/changed', { path: document.uri.fsPath, text: document.getText() });
+      const { threads } = await this.hub.request<{ threads: Thread[] }>('buffer/changed', { path: document.uri.fsPath, text: document.getText() } satisfies BufferChangedParams);
       // Typing went on meanwhile: the answer is for older text, and another request follows.
       if (document.version !== version) return;
       for (const thread of threads) this.apply(thread, true, false);
@@ -385,7 +385,7 @@ export class ThreadsController implements vscode.Disposable {
   private async refreshFile(uri: vscode.Uri): Promise<void> {
     if (!this.byUri.get(uri.toString())?.size) return;
     try {
-      const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', { path: uri.fsPath });
+      const { threads } = await this.hub.request<{ threads: Thread[] }>('feedback/list', { path: uri.fsPath } satisfies FeedbackListParams);
       for (const thread of threads) this.apply(thread);
     } catch (error) {
       this.log.info(`refreshing threads of ${uri.fsPath} failed: ${(error as Error).message}`);
@@ -471,7 +471,7 @@ export class ThreadsController implements vscode.Disposable {
         text: document.getText(range),
         body,
         author: this.author(),
-      });
+      } satisfies FeedbackCreateParams);
       this.apply(thread);
       const entry = this.entries.get(thread.id);
       if (entry) {
@@ -499,7 +499,7 @@ export class ThreadsController implements vscode.Disposable {
     const body = text.trim();
     if (body === '') return;
     try {
-      const { thread } = await this.hub.request<{ thread: Thread }>('feedback/reply', { thread_id: entry.data.id, body, author: this.author() });
+      const { thread } = await this.hub.request<{ thread: Thread }>('feedback/reply', { thread_id: entry.data.id, body, author: this.author() } satisfies FeedbackReplyParams);
       this.apply(thread);
     } catch (error) {
       this.fail('replying', error);
@@ -520,7 +520,7 @@ export class ThreadsController implements vscode.Disposable {
     const entry = await this.pickThread(args, false);
     if (!entry) return;
     try {
-      const { thread } = await this.hub.request<{ thread: Thread }>('feedback/resolve', { thread_id: entry.data.id });
+      const { thread } = await this.hub.request<{ thread: Thread }>('feedback/resolve', { thread_id: entry.data.id } satisfies ThreadIdParams);
       this.apply(thread);
     } catch (error) {
       this.fail('resolving', error);
@@ -531,7 +531,7 @@ export class ThreadsController implements vscode.Disposable {
     const entry = await this.pickThread(args, true);
     if (!entry) return;
     try {
-      const { thread } = await this.hub.request<{ thread: Thread }>('feedback/reopen', { thread_id: entry.data.id });
+      const { thread } = await this.hub.request<{ thread: Thread }>('feedback/reopen', { thread_id: entry.data.id } satisfies ThreadIdParams);
       this.apply(thread);
     } catch (error) {
       this.fail('reopening', error);

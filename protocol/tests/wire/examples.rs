@@ -1,0 +1,598 @@
+//! One realistic value of every type the hub carries: the params and result
+//! of each method, the params of each notification, and `hello`'s and
+//! `selection/get`'s. Struct literals name every field, so a field added to
+//! a wire type fails to build here until its example says what it holds.
+
+use std::path::PathBuf;
+
+use parley_protocol::hello::{ClientInfo, Hello, HelloReply, PositionEncoding, Role};
+use parley_protocol::jsonrpc::Id;
+use parley_protocol::methods::*;
+use serde_json::json;
+
+/// A wire type with an example: its snapshot is `types/<NAME>.json`.
+pub trait Example: Sized {
+    /// The snapshot's file name, without `.json`: the type's name.
+    const NAME: &'static str;
+    fn example() -> Self;
+}
+
+macro_rules! example {
+    ($type:ty, $name:expr, $value:expr) => {
+        impl Example for $type {
+            const NAME: &'static str = $name;
+            fn example() -> Self {
+                $value
+            }
+        }
+    };
+    ($type:ident, $value:expr) => {
+        example!($type, stringify!($type), $value);
+    };
+}
+
+const SHOP: &str = "/home/ana/src/shop";
+const INSTANCE: &str = "6f4e53be-707b-4343-be3c-5f595f7cbb87";
+
+fn shop() -> PathBuf {
+    PathBuf::from(SHOP)
+}
+
+fn in_shop(path: &str) -> PathBuf {
+    shop().join(path)
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn position(line: u32, character: u32) -> Position {
+    Position { line, character }
+}
+
+fn comment(id: &str, body: &str, author: &str, at: &str) -> Comment {
+    Comment { id: id.into(), body: body.into(), author: author.into(), created_at: at.into() }
+}
+
+/// A thread a person opened and an agent answered and resolved, with every
+/// optional field set.
+fn thread() -> Thread {
+    Thread {
+        id: "573dda29-f9f8-42f0-bf44-eb5690b0f283".into(),
+        workspace: shop(),
+        path: "src/auth.rs".into(),
+        file: in_shop("src/auth.rs"),
+        range: Range { start: position(1, 15), end: position(1, 22) },
+        quote: "\"naïve\"".into(),
+        original_quote: "\"naive\"".into(),
+        state: "modified".into(),
+        confidence: 0.88,
+        resolved: true,
+        comments: vec![
+            comment("738da53d-d408-44fd-b347-d41ef1620926", "Use a real token here", "ana", "2026-11-21T06:28:26.631Z"),
+            comment(
+                "86b36d4f-42c0-4856-ac4a-a697e0e442c0",
+                "Done: it reads the token from the session",
+                "claude-code",
+                "2026-11-21T06:31:02.118Z",
+            ),
+        ],
+        created_at: "2026-11-21T06:28:26.631Z".into(),
+        updated_at: "2026-11-21T06:31:02.118Z".into(),
+        finding: Some(ThreadFinding {
+            review_id: "2026-11-21-001".into(),
+            round: 1,
+            severity: "major".into(),
+            category: "security".into(),
+            suggested_fix: Some("let token = session.token();".into()),
+        }),
+        standing: "resolved".into(),
+        seen_by: Some("claude-code".into()),
+        seen_at: Some("2026-11-21T06:30:11.402Z".into()),
+        addressed_by: Some("claude-code".into()),
+        addressed_at: Some("2026-11-21T06:31:02.118Z".into()),
+        resolved_by: Some("agent".into()),
+        resolved_at: Some("2026-11-21T06:31:02.118Z".into()),
+    }
+}
+
+fn review() -> Review {
+    Review {
+        base_uri: shop(),
+        content: "# Login refactor\n\nEntry point: [`src/auth.rs:5`][]; see [`src/gone.rs:3`][].\n".into(),
+        revision: 4,
+        updated_at: "2026-11-21T05:57:22.457Z".into(),
+        references: vec![
+            Reference {
+                text: "[`src/auth.rs:5`][]".into(),
+                path: "src/auth.rs".into(),
+                line: Some(5),
+                end_line: Some(7),
+                resolved_path: Some(in_shop("src/auth.rs")),
+                problem: None,
+            },
+            Reference {
+                text: "[`src/gone.rs:3`][]".into(),
+                path: "src/gone.rs".into(),
+                line: Some(3),
+                end_line: None,
+                resolved_path: None,
+                problem: Some("file src/gone.rs does not exist under /home/ana/src/shop".into()),
+            },
+        ],
+        source: ReviewSource {
+            kind: "round".into(),
+            label: "round 2 of review 2026-11-21-001".into(),
+            client: None,
+            review_id: Some("2026-11-21-001".into()),
+            round: Some(2),
+            name: None,
+        },
+    }
+}
+
+/// A review in seed 004's format, as a reviewer prints it.
+fn structured_review() -> serde_json::Value {
+    json!({
+        "comments": [{"category": "bug", "comment": "Off by one", "file": "src/lib.rs", "line": 1, "severity": "major", "type": "specific"}],
+        "design_compliance": {"follows_architecture": true, "major_violations": []},
+        "missing_requirements": [],
+        "overall_assessment": "lgtm",
+        "summary": {"critical_issues": 0, "design_violations": 0, "major_issues": 1, "minor_issues": 0, "suggestions": 0}
+    })
+}
+
+const MARKDOWN: &str =
+    "# Review 2026-11-21-001, round 1\n\n## Verdict: ❌ needs changes\n\n- [`src/lib.rs:1`][] _bug_: Off by one\n";
+
+/// A session marked complete after one round.
+fn session() -> Session {
+    Session {
+        id: "2026-11-21-001".into(),
+        workspace: shop(),
+        created_at: "2026-11-21T07:03:59.455Z".into(),
+        updated_at: "2026-11-21T07:04:00.295Z".into(),
+        status: "approved".into(),
+        request: SessionRequest {
+            summary: "Compute the answer instead of hard-coding it".into(),
+            relevant_docs: strings(&["docs/design.md"]),
+            focus_areas: strings(&["naming"]),
+            scope: "all".into(),
+        },
+        rounds: vec![Round {
+            round: 1,
+            at: "2026-11-21T07:03:59.569Z".into(),
+            summary: "Compute the answer instead of hard-coding it".into(),
+            focus_areas: strings(&["naming"]),
+            scope: "all".into(),
+            changed_files: strings(&["src/lib.rs"]),
+            review: structured_review(),
+            verdict: "needs_changes".into(),
+            reviewer: "python3 tests/fixtures/fake_reviewer.py needs_changes".into(),
+            elapsed_ms: 109,
+        }],
+        completion: Some(Completion {
+            final_status: "approved".into(),
+            notes: Some("Ready to merge".into()),
+            at: "2026-11-21T07:04:00.295Z".into(),
+        }),
+        pending: None,
+        awaiting: None,
+    }
+}
+
+/// A session whose second round failed.
+fn failed_session() -> Session {
+    Session {
+        id: "2026-11-21-002".into(),
+        status: "needs_changes".into(),
+        completion: None,
+        pending: Some(Pending {
+            state: "failed".into(),
+            since: "2026-11-21T07:20:41.101Z".into(),
+            error: Some("the reviewer exited with status 2".into()),
+        }),
+        ..session()
+    }
+}
+
+/// A session whose second round waits on a person.
+fn waiting_session() -> Session {
+    Session {
+        id: "2026-11-24-002".into(),
+        status: "needs_changes".into(),
+        completion: None,
+        awaiting: Some(waiting_round()),
+        ..session()
+    }
+}
+
+fn waiting_round() -> WaitingRound {
+    WaitingRound {
+        review_id: "2026-11-24-002".into(),
+        round: 2,
+        workspace: shop(),
+        summary: "Cart totals now include tax".into(),
+        focus_areas: strings(&["rounding"]),
+        asked_by: "claude-code".into(),
+        requested_at: "2026-11-24T09:12:03.118Z".into(),
+        files: strings(&["src/cart.rs"]),
+        drafts: 1,
+    }
+}
+
+fn draft() -> Draft {
+    Draft {
+        id: "d1".into(),
+        path: "src/cart.rs".into(),
+        side: "old".into(),
+        start_line: 11,
+        end_line: 12,
+        body: "Why drop the rounding?".into(),
+        suggestion: Some("total.round()".into()),
+        severity: Some("major".into()),
+        author: "ana".into(),
+        at: "2026-11-24T09:14:30.020Z".into(),
+    }
+}
+
+fn selection() -> Selection {
+    Selection {
+        path: in_shop("src/auth.rs"),
+        text: "let café = \"naïve\";".into(),
+        start: position(5, 4),
+        end: position(5, 25),
+        language_id: Some("rust".into()),
+    }
+}
+
+fn feedback_changed() -> FeedbackChanged {
+    FeedbackChanged { seq: 7, change: "resolved".into(), thread: thread() }
+}
+
+example!(NoParams, NoParams {});
+
+example!(
+    Hello,
+    Hello {
+        protocol: 1,
+        role: Role::Editor,
+        client: ClientInfo { name: "code".into(), version: "1.138.0".into() },
+        pid: Some(4242),
+        cwd: Some(shop()),
+        workspaces: vec![shop()],
+        editor_id: Some("code-1".into()),
+        position_encoding: PositionEncoding::Utf16,
+        env: [("PATH".to_string(), "/usr/local/bin:/usr/bin".to_string())].into(),
+    }
+);
+example!(
+    HelloReply,
+    HelloReply {
+        protocol: 1,
+        version: "0.1.0".into(),
+        pid: 14674,
+        connection_id: 2,
+        seq: 0,
+        instance: INSTANCE.into(),
+        executable: Some("/home/ana/.cargo/bin/parley".into()),
+        build: Some("18874368-1795247101829043418".into()),
+    }
+);
+example!(Option<Selection>, "SelectionGetResult", Some(selection()));
+
+example!(FocusParams, FocusParams { focused: true });
+example!(SelectionChangedParams, SelectionChangedParams { selection: Some(selection()) });
+
+example!(ReviewGetParams, ReviewGetParams { workspace: Some(shop()), revision: Some(3) });
+example!(ReviewGetResult, ReviewGetResult { reviews: vec![review()] });
+example!(ReviewHistoryParams, ReviewHistoryParams { workspace: Some(shop()) });
+example!(
+    ReviewHistoryResult,
+    ReviewHistoryResult {
+        revisions: vec![
+            ReviewRevision {
+                base_uri: shop(),
+                revision: 2,
+                updated_at: "2026-11-21T06:02:10.118Z".into(),
+                source: ReviewSource {
+                    kind: "person".into(),
+                    label: "written by ana".into(),
+                    client: None,
+                    review_id: None,
+                    round: None,
+                    name: Some("ana".into()),
+                },
+                title: "Notes on the login refactor".into(),
+                bytes: 312,
+            },
+            ReviewRevision {
+                base_uri: shop(),
+                revision: 1,
+                updated_at: "2026-11-21T05:57:22.457Z".into(),
+                source: ReviewSource {
+                    kind: "agent".into(),
+                    label: "presented by claude-code".into(),
+                    client: Some("claude-code".into()),
+                    review_id: None,
+                    round: None,
+                    name: None,
+                },
+                title: "Login refactor".into(),
+                bytes: 148,
+            },
+        ],
+    }
+);
+example!(ReviewUpdated, ReviewUpdated { seq: 12, review: review() });
+
+example!(
+    FeedbackListParams,
+    FeedbackListParams {
+        workspace: Some(shop()),
+        path: Some("src/auth.rs".into()),
+        include_resolved: true,
+        offset: 500,
+        limit: Some(500),
+    }
+);
+example!(FeedbackListResult, FeedbackListResult { threads: vec![thread()], total: 1200, next_offset: Some(1000) });
+example!(
+    FeedbackCreateParams,
+    FeedbackCreateParams {
+        path: in_shop("src/auth.rs"),
+        range: Range { start: position(1, 16), end: position(1, 24) },
+        text: Some("\"naïve\"".into()),
+        body: "Use a real token here".into(),
+        author: Some("ana".into()),
+    }
+);
+example!(
+    FeedbackReplyParams,
+    FeedbackReplyParams { thread_id: "573dda29".into(), body: "Which token?".into(), author: Some("ana".into()) }
+);
+example!(ThreadIdParams, ThreadIdParams { thread_id: "573dda29-f9f8-42f0-bf44-eb5690b0f283".into() });
+example!(ThreadResult, ThreadResult { thread: thread() });
+example!(
+    BufferChangedParams,
+    BufferChangedParams {
+        path: in_shop("src/auth.rs"),
+        text: "use std::fmt;\n// a line not saved yet\npub fn login(user: &str) -> bool {\n".into(),
+    }
+);
+example!(FeedbackChanged, feedback_changed());
+
+example!(
+    ReviewRequestParams,
+    ReviewRequestParams {
+        workspace: shop(),
+        summary: "Compute the answer instead of hard-coding it".into(),
+        relevant_docs: strings(&["docs/design.md"]),
+        focus_areas: strings(&["naming"]),
+        previous_review_id: Some("2026-11-21-001".into()),
+        scope: Some("main..HEAD".into()),
+        reviewer: Some("command".into()),
+    }
+);
+example!(
+    ReviewRequestResult,
+    ReviewRequestResult {
+        review_id: "2026-11-21-001".into(),
+        round: 1,
+        status: "needs_changes".into(),
+        verdict: "needs_changes".into(),
+        review: structured_review(),
+        markdown: MARKDOWN.into(),
+        audit_path: Some(in_shop(".reviews/sessions/2026-11-21-001/round-1")),
+        shown_in_editors: 1,
+        warnings: strings(&["id_ed25519:1 (removed line): private-key was redacted"]),
+    }
+);
+example!(ReviewAwaitParams, ReviewAwaitParams { review_id: "001".into() });
+example!(ReviewCancelParams, ReviewCancelParams { review_id: "2026-11-21-001".into() });
+example!(ReviewCancelResult, ReviewCancelResult { review_id: "2026-11-21-001".into(), round: 2 });
+example!(
+    ReviewProgress,
+    ReviewProgress {
+        request: Id::Number(2),
+        progress: 4.0,
+        total: 6.0,
+        message: "asking the reviewer (python3 tests/fixtures/fake_reviewer.py needs_changes)".into(),
+    }
+);
+
+example!(SessionsListParams, SessionsListParams { workspace: Some(shop()), limit: Some(5) });
+example!(SessionsGetParams, SessionsGetParams { review_id: "2026-11-21-001".into() });
+example!(
+    SessionsCompleteParams,
+    SessionsCompleteParams {
+        review_id: "2026-11-21-001".into(),
+        final_status: "merged".into(),
+        notes: Some("Shipped in 1.4".into()),
+    }
+);
+example!(SessionsResult, SessionsResult { sessions: vec![waiting_session(), failed_session(), session()] });
+
+example!(InboxParams, InboxParams { workspace: Some(shop()), offset: 40 });
+example!(
+    InboxResult,
+    InboxResult {
+        rounds: vec![waiting_round()],
+        // Open, the agent's word last: it waits on the person.
+        threads: vec![Thread {
+            resolved: false,
+            standing: "addressed".into(),
+            resolved_by: None,
+            resolved_at: None,
+            ..thread()
+        }],
+        next_offset: Some(41),
+    }
+);
+example!(RoundGetParams, RoundGetParams { review_id: "002".into(), round: Some(1) });
+example!(
+    RoundForReview,
+    RoundForReview {
+        review_id: "2026-11-24-002".into(),
+        round: 2,
+        workspace: shop(),
+        summary: "Cart totals now include tax".into(),
+        focus_areas: strings(&["rounding"]),
+        // Not kept once a round is answered.
+        asked_by: String::new(),
+        requested_at: String::new(),
+        scope: "all".into(),
+        previous_round: Some(1),
+        files: vec![RoundFile {
+            path: "src/cart.rs".into(),
+            old_path: Some("src/basket.rs".into()),
+            status: "renamed".into(),
+            before: Some("fn total() { round() }\n".into()),
+            after: Some("fn total() {}\n".into()),
+            previous: Some("fn total() { round(); }\n".into()),
+            changed_since_previous: true,
+            binary: false,
+            too_large: false,
+        }],
+        // Sent with the verdict.
+        drafts: Vec::new(),
+        earlier: vec![EarlierComment {
+            round: 1,
+            path: "src/cart.rs".into(),
+            line: 11,
+            end_line: 12,
+            body: "Why drop the rounding?".into(),
+            state: "addressed".into(),
+            thread_id: "1c7332e6-7840-4dea-b7fa-b17dfab6881a".into(),
+            comments: vec![comment(
+                "dbe18c04-6d9c-4070-b271-a39c090fe23b",
+                "Why drop the rounding?",
+                "ana",
+                "2026-11-24T09:20:41.552Z",
+            )],
+        }],
+        answered: Some(AnsweredRound {
+            at: "2026-11-24T09:20:41.552Z".into(),
+            reviewer: "ana (in person)".into(),
+            verdict: "needs_changes".into(),
+            review: structured_review(),
+        }),
+    }
+);
+example!(
+    RoundCommentParams,
+    RoundCommentParams {
+        review_id: "2026-11-24-002".into(),
+        path: "src/cart.rs".into(),
+        side: Some("old".into()),
+        start_line: 11,
+        end_line: Some(12),
+        body: "Why drop the rounding?".into(),
+        suggestion: Some("total.round()".into()),
+        severity: Some("major".into()),
+        draft_id: Some("d1".into()),
+        author: Some("ana".into()),
+    }
+);
+example!(RoundCommentResult, RoundCommentResult { draft: draft() });
+example!(RoundUncommentParams, RoundUncommentParams { review_id: "2026-11-24-002".into(), draft_id: "d1".into() });
+example!(RoundUncommentResult, RoundUncommentResult { removed: "d1".into() });
+example!(
+    RoundSubmitParams,
+    RoundSubmitParams {
+        review_id: "2026-11-24-002".into(),
+        verdict: "request_changes".into(),
+        summary: Some("Keep the rounding".into()),
+        author: Some("ana".into()),
+    }
+);
+example!(
+    RoundSubmitResult,
+    RoundSubmitResult {
+        review_id: "2026-11-24-002".into(),
+        round: 2,
+        verdict: "needs_changes".into(),
+        status: "needs_changes".into(),
+        review: structured_review(),
+        markdown: MARKDOWN.into(),
+        threads: strings(&["1c7332e6-7840-4dea-b7fa-b17dfab6881a"]),
+        warnings: strings(&["src/old.rs is deleted by the change: its comment has no place to go"]),
+    }
+);
+example!(WaitingRound, waiting_round());
+example!(
+    RoundChanged,
+    RoundChanged {
+        review_id: "2026-11-24-002".into(),
+        round: 2,
+        workspace: shop(),
+        state: "submitted".into(),
+        drafts: Vec::new(),
+        verdict: Some("needs_changes".into()),
+    }
+);
+
+example!(SubscribeParams, SubscribeParams { workspaces: vec![shop()] });
+example!(SubscribeResult, SubscribeResult { subscribed: true });
+example!(EventsReplayParams, EventsReplayParams { after: 5, instance: Some(INSTANCE.into()) });
+example!(
+    EventsReplayResult,
+    EventsReplayResult {
+        events: vec![Event {
+            seq: 7,
+            method: FEEDBACK_CHANGED.into(),
+            params: serde_json::to_value(feedback_changed()).expect("a thread is JSON"),
+        }],
+        complete: true,
+        seq: 7,
+        instance: INSTANCE.into(),
+    }
+);
+example!(
+    Status,
+    Status {
+        pid: 14674,
+        version: "0.1.0".into(),
+        protocol: 1,
+        socket: "/run/user/1000/parley/parley-v1.sock".into(),
+        data_dir: "/home/ana/.local/share/parley".into(),
+        started_at: "2026-11-21T06:28:15Z".into(),
+        uptime_secs: 24,
+        connections: ConnectionCounts { mcp: 1, editor: 1, cli: 1 },
+        editors: vec![EditorSummary {
+            connection_id: 2,
+            name: "nvim".into(),
+            editor_id: Some("nvim-4242".into()),
+            workspaces: vec![shop()],
+        }],
+        workspaces: vec![shop()],
+        reviews: 1,
+        threads: 2,
+        store_notice: Some(
+            "Feedback store corrupted, attempting recovery from backup: restored from \
+             /home/ana/.local/share/parley/backups/parley-backup-20261121T062652.337679Z.json"
+                .into()
+        ),
+        log: Some(LogDestination::File { path: "/run/user/1000/parley/parley-v1.log".into() }),
+    }
+);
+example!(
+    ExportDocument,
+    ExportDocument {
+        format: "parley-export".into(),
+        version: 1,
+        exported_at: "2026-11-21T06:28:45.455Z".into(),
+        reviews: vec![json!({"v": "1", "base_uri": SHOP, "content": "# Login refactor\n", "revision": 4})],
+        threads: vec![json!({"v": "1", "id": "573dda29-f9f8-42f0-bf44-eb5690b0f283", "path": "src/auth.rs"})],
+        sessions: vec![json!({"v": "1", "id": "2026-11-21-001", "workspace": SHOP})],
+    }
+);
+example!(ImportResult, ImportResult { reviews: 1, threads: 1 });
+example!(StoreFileParams, StoreFileParams { path: "/home/ana/parley-export.json".into() });
+example!(
+    ExportFileResult,
+    ExportFileResult { path: "/home/ana/parley-export.json".into(), bytes: 48213, reviews: 2, threads: 5, sessions: 1 }
+);
+example!(ShutdownParams, ShutdownParams { reason: Some("handover".into()) });
+example!(ShutdownResult, ShutdownResult { stopping: true });
+example!(DaemonStopping, DaemonStopping { reason: "requested".into() });
