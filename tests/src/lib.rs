@@ -307,16 +307,36 @@ impl Agent {
             .expect("tool call succeeds at the protocol level")
     }
 
+    /// Asks for a person's review (`request_review` with `arguments`,
+    /// reviewer `human`, not waiting), and waits until the round reaches the
+    /// person: the call answers at once, the round moments later, once its
+    /// diff is captured. The review id.
+    pub async fn ask_a_person(&self, mut arguments: Value) -> String {
+        arguments["reviewer"] = json!("human");
+        arguments["wait_seconds"] = json!(0);
+        let pending = self.call_ok("request_review", arguments).await;
+        assert_eq!(pending["status"], "pending", "{pending:#}");
+        assert!(pending["message"].as_str().unwrap_or("").contains("to review it"), "{pending:#}");
+        let id = pending["review_id"].as_str().expect("review id").to_owned();
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let mut step = pending["step"].clone();
+        while !step.as_str().is_some_and(|s| s.starts_with("waiting for")) {
+            assert!(tokio::time::Instant::now() < deadline, "round of review {id} never reached the person: {step}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            step = self.call_ok("await_review", json!({ "review_id": id, "wait_seconds": 0 })).await["step"].clone();
+        }
+        id
+    }
+
     /// Calls a tool that must succeed and returns its structured content.
     pub async fn call_ok(&self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments).await;
         assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text_of(&result));
         let structured = result.structured_content.clone().expect("structured content");
-        // request_review's text is a markdown rendering; every other tool's
-        // is the JSON (get_feedback's: plan-feedback's bare array of threads).
+        // request_review's and get_feedback's texts are renderings; every
+        // other tool's is the JSON.
         if let Ok(text) = serde_json::from_str::<Value>(&text_of(&result)) {
-            let copied = if text.is_array() { &structured["threads"] } else { &structured };
-            assert_eq!(&text, copied, "the text copy matches structuredContent");
+            assert_eq!(&text, &structured, "the text copy matches structuredContent");
         }
         structured
     }

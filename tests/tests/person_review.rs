@@ -24,27 +24,14 @@ fn project(sandbox: &Sandbox, name: &str) -> PathBuf {
     repo
 }
 
-/// Asks for a human review; the answer must be `pending`. Its review id.
+/// Asks for a human review; the answer must be `pending`, and the round
+/// reach the person. Its review id.
 async fn ask(agent: &Agent, previous: Option<&str>) -> String {
-    let mut args = json!({ "summary": "Tidied the notes", "reviewer": "human", "wait_seconds": 0 });
+    let mut args = json!({ "summary": "Tidied the notes" });
     if let Some(previous) = previous {
         args["previous_review_id"] = json!(previous);
     }
-    let pending = agent.call_ok("request_review", args).await;
-    assert_eq!(pending["status"], "pending", "{pending:#}");
-    assert!(pending["message"].as_str().unwrap_or("").contains("to review it"), "{pending:#}");
-    let id = pending["review_id"].as_str().expect("review id").to_owned();
-    // The call answered at once; the round reaches the person once its diff
-    // is captured, moments later.
-    let mut step = pending["step"].clone();
-    for _ in 0..100 {
-        if step.as_str().is_some_and(|s| s.starts_with("waiting for")) {
-            return id;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        step = agent.call_ok("await_review", json!({ "review_id": id, "wait_seconds": 0 })).await["step"].clone();
-    }
-    panic!("round of review {id} never reached the person: {step}");
+    agent.ask_a_person(args).await
 }
 
 /// `await_review` until the person's verdict arrives.

@@ -150,10 +150,7 @@ async fn hostile_repo(sandbox: &Sandbox) -> (PathBuf, Agent, String) {
     let agent = sandbox.agent(&repo).await;
     agent.call_ok("add_feedback", json!({ "filePath": "notes.txt", "startLine": 1, "body": HOSTILE })).await;
     agent.call_ok("present_review", json!({ "content": format!("# Walkthrough\n\n{HOSTILE}\n") })).await;
-    let pending =
-        agent.call_ok("request_review", json!({ "summary": HOSTILE, "reviewer": "human", "wait_seconds": 0 })).await;
-    assert_eq!(pending["status"], "pending", "{pending:#}");
-    let id = pending["review_id"].as_str().expect("review id").to_owned();
+    let id = agent.ask_a_person(json!({ "summary": HOSTILE })).await;
     (repo, agent, id)
 }
 
@@ -224,10 +221,7 @@ async fn review_diff_is_coloured_and_paged_on_a_terminal_only_and_readable_after
     std::fs::write(repo.join("long.txt"), lines.replace("line 10\n", "line ten\n").replace("line 50\n", ""))
         .expect("edit");
     let agent = sandbox.agent(&repo).await;
-    let pending = agent
-        .call_ok("request_review", json!({ "summary": "Renamed ten", "reviewer": "human", "wait_seconds": 0 }))
-        .await;
-    let id = pending["review_id"].as_str().expect("review id").to_owned();
+    let id = agent.ask_a_person(json!({ "summary": "Renamed ten" })).await;
     let (code, out, err) =
         sandbox.cli(&["review", "comment", &id, "long.txt:50", "--side", "old", "--severity", "critical", "Keep 50"]);
     assert_eq!(code, 0, "{out}{err}");
