@@ -1,60 +1,52 @@
 //! The MCP server one agent talks to through its shim: one rmcp server per
 //! `mcp` connection, serving both the 2026-07-28 handshake and `initialize`.
 //! The only module that imports rmcp.
+//!
+//! This file is the server: what it tells agents (the instructions), the
+//! agent it serves (its workspace), the tool router assembled from each
+//! family's tools and the MCP methods besides tools. The tools sit with their
+//! arguments and results: `reviews` (`present_review`), `selection`
+//! (`get_selection`), `feedback` (the feedback tools), `rounds` (review
+//! rounds, with `sessions` their arguments and results); `resources` reads
+//! the resources, `subscriptions` tells of their changes.
 
 mod errors;
 mod feedback;
 mod hangup;
 mod prompts;
+mod resources;
+mod reviews;
 mod rounds;
 mod schema;
+mod selection;
 mod sessions;
 mod subscriptions;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use parley_protocol::hello::Hello;
-use parley_protocol::methods::{SELECTION_GET, Selection};
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
     ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
-use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
-use serde::{Deserialize, Serialize};
+use rmcp::{ErrorData, ServerHandler, schemars, tool_handler};
+use serde::Deserialize;
 use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::Context;
-use crate::reviews::{Presentation, Review};
-use crate::routing::Reason;
-use crate::state::{ClientFacts, Outbound, PickedEditor};
-use crate::usecases::{feedback as threads, reviews};
-use crate::{position, workspace};
+use crate::reviews::Presentation;
+use crate::state::ClientFacts;
+use crate::workspace;
 use errors::error_text;
-use feedback::{
-    AddFeedbackArgs, AddResult, FeedbackList, GetFeedbackArgs, ReplyFeedbackArgs, ReplyResult, ResolveFeedbackArgs,
-    ResolveResult, SummaryResult,
-};
-use sessions::RequestReviewArgs;
-use subscriptions::{FEEDBACK_RESOURCE, RESOURCES, REVIEW_RESOURCE, Subscriptions};
-
-/// The kept revisions of the workspace's review, newest first, as JSON.
-const REVIEW_HISTORY_RESOURCE: &str = "parley://review/history";
-/// One kept revision of the workspace's review, as markdown.
-const REVIEW_REVISION_TEMPLATE: &str = "parley://review/{revision}";
-
-/// How long an editor has to answer a selection request.
-const SELECTION_TIMEOUT: Duration = Duration::from_secs(2);
+use subscriptions::{RESOURCES, Subscriptions};
 
 const INSTRUCTIONS: &str = "\
 Parley connects you to the humans you work with: what you present appears in their editor windows, and you can read what they select.
@@ -78,98 +70,10 @@ Review sessions: when you finish a significant piece of work, call request_revie
 
 Ids: a threadId or review_id may be the whole id, a review's number such as 001, or a unique beginning of at least 4 characters.";
 
-/// Arguments of `present_review`.
-// Field docs are the schema descriptions agents read, written in the review
-// reference format itself (`[`path:line`][]`), which rustdoc takes for links.
-#[allow(rustdoc::broken_intra_doc_links)]
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PresentReviewArgs {
-    /// The review in markdown: a summary fit for a commit message, findings with file references ([`src/auth.rs:45`][]), and specific suggestions.
-    #[schemars(required)]
-    pub content: Option<String>,
-    /// The folder references are relative to (a path or file:// URI); default: your workspace root.
-    #[serde(rename = "baseUri")]
-    pub base_uri: Option<String>,
-    /// replace (default: the whole review), update-section (one section) or append (at the end).
-    #[schemars(extend("enum" = ["replace", "update-section", "append"], "default" = "replace"))]
-    pub mode: Option<String>,
-    /// Section heading for update-section mode (e.g. "Summary", "Security Issues", "Performance").
-    pub section: Option<String>,
-}
-
-/// What `present_review` reports back.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct PresentReviewResult {
-    /// Whether the review was stored and shown (or queued for windows that open later).
-    pub success: bool,
-    pub message: String,
-    /// The folder the review belongs to and references resolve against.
-    #[serde(rename = "baseUri")]
-    pub base_uri: String,
-    /// Counts this review's changes.
-    pub revision: u64,
-    /// The editor windows now showing it.
-    pub delivered_to: Vec<DeliveredTo>,
-    pub references: ReferenceReport,
-}
-
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct DeliveredTo {
-    pub editor: String,
-    #[serde(rename = "editorId", skip_serializing_if = "Option::is_none")]
-    pub editor_id: Option<String>,
-}
-
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct ReferenceReport {
-    /// How many references resolved to an existing file and line.
-    pub resolved: usize,
-    /// References that point nowhere, with the reason.
-    pub unresolved: Vec<UnresolvedReference>,
-}
-
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct UnresolvedReference {
-    /// The reference as written.
-    pub reference: String,
-    pub problem: String,
-}
-
 /// Arguments of a tool that takes none.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
-
-/// Arguments of `get_selection`.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SelectionArgs {
-    /// Also ask windows open on other projects than yours (default false).
-    #[serde(rename = "anyWorkspace", default)]
-    pub any_workspace: bool,
-}
-
-/// What `get_selection` returns. Lines and columns are 1-based; columns
-/// count characters. Every field but `message` is null when nothing is selected.
-#[derive(Debug, Default, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct SelectionResult {
-    pub selected_text: Option<String>,
-    pub file_path: Option<String>,
-    pub start_line: Option<u32>,
-    pub start_column: Option<u32>,
-    pub end_line: Option<u32>,
-    pub end_column: Option<u32>,
-    pub document_language: Option<String>,
-    /// The editor window that answered.
-    pub editor: Option<String>,
-    /// True when that window is on another workspace than yours (only with anyWorkspace).
-    #[serde(rename = "otherWorkspace", skip_serializing_if = "std::ops::Not::not")]
-    pub other_workspace: bool,
-    /// Why this window was asked, or why there is no selection.
-    pub message: String,
-}
 
 /// Facts about the agent on the other end of this connection.
 #[derive(Debug)]
@@ -205,7 +109,10 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
     static ROUTER: std::sync::OnceLock<Arc<ToolRouter<ParleyMcp>>> = std::sync::OnceLock::new();
     ROUTER
         .get_or_init(|| {
-            let mut router = ParleyMcp::tool_router() + ParleyMcp::round_tools();
+            let mut router = ParleyMcp::review_tools()
+                + ParleyMcp::selection_tools()
+                + ParleyMcp::feedback_tools()
+                + ParleyMcp::round_tools();
             for route in router.map.values_mut() {
                 // Hosts from before 2025-06-18 read the title from the annotations.
                 let title = route.attr.title.clone();
@@ -257,154 +164,6 @@ pub async fn serve(
     Ok(())
 }
 
-#[tool_router]
-impl ParleyMcp {
-    #[tool(
-        description = "Show a markdown review in the review panel of every editor window on its folder (and of windows that open later). Write clear sections and actionable points; reference code as [`filename:line`][] (rustdoc-style): the result lists references that do not resolve.",
-        title = "Present review",
-        annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false)
-    )]
-    async fn present_review(
-        &self,
-        Parameters(args): Parameters<PresentReviewArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Json<PresentReviewResult>, String> {
-        let _call = self.context.shutdown.call();
-        let presentation =
-            Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
-        let base = self.base_dir(args.base_uri.as_deref())?;
-        let client = context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty());
-        let source = crate::reviews::Source::Agent { client };
-        let committed = reviews::present(&self.context, &base, &presentation, source).await.map_err(errors::present)?;
-        Ok(Json(present_result(committed.review, committed.delivered_to)))
-    }
-
-    #[tool(
-        description = "Get the text selected in the editor window the human most likely looks at (the one this agent runs in, else the last focused one on this workspace). Null fields and a message when nothing is selected or no editor is open on your workspace (anyWorkspace: true also asks other projects' windows).",
-        title = "Get editor selection",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn get_selection(&self, Parameters(args): Parameters<SelectionArgs>) -> Json<SelectionResult> {
-        let _call = self.context.shutdown.call();
-        Json(self.selection(args.any_workspace).await)
-    }
-
-    #[tool(
-        description = "Read the feedback threads on the workspace's files (or on filePath), re-anchored to the files on disk, by file and line (1-based; 0-based characters only on part of a line): comments, the text now at the thread (selectedText) and its state: anchored, moved, modified (see originalQuote, confidence), or orphaned: true. standing: open, seen (reading marks open threads seen by you), addressed. Up to limit threads (default 100); call again with nextOffset while present.",
-        output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
-        title = "Get feedback threads",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn get_feedback(
-        &self,
-        Parameters(args): Parameters<GetFeedbackArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
-        let _call = self.context.shutdown.call();
-        let scope = self.scope()?;
-        let file = match args.file_path.as_deref().filter(|p| !p.trim().is_empty()) {
-            Some(path) => Some(feedback::file_in_scope(&scope, path)?),
-            None => None,
-        };
-        let page = args.page()?;
-        let (total, threads) = threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), page)
-            .await
-            .map_err(errors::feedback)?;
-        let next = page.skip.saturating_add(threads.len());
-        let next_offset = (next < total).then_some(next);
-        let items = threads.into_iter().map(|t| feedback::item(t, &scope)).collect();
-        Ok(feedback::list_result(FeedbackList { threads: items, total, next_offset }, page.skip))
-    }
-
-    #[tool(
-        description = "Resolve a thread you addressed: it leaves the editor and get_feedback, shown resolved by you; note (what you did) is kept as its last comment. Returns {resolved, threadId}, with alreadyResolved: true when it was; an unknown thread gives an error.",
-        title = "Resolve feedback thread",
-        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn resolve_feedback(
-        &self,
-        Parameters(args): Parameters<ResolveFeedbackArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Json<ResolveResult>, String> {
-        let _call = self.context.shutdown.call();
-        let scope = self.scope()?;
-        let (thread, already_resolved) =
-            threads::resolve_for_agent(&self.context, &args.thread_id, &scope, author_of(&context), args.note)
-                .await
-                .map_err(errors::resolve)?;
-        Ok(Json(ResolveResult { resolved: true, thread_id: thread.id, already_resolved }))
-    }
-
-    #[tool(
-        description = "Get a workspace-wide overview of feedback: total threads and comments, files sorted by thread count, and how many threads are orphaned. All zeros when there is no feedback.",
-        title = "Get feedback summary",
-        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
-    )]
-    async fn get_feedback_summary(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<SummaryResult>, String> {
-        let _call = self.context.shutdown.call();
-        let scope = self.scope()?;
-        let summary = threads::summary(&self.context, &scope).await.map_err(errors::feedback)?;
-        Ok(Json(feedback::summary(summary)))
-    }
-
-    #[tool(
-        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread.",
-        title = "Reply to feedback thread",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn reply_feedback(
-        &self,
-        Parameters(args): Parameters<ReplyFeedbackArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Json<ReplyResult>, String> {
-        let _call = self.context.shutdown.call();
-        if args.body.trim().is_empty() {
-            return Err(error_text("body is required: write the reply"));
-        }
-        let scope = self.scope()?;
-        let (thread, comment) =
-            threads::reply(&self.context, &args.thread_id, args.body, author_of(&context), Some(&scope))
-                .await
-                .map_err(errors::feedback)?;
-        Ok(Json(ReplyResult { replied: true, thread_id: thread.id, comment: feedback::comment(&comment) }))
-    }
-
-    #[tool(
-        description = "Open a thread on lines of a file to ask the human about that code or leave a note: it shows in their editor, and get_feedback shows their replies. Lines are 1-based, inclusive (endLine defaults to startLine); the thread follows them as the file changes. Returns the thread (as in get_feedback).",
-        title = "Add feedback thread",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn add_feedback(
-        &self,
-        Parameters(args): Parameters<AddFeedbackArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<Json<AddResult>, String> {
-        let _call = self.context.shutdown.call();
-        let scope = self.scope()?;
-        let file = feedback::file_in_scope(&scope, &args.file_path)?;
-        let ask = threads::AgentThread {
-            file,
-            start_line: feedback::line("startLine", args.start_line)?,
-            end_line: feedback::line("endLine", args.end_line.unwrap_or(args.start_line))?,
-            body: args.body,
-            author: author_of(&context),
-            scope: scope.clone(),
-        };
-        let thread = threads::create_for_agent(&self.context, ask).await.map_err(errors::feedback)?;
-        Ok(Json(feedback::added(thread, &scope)))
-    }
-}
-
 /// The name an agent's comments go under: the client's own name, as its
 /// `initialize` or (2026-07-28) each request's `_meta` gives it.
 pub(crate) fn author_of(context: &RequestContext<RoleServer>) -> String {
@@ -432,24 +191,7 @@ impl ServerHandler for ParleyMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(vec![
-            Resource::new(REVIEW_RESOURCE, "review")
-                .with_title("Current review")
-                .with_description("The review presented for this workspace, as markdown")
-                .with_mime_type("text/markdown"),
-            Resource::new(FEEDBACK_RESOURCE, "feedback")
-                .with_title("Feedback threads")
-                .with_description("The open feedback threads of this workspace, as get_feedback returns them")
-                .with_mime_type("application/json"),
-            Resource::new(REVIEW_HISTORY_RESOURCE, "review-history")
-                .with_title("Review history")
-                .with_description(
-                    "The kept revisions of this workspace's review (the last 100), newest first: each one's revision, \
-                     time, title and who made it (an agent's present_review, or a review round). Read one as \
-                     parley://review/{revision}.",
-                )
-                .with_mime_type("application/json"),
-        ]))
+        Ok(ListResourcesResult::with_all_items(resources::list()))
     }
 
     async fn list_resource_templates(
@@ -457,15 +199,7 @@ impl ServerHandler for ParleyMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new(REVIEW_REVISION_TEMPLATE, "review-revision")
-                .with_title("Review revision")
-                .with_description(
-                    "One kept revision of this workspace's review, as markdown, e.g. an agent's walkthrough that a \
-                     review round's review replaced; parley://review/history lists them",
-                )
-                .with_mime_type("text/markdown"),
-        ]))
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
     }
 
     async fn read_resource(
@@ -473,53 +207,7 @@ impl ServerHandler for ParleyMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let scope = self.scope().map_err(|e| ErrorData::internal_error(e, None))?;
-        let text = match request.uri.as_str() {
-            REVIEW_RESOURCE => {
-                let found = reviews::list(&self.context, Some(vec![scope.clone()]))
-                    .await
-                    .map_err(|e| ErrorData::internal_error(errors::present(e), None))?;
-                let review = found.into_iter().next();
-                let markdown =
-                    review.map_or_else(|| "No review has been presented for this workspace.".to_owned(), |r| r.content);
-                ResourceContents::text(markdown, REVIEW_RESOURCE).with_mime_type("text/markdown")
-            }
-            FEEDBACK_RESOURCE => {
-                let found = threads::list_for_agent(&self.context, &scope, None, &author_of(&context))
-                    .await
-                    .map_err(|e| ErrorData::internal_error(errors::feedback(e), None))?;
-                let items: Vec<_> = found.into_iter().map(|t| feedback::item(t, &scope)).collect();
-                let json = serde_json::to_string_pretty(&items).expect("feedback items always serialize");
-                ResourceContents::text(json, FEEDBACK_RESOURCE).with_mime_type("application/json")
-            }
-            REVIEW_HISTORY_RESOURCE => {
-                let found = reviews::history(&self.context, Some(vec![scope.clone()]))
-                    .await
-                    .map_err(|e| ErrorData::internal_error(errors::present(e), None))?;
-                let revisions: Vec<_> = found.iter().map(crate::views::review_revision).collect();
-                let json = serde_json::to_string_pretty(&revisions).map_err(|e| {
-                    ErrorData::internal_error(format!("the review history did not serialize: {e}"), None)
-                })?;
-                ResourceContents::text(json, REVIEW_HISTORY_RESOURCE).with_mime_type("application/json")
-            }
-            other => {
-                let Some(revision) = other.strip_prefix("parley://review/").and_then(|n| n.parse::<u64>().ok()) else {
-                    return Err(ErrorData::resource_not_found(
-                        format!(
-                            "no resource {other}; Parley offers {REVIEW_RESOURCE}, {FEEDBACK_RESOURCE}, \
-                             {REVIEW_HISTORY_RESOURCE} and {REVIEW_REVISION_TEMPLATE}"
-                        ),
-                        None,
-                    ));
-                };
-                let review = reviews::revision(&self.context, &scope, revision).await.map_err(|e| match e {
-                    reviews::PresentError::NotFound(text) => ErrorData::resource_not_found(text, None),
-                    e => ErrorData::internal_error(errors::present(e), None),
-                })?;
-                ResourceContents::text(review.content, other.to_owned()).with_mime_type("text/markdown")
-            }
-        };
-        Ok(ReadResourceResult::new(vec![text]).into())
+        self.resource_contents(&request.uri, &context).await
     }
 
     async fn list_prompts(
@@ -544,7 +232,7 @@ impl ServerHandler for ParleyMcp {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let uri = offered(&request.uri)?;
+        let uri = resources::offered(&request.uri)?;
         // Listen before answering, so no change after the answer is missed.
         let changes = self.context.state.changes();
         if !self.agent.subscriptions.subscribe(uri) {
@@ -575,7 +263,7 @@ impl ServerHandler for ParleyMcp {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.agent.subscriptions.unsubscribe(offered(&request.uri)?);
+        self.agent.subscriptions.unsubscribe(resources::offered(&request.uri)?);
         Ok(())
     }
 
@@ -643,223 +331,15 @@ impl ServerHandler for ParleyMcp {
     }
 }
 
-/// The resource `uri` names, or an error listing those Parley offers.
-fn offered(uri: &str) -> Result<&'static str, ErrorData> {
-    subscriptions::resource(uri).ok_or_else(|| {
-        ErrorData::resource_not_found(
-            format!("no resource {uri}; Parley offers {REVIEW_RESOURCE} and {FEEDBACK_RESOURCE}"),
-            None,
-        )
-    })
-}
-
 impl ParleyMcp {
     fn workspace(&self) -> Option<PathBuf> {
         self.agent.workspace.read().ok().and_then(|w| w.clone())
-    }
-
-    /// What a review tool's arguments ask for, in this agent's workspace.
-    fn review_ask(
-        &self,
-        args: RequestReviewArgs,
-        asked_by: String,
-    ) -> Result<crate::usecases::rounds::ReviewAsk, String> {
-        let folder = self
-            .workspace()
-            .or_else(|| self.agent.cwd.clone())
-            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
-        Ok(crate::usecases::rounds::ReviewAsk {
-            summary: args.summary,
-            relevant_docs: args.relevant_docs.unwrap_or_default(),
-            focus_areas: args.focus_areas.unwrap_or_default(),
-            previous_review_id: args.previous_review_id,
-            scope: args.scope,
-            folder,
-            env: self.agent.env.clone(),
-            reviewer: args.reviewer,
-            asked_by,
-        })
-    }
-
-    /// The git repository holding this agent's workspace.
-    async fn repo_root(&self) -> Result<PathBuf, String> {
-        let folder =
-            self.workspace().or_else(|| self.agent.cwd.clone()).ok_or("this agent's working directory is unknown")?;
-        crate::usecases::rounds::repository(&folder).await.map_err(errors::round)
     }
 
     /// The folder feedback is scoped to: the agent's workspace.
     fn scope(&self) -> Result<PathBuf, String> {
         self.workspace()
             .ok_or_else(|| error_text("this agent's workspace is unknown: start the agent inside the project folder"))
-    }
-
-    /// The folder references resolve against: `baseUri` when given (relative
-    /// to the agent's working directory), else the agent's workspace.
-    fn base_dir(&self, base_uri: Option<&str>) -> Result<PathBuf, String> {
-        let base = match base_uri.filter(|b| !b.trim().is_empty()) {
-            Some(uri) => {
-                let path = workspace::path_from_uri(uri.trim());
-                let cwd = self.agent.cwd.clone().unwrap_or_else(|| PathBuf::from("/"));
-                workspace::real(&path, &cwd)
-            }
-            None => self.workspace().ok_or(
-                "baseUri is required here: this agent's working directory is unknown. Pass the absolute folder your references are relative to",
-            )?,
-        };
-        if !base.is_dir() {
-            return Err(format!(
-                "baseUri {} is not a directory; pass the folder your file references are relative to",
-                base.display()
-            ));
-        }
-        Ok(base)
-    }
-
-    async fn selection(&self, any_workspace: bool) -> SelectionResult {
-        let folder = self.workspace().or_else(|| self.agent.cwd.clone());
-        let editor_id = self.agent.editor_id.clone();
-        let picked = match self.context.state.pick_editor(editor_id, folder.clone(), any_workspace).await {
-            Ok(Some(picked)) => picked,
-            Ok(None) => {
-                return SelectionResult {
-                    message: "No editor window is connected to Parley. Open the workspace in VS Code (or Cursor, VSCodium) with the Parley extension, or in Neovim with the Parley plugin (the README says how to install either).".into(),
-                    ..SelectionResult::default()
-                };
-            }
-            Err(stopped) => {
-                return SelectionResult { message: errors::stopped(stopped), ..SelectionResult::default() };
-            }
-        };
-        let yours = folder.map_or_else(|| "unknown".to_owned(), |f| f.display().to_string());
-        let theirs = picked.workspaces.iter().map(|w| w.display().to_string()).collect::<Vec<_>>().join(", ");
-        let name = picked.name.clone();
-        let why = match picked.reason {
-            Reason::NamedByEnvironment => "the window this agent runs in".to_owned(),
-            Reason::FocusedInWorkspace => "the most recently focused window on this workspace".to_owned(),
-            Reason::OtherWorkspace => format!(
-                "a window on ANOTHER workspace ({theirs}), not yours ({yours}): you asked for any workspace, so check \
-                 this is the code the human means"
-            ),
-            Reason::NotInWorkspace => {
-                return SelectionResult {
-                    message: format!(
-                        "No editor window is open on your workspace ({yours}), so nothing was taken. The most recently \
-                         focused window, {name}, is on another project ({theirs}): call get_selection with \
-                         anyWorkspace: true only if the human means code there."
-                    ),
-                    ..SelectionResult::default()
-                };
-            }
-        };
-        let other_workspace = picked.reason == Reason::OtherWorkspace;
-        let (selection, note) = ask_editor(&picked).await;
-        match selection {
-            Some(selection) if !selection.text.is_empty() => {
-                let text = selection_file_text(&selection.path).await;
-                let mut result =
-                    selection_result(selection, text, &picked, format!("Selection from {name}, {why}{note}."));
-                result.other_workspace = other_workspace;
-                result
-            }
-            _ => SelectionResult {
-                editor: Some(name.clone()),
-                other_workspace,
-                message: format!("Nothing is selected in {name} ({why}){note}."),
-                ..SelectionResult::default()
-            },
-        }
-    }
-}
-
-/// The text of the file an editor's selection is in, to count its columns
-/// as characters; `None` (columns as the editor counted them) for a file
-/// that is not a regular one (a FIFO, `/dev/fd/63` from `nvim <(cmd)`, a
-/// device), too large, not UTF-8, or slow to read.
-async fn selection_file_text(path: &Path) -> Option<String> {
-    /// The largest file whose columns are converted.
-    const MAX_BYTES: u64 = 32 * 1024 * 1024;
-    const READ_TIMEOUT: Duration = Duration::from_secs(2);
-    let path = path.to_owned();
-    let read = tokio::task::spawn_blocking(move || crate::regular_file::read(&path, MAX_BYTES));
-    let bytes = tokio::time::timeout(READ_TIMEOUT, read).await.ok()?.ok()?.ok()?;
-    String::from_utf8(bytes).ok()
-}
-
-/// Asks the editor for its selection; falls back to the last one it pushed
-/// when it does not answer in time.
-async fn ask_editor(picked: &PickedEditor) -> (Option<Selection>, &'static str) {
-    let (reply, answer) = oneshot::channel();
-    let request = Outbound::Request { method: SELECTION_GET, params: serde_json::json!({}), reply };
-    if picked.outbox.try_send(request).is_err() {
-        return (picked.last_selection.clone(), "; the window is busy, so this is the last selection it reported");
-    }
-    match tokio::time::timeout(SELECTION_TIMEOUT, answer).await {
-        Ok(Ok(Ok(value))) => match serde_json::from_value::<Option<Selection>>(value) {
-            Ok(selection) => (selection, ""),
-            Err(_) => (picked.last_selection.clone(), "; the window answered in an unknown shape"),
-        },
-        Ok(Ok(Err(_))) | Ok(Err(_)) => (picked.last_selection.clone(), "; the window could not answer"),
-        Err(_) => (picked.last_selection.clone(), "; the window did not answer within 2 s"),
-    }
-}
-
-/// Converts an editor's selection for the agent; `lines` is the file's text,
-/// used to count the editor's columns as characters.
-fn selection_result(
-    selection: Selection,
-    lines: Option<String>,
-    picked: &PickedEditor,
-    message: String,
-) -> SelectionResult {
-    let column = |line: u32, character: u32| {
-        let text = lines.as_deref().and_then(|t| t.lines().nth(line as usize)).unwrap_or("");
-        position::to_char_column(text, character, picked.encoding) + 1
-    };
-    SelectionResult {
-        start_line: Some(selection.start.line + 1),
-        start_column: Some(column(selection.start.line, selection.start.character)),
-        end_line: Some(selection.end.line + 1),
-        end_column: Some(column(selection.end.line, selection.end.character)),
-        file_path: Some(selection.path.display().to_string()),
-        document_language: selection.language_id,
-        selected_text: Some(selection.text),
-        editor: Some(picked.name.clone()),
-        other_workspace: false,
-        message,
-    }
-}
-
-fn present_result(review: Review, delivered: Vec<crate::state::Delivery>) -> PresentReviewResult {
-    let unresolved: Vec<UnresolvedReference> = review
-        .references
-        .iter()
-        .filter_map(|r| {
-            r.problem
-                .as_ref()
-                .map(|problem| UnresolvedReference { reference: r.found.text.clone(), problem: problem.clone() })
-        })
-        .collect();
-    let resolved = review.references.len() - unresolved.len();
-    let shown = match delivered.len() {
-        0 => format!(
-            "Review stored for {}, but no editor window on that folder is connected, so nobody is looking at it yet; it appears when one connects (or run `parley watch`).",
-            review.base.display()
-        ),
-        1 => "Review displayed in 1 editor window.".to_owned(),
-        n => format!("Review displayed in {n} editor windows."),
-    };
-    let message = match unresolved.len() {
-        0 => shown,
-        n => format!("{shown} {n} reference(s) did not resolve; see references.unresolved."),
-    };
-    PresentReviewResult {
-        success: true,
-        message,
-        base_uri: review.base.display().to_string(),
-        revision: review.revision,
-        delivered_to: delivered.into_iter().map(|d| DeliveredTo { editor: d.name, editor_id: d.editor_id }).collect(),
-        references: ReferenceReport { resolved, unresolved },
     }
 }
 
@@ -874,18 +354,18 @@ pub fn check_tool_arguments(tool: &str, arguments: Option<rmcp::model::JsonObjec
     }
     let arguments = arguments.unwrap_or_default();
     Some(match tool {
-        "present_review" => decode::<PresentReviewArgs>(arguments).and_then(|args| {
+        "present_review" => decode::<reviews::PresentReviewArgs>(arguments).and_then(|args| {
             Presentation::new(args.content, args.mode.as_deref(), args.section).map(drop).map_err(|e| e.to_string())
         }),
         "get_selection" | "get_feedback_summary" => decode::<NoArgs>(arguments).map(drop),
-        "get_feedback" => decode::<GetFeedbackArgs>(arguments).and_then(|args| args.page().map(drop)),
-        "resolve_feedback" => decode::<ResolveFeedbackArgs>(arguments).map(drop),
-        "reply_feedback" => decode::<ReplyFeedbackArgs>(arguments).map(drop),
-        "add_feedback" => decode::<AddFeedbackArgs>(arguments).and_then(|args| {
+        "get_feedback" => decode::<feedback::GetFeedbackArgs>(arguments).and_then(|args| args.page().map(drop)),
+        "resolve_feedback" => decode::<feedback::ResolveFeedbackArgs>(arguments).map(drop),
+        "reply_feedback" => decode::<feedback::ReplyFeedbackArgs>(arguments).map(drop),
+        "add_feedback" => decode::<feedback::AddFeedbackArgs>(arguments).and_then(|args| {
             feedback::line("startLine", args.start_line)?;
             feedback::line("endLine", args.end_line.unwrap_or(args.start_line)).map(drop)
         }),
-        "request_review" => decode::<RequestReviewArgs>(arguments).map(drop),
+        "request_review" => decode::<sessions::RequestReviewArgs>(arguments).map(drop),
         "await_review" => decode::<sessions::AwaitArgs>(arguments).map(drop),
         "cancel_review" => decode::<sessions::CancelArgs>(arguments).map(drop),
         "get_review_history" => decode::<sessions::HistoryArgs>(arguments).map(drop),

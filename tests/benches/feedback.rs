@@ -433,7 +433,7 @@ fn whole_lines(text: &str, first: usize, last: usize) -> Range<usize> {
     start..after
 }
 
-/// A thread as `parley export` writes it (daemon/src/store/records.rs),
+/// A thread as `parley export` writes it (daemon/src/store/records/versioned.rs),
 /// anchored on `range` of `text`.
 fn thread_record(repo: &Path, path: &str, text: &str, range: Range<usize>, n: u64) -> Value {
     let anchor = capture(text, range.clone());

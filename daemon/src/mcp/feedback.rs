@@ -1,4 +1,4 @@
-//! The feedback tools' arguments and results, in the shapes of the
+//! The feedback tools, with their arguments and results, in the shapes of the
 //! plan-feedback tools agents already know (seed 002), plus `reply_feedback`
 //! and `add_feedback`. A field that would say nothing (`orphaned: false`, a
 //! confidence of 1, the characters of a thread on whole lines, comment ids
@@ -9,12 +9,16 @@
 
 use std::path::{Path, PathBuf};
 
+use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::schemars;
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{schemars, tool, tool_router};
 use serde::{Deserialize, Serialize};
 
-use super::errors::error_text;
+use super::errors::{self, error_text};
+use super::{NoArgs, ParleyMcp, author_of};
 use crate::feedback::{Summary, Thread, ThreadState};
+use crate::usecases::feedback as threads;
 use crate::views;
 use crate::workspace;
 
@@ -452,6 +456,124 @@ fn indented(text: &str, indent: &str) -> String {
         out.push_str(line);
         out
     })
+}
+
+#[tool_router(router = feedback_tools, vis = "pub(super)")]
+impl ParleyMcp {
+    #[tool(
+        description = "Read the feedback threads on the workspace's files (or on filePath), re-anchored to the files on disk, by file and line (1-based; 0-based characters only on part of a line): comments, the text now at the thread (selectedText) and its state: anchored, moved, modified (see originalQuote, confidence), or orphaned: true. standing: open, seen (reading marks open threads seen by you), addressed. Up to limit threads (default 100); call again with nextOffset while present.",
+        output_schema = rmcp::handler::server::tool::schema_for_output::<FeedbackList>(),
+        title = "Get feedback threads",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn get_feedback(
+        &self,
+        Parameters(args): Parameters<GetFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        let file = match args.file_path.as_deref().filter(|p| !p.trim().is_empty()) {
+            Some(path) => Some(file_in_scope(&scope, path)?),
+            None => None,
+        };
+        let page = args.page()?;
+        let (total, threads) = threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), page)
+            .await
+            .map_err(errors::feedback)?;
+        let next = page.skip.saturating_add(threads.len());
+        let next_offset = (next < total).then_some(next);
+        let items = threads.into_iter().map(|t| item(t, &scope)).collect();
+        Ok(list_result(FeedbackList { threads: items, total, next_offset }, page.skip))
+    }
+
+    #[tool(
+        description = "Resolve a thread you addressed: it leaves the editor and get_feedback, shown resolved by you; note (what you did) is kept as its last comment. Returns {resolved, threadId}, with alreadyResolved: true when it was; an unknown thread gives an error.",
+        title = "Resolve feedback thread",
+        annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn resolve_feedback(
+        &self,
+        Parameters(args): Parameters<ResolveFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<ResolveResult>, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        let (thread, already_resolved) =
+            threads::resolve_for_agent(&self.context, &args.thread_id, &scope, author_of(&context), args.note)
+                .await
+                .map_err(errors::resolve)?;
+        Ok(Json(ResolveResult { resolved: true, thread_id: thread.id, already_resolved }))
+    }
+
+    #[tool(
+        description = "Get a workspace-wide overview of feedback: total threads and comments, files sorted by thread count, and how many threads are orphaned. All zeros when there is no feedback.",
+        title = "Get feedback summary",
+        annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
+    async fn get_feedback_summary(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<SummaryResult>, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        let summary = threads::summary(&self.context, &scope).await.map_err(errors::feedback)?;
+        Ok(Json(self::summary(summary)))
+    }
+
+    #[tool(
+        description = "Answer a feedback thread: say what you changed, or ask the human a question. The reply appears in the editor under the thread.",
+        title = "Reply to feedback thread",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn reply_feedback(
+        &self,
+        Parameters(args): Parameters<ReplyFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<ReplyResult>, String> {
+        let _call = self.context.shutdown.call();
+        if args.body.trim().is_empty() {
+            return Err(error_text("body is required: write the reply"));
+        }
+        let scope = self.scope()?;
+        let (thread, comment) =
+            threads::reply(&self.context, &args.thread_id, args.body, author_of(&context), Some(&scope))
+                .await
+                .map_err(errors::feedback)?;
+        Ok(Json(ReplyResult { replied: true, thread_id: thread.id, comment: self::comment(&comment) }))
+    }
+
+    #[tool(
+        description = "Open a thread on lines of a file to ask the human about that code or leave a note: it shows in their editor, and get_feedback shows their replies. Lines are 1-based, inclusive (endLine defaults to startLine); the thread follows them as the file changes. Returns the thread (as in get_feedback).",
+        title = "Add feedback thread",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn add_feedback(
+        &self,
+        Parameters(args): Parameters<AddFeedbackArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<AddResult>, String> {
+        let _call = self.context.shutdown.call();
+        let scope = self.scope()?;
+        let file = file_in_scope(&scope, &args.file_path)?;
+        let ask = threads::AgentThread {
+            file,
+            start_line: line("startLine", args.start_line)?,
+            end_line: line("endLine", args.end_line.unwrap_or(args.start_line))?,
+            body: args.body,
+            author: author_of(&context),
+            scope: scope.clone(),
+        };
+        let thread = threads::create_for_agent(&self.context, ask).await.map_err(errors::feedback)?;
+        Ok(Json(added(thread, &scope)))
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! `await_review` each wait at most `wait_seconds` (under the 60 s after
 //! which common hosts give up on a call) and then answer `pending`.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -254,6 +255,36 @@ impl ParleyMcp {
                 Err(e) => tracing::debug!("no verdict from the agent's host: {e}"),
             }
         }))
+    }
+
+    /// What a review tool's arguments ask for, in this agent's workspace.
+    fn review_ask(
+        &self,
+        args: RequestReviewArgs,
+        asked_by: String,
+    ) -> Result<crate::usecases::rounds::ReviewAsk, String> {
+        let folder = self
+            .workspace()
+            .or_else(|| self.agent.cwd.clone())
+            .ok_or("this agent's working directory is unknown: start the agent inside the repository to review")?;
+        Ok(crate::usecases::rounds::ReviewAsk {
+            summary: args.summary,
+            relevant_docs: args.relevant_docs.unwrap_or_default(),
+            focus_areas: args.focus_areas.unwrap_or_default(),
+            previous_review_id: args.previous_review_id,
+            scope: args.scope,
+            folder,
+            env: self.agent.env.clone(),
+            reviewer: args.reviewer,
+            asked_by,
+        })
+    }
+
+    /// The git repository holding this agent's workspace.
+    async fn repo_root(&self) -> Result<PathBuf, String> {
+        let folder =
+            self.workspace().or_else(|| self.agent.cwd.clone()).ok_or("this agent's working directory is unknown")?;
+        crate::usecases::rounds::repository(&folder).await.map_err(errors::round)
     }
 }
 

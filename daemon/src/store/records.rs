@@ -1,520 +1,356 @@
-//! The on-disk shapes of Parley's records, versioned, with explicit
-//! conversions to and from the domain types. The export file uses them too.
+//! What the store holds, record by record: reviews (with the last
+//! revisions of each), threads (with the context of their anchors), review
+//! sessions and snapshots of the texts threads were anchored against, each
+//! written in its versioned shape (`records/versioned.rs`).
 
-use std::path::PathBuf;
-use std::sync::Arc;
+mod versioned;
 
-use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
-use crate::anchor::{Anchor, Context};
-use crate::feedback::{Columns, Comment, Finding, Mark, Span, Standing, Thread, ThreadState};
-use crate::reviews::{CheckedReference, FoundReference, Review, Source};
+pub use versioned::Export;
+pub(super) use versioned::{ReviewRecord, SessionRecord, ThreadRecord};
 
-/// A review as stored.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "v")]
-pub enum ReviewRecord {
-    #[serde(rename = "1")]
-    V1(ReviewV1),
+use super::{Store, StoreError};
+use crate::feedback::Thread;
+use crate::reviews::{KEPT_REVISIONS, Review};
+use crate::sessions::Session;
+
+/// One write the state owner hands to the store.
+#[derive(Debug)]
+pub enum Write {
+    Review(Review),
+    RemoveReview(PathBuf),
+    Thread(Box<Thread>),
+    RemoveThread(String),
+    Session(Box<Session>),
+    RemoveSession(String),
+    RemoveSnapshot(String),
+    Import(Box<Export>),
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ReviewV1 {
-    base: PathBuf,
-    content: String,
-    revision: u64,
-    updated_at: String,
-    references: Vec<ReferenceV1>,
-    /// Absent in reviews stored before sources were recorded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    source: Option<SourceV1>,
-}
-
-/// Who made a revision, as stored.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-enum SourceV1 {
-    Agent {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        client: Option<String>,
-    },
-    Round {
-        review_id: String,
-        round: u32,
-    },
-    Person {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-    },
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct ReferenceV1 {
-    text: String,
-    path: String,
-    line: Option<u32>,
-    end_line: Option<u32>,
-    resolved: Option<PathBuf>,
-    problem: Option<String>,
-}
-
-/// A feedback thread as stored: `{"v": "1", …}`, like the other records.
-/// The version is a field of the record rather than serde's internal tag,
-/// which would buffer every field of every record (a copy of each string)
-/// before reading it: at start, 100,000 threads' worth of short-lived copies
-/// left the daemon's heap full of holes.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ThreadRecord(ThreadV1);
-
-/// The versions of [`ThreadRecord`] this daemon reads.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-enum ThreadVersion {
-    #[serde(rename = "1")]
-    V1,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ThreadV1 {
-    /// First, so a record starts with its version as the tagged ones do.
-    v: ThreadVersion,
-    id: String,
-    workspace: PathBuf,
-    path: String,
-    start: usize,
-    end: usize,
-    quote: String,
-    prefix: String,
-    suffix: String,
-    anchored_against: String,
-    checked_against: String,
-    span: [u32; 8],
-    state: String,
-    similarity: Option<f32>,
-    original_quote: String,
-    comments: Vec<CommentV1>,
-    created_at: String,
-    updated_at: String,
-    resolved: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    finding: Option<FindingV1>,
-    /// Added later: records written before load as open threads (resolved
-    /// ones as resolved by a human).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    seen: Option<MarkV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    addressed: Option<MarkV1>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    resolved_by: Option<MarkV1>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct MarkV1 {
-    by: String,
-    at: String,
-    agent: bool,
-}
-
-impl Mark {
-    fn boxed(m: MarkV1) -> Box<Mark> {
-        Box::new(Mark { by: m.by, at: m.at, agent: m.agent })
-    }
-}
-
-impl From<&Mark> for MarkV1 {
-    fn from(m: &Mark) -> Self {
-        MarkV1 { by: m.by.clone(), at: m.at.clone(), agent: m.agent }
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct FindingV1 {
-    review_id: String,
-    round: u32,
-    severity: String,
-    category: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    suggested_fix: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct CommentV1 {
-    id: String,
-    body: String,
-    author: String,
-    created_at: String,
-}
-
-/// A review session as stored. Sessions keep the shape of their audit-trail
-/// JSON (seed 004's review format inside), itself a published format, so the
-/// record wraps the domain type under a version tag.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(tag = "v")]
-pub enum SessionRecord {
-    #[serde(rename = "1")]
-    V1(crate::sessions::Session),
-}
-
-/// A JSON backup of everything (`parley export`, automatic backups).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Export {
-    /// Always `parley-export`.
-    pub format: String,
-    pub version: u32,
-    pub exported_at: String,
-    pub reviews: Vec<ReviewRecord>,
-    pub threads: Vec<ThreadRecord>,
-    #[serde(default)]
-    pub sessions: Vec<SessionRecord>,
-}
-
-impl Export {
-    pub fn new(reviews: Vec<ReviewRecord>, threads: Vec<ThreadRecord>) -> Self {
-        Export {
-            format: "parley-export".into(),
-            version: 1,
-            exported_at: crate::clock::now_rfc3339(),
-            reviews,
-            threads,
-            sessions: Vec::new(),
+impl Write {
+    /// How many records it writes.
+    pub(super) fn records(&self) -> usize {
+        match self {
+            Write::Import(export) => export.reviews.len() + export.threads.len() + export.sessions.len(),
+            _ => 1,
         }
     }
 }
 
-impl From<ReviewRecord> for Review {
-    fn from(record: ReviewRecord) -> Self {
-        let ReviewRecord::V1(r) = record;
-        Review {
-            base: r.base,
-            content: r.content,
-            revision: r.revision,
-            updated_at: r.updated_at,
-            source: match r.source {
-                None => Source::Unrecorded,
-                Some(SourceV1::Agent { client }) => Source::Agent { client },
-                Some(SourceV1::Round { review_id, round }) => Source::Round { review_id, round },
-                Some(SourceV1::Person { name }) => Source::Person { name },
-            },
-            references: r
-                .references
-                .into_iter()
-                .map(|r| CheckedReference {
-                    found: FoundReference { text: r.text, path: r.path, line: r.line, end_line: r.end_line },
-                    resolved: r.resolved,
-                    problem: r.problem,
-                })
-                .collect(),
+impl Store {
+    /// Every stored review.
+    pub fn reviews(&self) -> Result<Vec<Review>, StoreError> {
+        let trees = self.trees()?;
+        trees.reviews.iter().map(|entry| Ok(serde_json::from_slice::<ReviewRecord>(&entry?.1)?.into())).collect()
+    }
+
+    /// Writes a review as its folder's current one and as a kept revision;
+    /// durable after the next [`Store::flush`]. Revisions newer than it are
+    /// dropped (a failed write being undone puts the older one back), and so
+    /// are those older than the last [`KEPT_REVISIONS`].
+    pub fn put_review(&self, review: &Review) -> Result<(), StoreError> {
+        let trees = self.trees()?;
+        let key = review.base.as_os_str().as_encoded_bytes();
+        let bytes = serde_json::to_vec(&ReviewRecord::from(review))?;
+        trees.reviews.insert(key, bytes.clone()).map_err(|e| self.failed(e))?;
+        let revisions = &trees.review_revisions;
+        revisions.insert(revision_key(&review.base, review.revision), bytes).map_err(|e| self.failed(e))?;
+        let oldest_kept = review.revision.saturating_sub(KEPT_REVISIONS - 1);
+        let dropped = revisions
+            .range(revision_key(&review.base, 0)..revision_key(&review.base, oldest_kept))
+            .keys()
+            .chain(
+                revisions
+                    .range(revision_key(&review.base, review.revision + 1)..=revision_key(&review.base, u64::MAX))
+                    .keys(),
+            )
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.failed(e))?;
+        for key in dropped {
+            revisions.remove(key).map_err(|e| self.failed(e))?;
+        }
+        Ok(())
+    }
+
+    /// The kept revisions of the review of `base`, oldest first. A review
+    /// stored before revisions were kept has its current revision only.
+    pub fn review_revisions(&self, base: &Path) -> Result<Vec<Review>, StoreError> {
+        let trees = self.trees()?;
+        let mut found: Vec<Review> = trees
+            .review_revisions
+            .range(revision_key(base, 0)..=revision_key(base, u64::MAX))
+            .map(|entry| Ok(serde_json::from_slice::<ReviewRecord>(&entry?.1)?.into()))
+            .collect::<Result<_, StoreError>>()?;
+        if let Some(bytes) = trees.reviews.get(base.as_os_str().as_encoded_bytes())? {
+            let current: Review = serde_json::from_slice::<ReviewRecord>(&bytes)?.into();
+            if found.last().is_none_or(|last| last.revision < current.revision) {
+                found.push(current);
+            }
+        }
+        Ok(found)
+    }
+
+    /// One kept revision of the review of `base`.
+    pub fn review_revision(&self, base: &Path, revision: u64) -> Result<Option<Review>, StoreError> {
+        Ok(self.review_revisions(base)?.into_iter().find(|r| r.revision == revision))
+    }
+
+    /// Every stored thread as stored, context included: what tests check
+    /// the store against (the daemon reads [`Store::threads_without_context`]).
+    #[cfg(test)]
+    pub fn threads(&self) -> Result<Vec<Thread>, StoreError> {
+        self.read_threads(Thread::from)
+    }
+
+    /// Every stored thread as the state owner holds them: without their
+    /// anchors' context, which stays in the store (see [`crate::anchor::Anchor`]).
+    pub fn threads_without_context(&self) -> Result<Vec<Thread>, StoreError> {
+        self.read_threads(ThreadRecord::into_thread_without_context)
+    }
+
+    /// One stored thread as the state owner holds it (see
+    /// [`Store::threads_without_context`]).
+    pub fn thread_without_context(&self, id: &str) -> Result<Option<Thread>, StoreError> {
+        let Some(stored) = self.trees()?.threads.get(id.as_bytes())? else {
+            return Ok(None);
+        };
+        Ok(Some(serde_json::from_slice::<ThreadRecord>(&stored)?.into_thread_without_context()))
+    }
+
+    /// Writes `thread` (as memory holds it) to `into` as the store would,
+    /// for [`Store::decode_thread`] to read back: a copy of a thread outside
+    /// the store.
+    pub fn encode_thread(thread: &Thread, into: &mut Vec<u8>) -> Result<(), StoreError> {
+        Ok(serde_json::to_writer(into, &ThreadRecord::from(thread))?)
+    }
+
+    /// A thread [`Store::encode_thread`] wrote, as memory holds it.
+    pub fn decode_thread(bytes: &[u8]) -> Result<Thread, StoreError> {
+        Ok(serde_json::from_slice::<ThreadRecord>(bytes)?.into_thread_without_context())
+    }
+
+    fn read_threads(&self, convert: fn(ThreadRecord) -> Thread) -> Result<Vec<Thread>, StoreError> {
+        let mut threads = Vec::new();
+        self.each_thread(|record| threads.push(convert(record)))?;
+        Ok(threads)
+    }
+
+    /// Reads the stored threads one by one.
+    pub(super) fn each_thread(&self, mut visit: impl FnMut(ThreadRecord)) -> Result<(), StoreError> {
+        for entry in self.trees()?.threads.iter() {
+            visit(serde_json::from_slice(&entry?.1)?);
+        }
+        Ok(())
+    }
+
+    /// Writes a thread; durable after the next [`Store::flush`].
+    /// A thread whose anchor's context is left in the store (as memory holds
+    /// threads) keeps the stored context.
+    pub fn put_thread(&self, thread: &Thread) -> Result<(), StoreError> {
+        let trees = self.trees()?;
+        let mut record = ThreadRecord::from(thread);
+        if thread.anchor.contexts_in_store()
+            && let Some(stored) = trees.threads.get(thread.id.as_bytes())?
+        {
+            record.keep_context_of(serde_json::from_slice(&stored)?);
+        }
+        let bytes = serde_json::to_vec(&record)?;
+        trees.threads.insert(thread.id.as_bytes(), bytes).map_err(|e| self.failed(e))?;
+        Ok(())
+    }
+
+    /// The context before and after a thread's quote, as stored; `None`
+    /// when there is no such thread.
+    pub fn thread_contexts(&self, id: &str) -> Result<Option<crate::anchor::Context>, StoreError> {
+        let Some(stored) = self.trees()?.threads.get(id.as_bytes())? else {
+            return Ok(None);
+        };
+        Ok(Some(serde_json::from_slice::<ThreadRecord>(&stored)?.into_context()))
+    }
+
+    /// Every stored review session.
+    pub fn sessions(&self) -> Result<Vec<Session>, StoreError> {
+        let trees = self.trees()?;
+        trees
+            .sessions
+            .iter()
+            .map(|entry| {
+                let SessionRecord::V1(session) = serde_json::from_slice(&entry?.1)?;
+                Ok(session)
+            })
+            .collect()
+    }
+
+    /// Writes a session; durable after the next [`Store::flush`].
+    pub fn put_session(&self, session: &Session) -> Result<(), StoreError> {
+        let bytes = serde_json::to_vec(&SessionRecord::V1(session.clone()))?;
+        self.trees()?.sessions.insert(session.id.as_bytes(), bytes).map_err(|e| self.failed(e))?;
+        Ok(())
+    }
+
+    /// Keeps a file text under its hash, for diffing old → new later.
+    ///
+    /// Snapshots are a cache (without one, re-anchoring falls back to a
+    /// search), so a disk that refuses them is logged, not an error: reading
+    /// threads goes on working on a full disk.
+    pub fn put_snapshot(&self, hash: &str, text: &str) -> Result<(), StoreError> {
+        let put = || -> Result<(), StoreError> {
+            let trees = self.trees()?;
+            if !trees.snapshots.contains_key(hash)? {
+                trees.snapshots.insert(hash, text.as_bytes()).map_err(|e| self.failed(e))?;
+            }
+            Ok(())
+        };
+        if let Err(e) = put() {
+            tracing::warn!("cannot keep a snapshot of a file's text: {e}");
+        }
+        Ok(())
+    }
+
+    /// A file text kept by [`Store::put_snapshot`]; `None` when it is not
+    /// there or cannot be read (it is a cache).
+    pub fn snapshot(&self, hash: &str) -> Result<Option<String>, StoreError> {
+        match self.trees().and_then(|trees| Ok(trees.snapshots.get(hash)?)) {
+            Ok(bytes) => Ok(bytes.and_then(|bytes| String::from_utf8(bytes.to_vec()).ok())),
+            Err(e) => {
+                tracing::warn!("cannot read a snapshot of a file's text: {e}");
+                Ok(None)
+            }
         }
     }
-}
 
-impl From<&Review> for ReviewRecord {
-    fn from(review: &Review) -> Self {
-        ReviewRecord::V1(ReviewV1 {
-            base: review.base.clone(),
-            content: review.content.clone(),
-            revision: review.revision,
-            updated_at: review.updated_at.clone(),
-            source: match &review.source {
-                Source::Unrecorded => None,
-                Source::Agent { client } => Some(SourceV1::Agent { client: client.clone() }),
-                Source::Round { review_id, round } => {
-                    Some(SourceV1::Round { review_id: review_id.clone(), round: *round })
+    /// Applies one write in memory; durable after the next flush.
+    pub(super) fn apply(&self, write: Write) -> Result<(), StoreError> {
+        let trees = self.trees()?;
+        let removed = match write {
+            Write::Review(review) => return self.put_review(&review),
+            Write::Thread(thread) => return self.put_thread(&thread),
+            Write::Session(session) => return self.put_session(&session),
+            Write::Import(export) => return self.import(*export).map(|_| ()),
+            Write::RemoveReview(base) => {
+                let kept = trees
+                    .review_revisions
+                    .range(revision_key(&base, 0)..=revision_key(&base, u64::MAX))
+                    .keys()
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| self.failed(e))?;
+                for key in kept {
+                    trees.review_revisions.remove(key).map_err(|e| self.failed(e))?;
                 }
-                Source::Person { name } => Some(SourceV1::Person { name: name.clone() }),
-            },
-            references: review
-                .references
-                .iter()
-                .map(|r| ReferenceV1 {
-                    text: r.found.text.clone(),
-                    path: r.found.path.clone(),
-                    line: r.found.line,
-                    end_line: r.found.end_line,
-                    resolved: r.resolved.clone(),
-                    problem: r.problem.clone(),
-                })
-                .collect(),
-        })
-    }
-}
-
-impl From<ThreadRecord> for Thread {
-    fn from(record: ThreadRecord) -> Self {
-        let (mut thread, context) = record.into_parts();
-        thread.anchor.context = Some(Box::new(context));
-        thread
-    }
-}
-
-impl ThreadRecord {
-    /// The thread's id.
-    pub fn id(&self) -> &str {
-        &self.0.id
-    }
-
-    /// The thread as the state owner holds it: its anchor's context left
-    /// in the store.
-    pub fn into_thread_without_context(self) -> Thread {
-        self.into_parts().0
-    }
-
-    fn into_parts(self) -> (Thread, Context) {
-        let ThreadRecord(t) = self;
-        let s = t.span;
-        let quote: Arc<str> = t.quote.into();
-        let created_at: Arc<str> = t.created_at.as_str().into();
-        let state = match (t.state.as_str(), t.similarity) {
-            ("anchored", _) => ThreadState::Anchored,
-            ("moved", _) => ThreadState::Moved,
-            ("modified", similarity) => ThreadState::Modified(similarity.unwrap_or(0.0)),
-            ("unreadable", _) => ThreadState::Unreadable,
-            ("stale", _) => ThreadState::Stale,
-            _ => ThreadState::Orphaned,
-        };
-        // Whole lines: the text before ends a line and the text after
-        // starts one (or the quote ends its last line itself).
-        let whole_lines = !quote.is_empty()
-            && (t.prefix.is_empty() || t.prefix.ends_with('\n'))
-            && (t.suffix.is_empty() || t.suffix.starts_with('\n') || quote.ends_with('\n'));
-        let thread = Thread {
-            id: t.id,
-            workspace: t.workspace.into(),
-            path: t.path,
-            anchor: Anchor { range: t.start..t.end, quote: quote.clone(), context: None },
-            whole_lines,
-            anchored_against: t.anchored_against.into(),
-            checked_against: t.checked_against.into(),
-            span: Span {
-                start_line: s[0],
-                end_line: s[1],
-                start: Columns { bytes: s[2], utf16: s[3], chars: s[4] },
-                end: Columns { bytes: s[5], utf16: s[6], chars: s[7] },
-            },
-            state,
-            original_quote: if *t.original_quote == *quote { quote } else { t.original_quote.into() },
-            comments: exactly(t.comments.into_iter().map(|c| Comment {
-                id: c.id,
-                body: c.body,
-                author: c.author,
-                created_at: c.created_at,
-            })),
-            updated_at: if t.updated_at == t.created_at { created_at.clone() } else { t.updated_at.into() },
-            created_at,
-            resolved: t.resolved,
-            finding: t.finding.map(|f| {
-                Box::new(Finding {
-                    review_id: f.review_id,
-                    round: f.round,
-                    severity: f.severity,
-                    category: f.category,
-                    suggested_fix: f.suggested_fix,
-                })
-            }),
-            standing: Standing {
-                seen: t.seen.map(Mark::boxed),
-                addressed: t.addressed.map(Mark::boxed),
-                resolved: t.resolved_by.map(Mark::boxed),
-            },
-        };
-        (thread, Context { prefix: t.prefix, suffix: t.suffix })
-    }
-
-    /// The anchor's context before and after the quote.
-    pub fn into_context(self) -> Context {
-        let ThreadRecord(t) = self;
-        Context { prefix: t.prefix, suffix: t.suffix }
-    }
-
-    /// Takes the context of `stored`, the record this one replaces: for a
-    /// thread written from memory, which does not hold it.
-    pub fn keep_context_of(&mut self, stored: ThreadRecord) {
-        let ThreadRecord(t) = self;
-        Context { prefix: t.prefix, suffix: t.suffix } = stored.into_context();
-    }
-}
-
-/// The items in a vector of exactly their number. A vector read from JSON
-/// has room for at least four (serde cannot know the length beforehand), and
-/// collecting from it keeps its buffer: a thread's one comment held room for
-/// four, 29 MiB for 100,000 threads kept in memory.
-fn exactly<T>(items: impl ExactSizeIterator<Item = T>) -> Vec<T> {
-    let mut exact = Vec::with_capacity(items.len());
-    exact.extend(items);
-    exact
-}
-
-impl From<&Thread> for ThreadRecord {
-    fn from(t: &Thread) -> Self {
-        let s = &t.span;
-        let similarity = match t.state {
-            ThreadState::Modified(similarity) => Some(similarity),
-            _ => None,
-        };
-        ThreadRecord(ThreadV1 {
-            v: ThreadVersion::V1,
-            id: t.id.clone(),
-            workspace: t.workspace.to_path_buf(),
-            path: t.path.clone(),
-            start: t.anchor.range.start,
-            end: t.anchor.range.end,
-            quote: t.anchor.quote.to_string(),
-            prefix: t.anchor.prefix().to_owned(),
-            suffix: t.anchor.suffix().to_owned(),
-            anchored_against: t.anchored_against.to_string(),
-            checked_against: t.checked_against.to_string(),
-            span: [
-                s.start_line,
-                s.end_line,
-                s.start.bytes,
-                s.start.utf16,
-                s.start.chars,
-                s.end.bytes,
-                s.end.utf16,
-                s.end.chars,
-            ],
-            state: t.state.name().into(),
-            similarity,
-            original_quote: t.original_quote.to_string(),
-            comments: t
-                .comments
-                .iter()
-                .map(|c| CommentV1 {
-                    id: c.id.clone(),
-                    body: c.body.clone(),
-                    author: c.author.clone(),
-                    created_at: c.created_at.clone(),
-                })
-                .collect(),
-            created_at: t.created_at.to_string(),
-            updated_at: t.updated_at.to_string(),
-            resolved: t.resolved,
-            finding: t.finding.as_deref().map(|f| FindingV1 {
-                review_id: f.review_id.clone(),
-                round: f.round,
-                severity: f.severity.clone(),
-                category: f.category.clone(),
-                suggested_fix: f.suggested_fix.clone(),
-            }),
-            seen: t.standing.seen.as_deref().map(MarkV1::from),
-            addressed: t.standing.addressed.as_deref().map(MarkV1::from),
-            resolved_by: t.standing.resolved.as_deref().map(MarkV1::from),
-        })
-    }
-}
-
-impl Export {
-    /// Checks what an import would write before any of it is: session ids
-    /// (the audit tree makes folders of them), workspaces (absolute) and
-    /// thread paths (relative to their workspace, never leaving it). The
-    /// error names the first bad record and what is wrong with it.
-    pub fn check(&self) -> Result<(), String> {
-        for (n, ReviewRecord::V1(review)) in self.reviews.iter().enumerate() {
-            check_workspace(&review.base)
-                .map_err(|e| format!("review {} (of {}): {e}", n + 1, review.base.display()))?;
-        }
-        for (n, ThreadRecord(thread)) in self.threads.iter().enumerate() {
-            let what = || format!("thread {} (id {:?})", n + 1, thread.id);
-            check_workspace(&thread.workspace).map_err(|e| format!("{}: {e}", what()))?;
-            if !is_relative_inside(&thread.path) {
-                return Err(format!(
-                    "{}: its path {:?} must be relative to its workspace and stay inside it (no leading /, no ..)",
-                    what(),
-                    thread.path
-                ));
+                trees.reviews.remove(base.as_os_str().as_encoded_bytes())
             }
-        }
-        for (n, SessionRecord::V1(session)) in self.sessions.iter().enumerate() {
-            if !crate::sessions::is_session_id(&session.id) {
-                return Err(format!(
-                    "session {}: its id {:?} is not a review id (they look like 2026-11-21-001)",
-                    n + 1,
-                    session.id
-                ));
-            }
-            check_workspace(&session.workspace).map_err(|e| format!("session {} ({}): {e}", n + 1, session.id))?;
-        }
+            Write::RemoveThread(id) => trees.threads.remove(id.as_bytes()),
+            Write::RemoveSession(id) => trees.sessions.remove(id.as_bytes()),
+            Write::RemoveSnapshot(hash) => trees.snapshots.remove(hash.as_bytes()),
+        };
+        removed.map_err(|e| self.failed(e))?;
         Ok(())
     }
 }
 
-fn check_workspace(workspace: &std::path::Path) -> Result<(), String> {
-    let normal = workspace.components().all(|c| !matches!(c, std::path::Component::ParentDir));
-    if workspace.is_absolute() && normal {
-        Ok(())
-    } else {
-        Err(format!("its workspace {:?} must be an absolute path, without ..", workspace.display().to_string()))
-    }
-}
-
-fn is_relative_inside(path: &str) -> bool {
-    !path.is_empty()
-        && std::path::Path::new(path)
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+/// A revision's key: the folder, a NUL (no path holds one, so one folder's
+/// keys never run into another's that begins the same) and the revision in
+/// big-endian, so keys sort by revision.
+fn revision_key(base: &Path, revision: u64) -> Vec<u8> {
+    let mut key = base.as_os_str().as_encoded_bytes().to_vec();
+    key.push(0);
+    key.extend_from_slice(&revision.to_be_bytes());
+    key
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::feedback::{Comment, Span, ThreadState};
 
-    /// A thread record as Parley wrote them before standings were kept.
-    const OLD: &str = r#"{"v":"1","id":"573dda29-f9f8-42f0-bf44-eb5690b0f283","workspace":"/ws","path":"a.rs",
-        "start":0,"end":3,"quote":"one","prefix":"","suffix":"\ntwo","anchored_against":"h","checked_against":"h",
-        "span":[0,0,0,0,0,0,3,3],"state":"anchored","similarity":null,"original_quote":"one",
-        "comments":[{"id":"c1","body":"why?","author":"ana","created_at":"t"}],
-        "created_at":"t","updated_at":"t","resolved":true}"#;
-
-    #[test]
-    fn old_records_load_with_no_standing_and_marks_round_trip() {
-        let record: ThreadRecord = serde_json::from_str(OLD).expect("an old record loads");
-        let mut thread = Thread::from(record);
-        assert_eq!(thread.standing, Standing::default());
-        assert_eq!(thread.standing.resolver(thread.resolved), Some("human"), "resolved before: by a person");
-
-        let mark = |by: &str, agent| Box::new(Mark { by: by.into(), at: "t2".into(), agent });
-        thread.standing =
-            Standing { seen: Some(mark("claude", true)), addressed: None, resolved: Some(mark("human", false)) };
-        let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
-        let back = Thread::from(serde_json::from_str::<ThreadRecord>(&json).expect("loads"));
-        assert_eq!(back.standing, thread.standing);
-        // Marks not set are not written, so records stay as small as before.
-        assert!(!json.contains("addressed"), "{json}");
-    }
-
-    #[test]
-    fn records_start_with_their_version_and_a_newer_one_is_refused() {
-        let thread = Thread::from(serde_json::from_str::<ThreadRecord>(OLD).expect("loads"));
-        assert_eq!(thread.comments.capacity(), 1, "room for its one comment, not the four JSON gave");
-        let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
-        assert!(json.starts_with(r#"{"v":"1","id":"573dda29"#), "{json}");
-        let newer = OLD.replacen(r#""v":"1""#, r#""v":"2""#, 1);
-        let error = serde_json::from_str::<ThreadRecord>(&newer).expect_err("a version this daemon does not know");
-        assert!(error.to_string().contains("unknown variant `2`"), "{error}");
-    }
-
-    #[test]
-    fn an_import_with_a_bad_record_names_it() {
-        let thread = |workspace: &str, path: &str| {
-            let record = OLD.replace(r#""workspace":"/ws""#, &format!(r#""workspace":{workspace:?}"#));
-            let record = record.replace(r#""path":"a.rs""#, &format!(r#""path":{path:?}"#));
-            serde_json::from_str::<ThreadRecord>(&record).expect("loads")
-        };
-        let check = |threads: Vec<ThreadRecord>| Export::new(Vec::new(), threads).check();
-        assert_eq!(check(vec![thread("/w", "a.md"), thread("/w", "docs/./b.md")]), Ok(()));
-        for (workspace, path, wanted) in [
-            (
-                "/w",
-                "../../etc/passwd",
-                "thread 2 (id \"573dda29-f9f8-42f0-bf44-eb5690b0f283\"): its path \"../../etc/passwd\" must be relative",
+    /// A review, for the store's tests.
+    pub(in crate::store) fn review() -> Review {
+        Review {
+            base: PathBuf::from("/ws"),
+            content: "# R\n[`a.rs:1`][]".into(),
+            revision: 3,
+            updated_at: "2026-11-21T00:00:00Z".into(),
+            source: crate::reviews::Source::Agent { client: Some("claude-code".into()) },
+            references: crate::reviews::check_references(
+                crate::reviews::find_references("[`a.rs:1`][]"),
+                Path::new("/ws"),
+                |_| crate::reviews::FileFacts::Lines(1),
             ),
-            ("/w", "/etc/passwd", "its path \"/etc/passwd\" must be relative"),
-            ("/w", "", "its path \"\" must be relative"),
-            ("w", "a.md", "its workspace \"w\" must be an absolute path"),
-            ("/w/../..", "a.md", "must be an absolute path, without .."),
-        ] {
-            let err = check(vec![thread("/w", "a.md"), thread(workspace, path)]).expect_err(path);
-            assert!(err.contains(wanted), "{err}");
         }
+    }
+
+    /// A thread, for the store's tests.
+    pub(in crate::store) fn thread() -> Thread {
+        Thread {
+            id: crate::feedback::new_id(),
+            workspace: Path::new("/ws").into(),
+            path: "src/a.rs".into(),
+            anchor: crate::anchor::capture("one\ntwo\nthree\n", 4..7),
+            whole_lines: true,
+            anchored_against: "h1".into(),
+            checked_against: "h1".into(),
+            span: Span { start_line: 1, end_line: 1, ..Span::default() },
+            state: ThreadState::Modified(0.5),
+            original_quote: "two".into(),
+            comments: vec![Comment {
+                id: "c1".into(),
+                body: "why?".into(),
+                author: "me".into(),
+                created_at: "t".into(),
+            }],
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+            finding: None,
+            standing: crate::feedback::Standing::default(),
+        }
+    }
+
+    #[tokio::test]
+    async fn records_survive_reopening() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (review, thread) = (review(), thread());
+        {
+            let store = Store::open(dir.path()).expect("open");
+            store.put_review(&review).expect("put");
+            store.put_thread(&thread).expect("put");
+            store.put_snapshot("h1", "one\ntwo\nthree\n").expect("put");
+            store.flush().await.expect("flush");
+        }
+        let store = Store::open(dir.path()).expect("reopen");
+        assert_eq!(store.reviews().expect("read"), vec![review]);
+        assert_eq!(store.threads().expect("read"), vec![thread]);
+        assert_eq!(store.snapshot("h1").expect("read").as_deref(), Some("one\ntwo\nthree\n"));
+    }
+
+    #[test]
+    fn a_review_keeps_its_last_revisions_and_an_undone_one_goes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("open");
+        let mut other = review();
+        other.base = PathBuf::from("/ws2");
+        store.put_review(&other).expect("put");
+        for revision in 1..=KEPT_REVISIONS + 5 {
+            let mut r = review();
+            r.revision = revision;
+            r.content = format!("# Revision {revision}");
+            store.put_review(&r).expect("put");
+        }
+        let kept = store.review_revisions(Path::new("/ws")).expect("read");
+        let numbers: Vec<u64> = kept.iter().map(|r| r.revision).collect();
+        assert_eq!(numbers, (6..=KEPT_REVISIONS + 5).collect::<Vec<_>>());
+        assert_eq!(kept[0].content, "# Revision 6");
+        assert_eq!(kept[0].source, review().source);
+        assert!(store.review_revision(Path::new("/ws"), 5).expect("read").is_none());
+        // A failed write undone by putting the previous revision back.
+        let mut previous = review();
+        previous.revision = KEPT_REVISIONS + 4;
+        store.put_review(&previous).expect("put");
+        assert!(store.review_revision(Path::new("/ws"), KEPT_REVISIONS + 5).expect("read").is_none());
+        // The other folder's review, a prefix of neither, is untouched.
+        assert_eq!(store.review_revisions(Path::new("/ws2")).expect("read").len(), 1);
+        store.apply(Write::RemoveReview(PathBuf::from("/ws"))).expect("remove");
+        assert!(store.review_revisions(Path::new("/ws")).expect("read").is_empty());
     }
 }
