@@ -19,8 +19,8 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::task::TaskTracker;
 
-use crate::context::Context;
 use crate::state::ClientFacts;
+use crate::usecases::Context;
 use crate::workspace;
 
 /// Who is on the other end of a connection: what the hub's methods are

@@ -11,7 +11,6 @@ pub mod audit;
 pub mod cli;
 pub mod clock;
 pub mod config;
-pub mod context;
 pub mod feedback;
 pub mod git;
 pub mod glob;

@@ -41,9 +41,9 @@ use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::sync::CancellationToken;
 
-use crate::context::Context;
 use crate::reviews::Presentation;
 use crate::state::ClientFacts;
+use crate::usecases::Context;
 use crate::workspace;
 use errors::error_text;
 use subscriptions::{RESOURCES, Subscriptions};

@@ -11,11 +11,11 @@ use parley_protocol::methods::LogDestination;
 use parley_protocol::socket;
 use tokio_util::task::TaskTracker;
 
-use crate::context::Context;
 use crate::hub::{self, listener};
 use crate::shutdown::Shutdown;
 use crate::state::{self, StartTime};
 use crate::store::Store;
+use crate::usecases::Context;
 use crate::{config, watch};
 
 /// How long in-flight tool calls may run on after shutdown begins.
@@ -122,6 +122,7 @@ async fn serve(
         watch,
         store: store.clone(),
         shutdown: shutdown.clone(),
+        runs: Default::default(),
         socket: socket_path.clone(),
         data_dir: data_dir.clone(),
         started,

@@ -9,7 +9,10 @@
 //! error enum, which each door maps to its wire once.
 
 pub mod backup;
+mod context;
 pub mod feedback;
 pub mod ids;
 pub mod reviews;
 pub mod rounds;
+
+pub use context::Context;

@@ -19,10 +19,10 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Peer, errors, person_rounds};
-use crate::context::Context;
 use crate::feedback::Page;
 use crate::sessions::FinalStatus;
 use crate::state::Outbound;
+use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
 use crate::usecases::{backup, feedback, reviews, rounds};
 use crate::{limits, views, workspace};

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::context::Context;
+use super::Context;
 use crate::regular_file::{self, RegularFileError};
 use crate::state::{ImportError, Stopped};
 use crate::store::{Export, ExportCounts};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::{Position, Range};
 
-use crate::context::Context;
+use super::Context;
 pub use crate::feedback::FeedbackError;
 use crate::feedback::{self, Comment, Page, Summary, Thread};
 use crate::refresh;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::context::Context;
+use super::Context;
 use crate::feedback::FeedbackError;
 use crate::ids::{self, Given, IdError, Kind};
 use crate::state::Stopped;

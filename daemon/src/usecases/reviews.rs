@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::context::Context;
+use super::Context;
 use crate::reviews::{self, FileFacts, Presentation, Review, Source};
 use crate::state::{CommitError, Committed, Stopped};
 

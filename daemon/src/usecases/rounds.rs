@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 pub use pipeline::{Outcome, Progress, ReviewAsk, STEPS};
 pub use running::{Run, Runs, Step};
 
-use crate::context::Context;
+use super::Context;
 use crate::git::GitError;
 use crate::sessions::{FinalStatus, Pending, Session, SessionError};
 use crate::state::Stopped;
@@ -116,7 +116,7 @@ pub async fn request(
 /// [`Run::wait`] or [`wait`]: a wait bounds every step after this one.
 pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Result<Arc<Run>, RoundError> {
     if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
-        && let Some(run) = runs().get(previous).filter(|run| run.result().is_none())
+        && let Some(run) = cx.runs.get(previous).filter(|run| run.result().is_none())
     {
         if person::is_waiting(&run) {
             return Err(RoundError::Conflict(format!(
@@ -134,7 +134,7 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     let cancel = cx.shutdown.close.child_token();
     let first = Step { progress: 1.0, message: "capturing the diff".into() };
     let for_person = opened.reviewer == pipeline::Reviewer::Person;
-    let run = match runs().begin(&id, &opened.root, round, for_person, cancel.clone(), first) {
+    let run = match cx.runs.begin(&id, &opened.root, round, for_person, cancel.clone(), first) {
         Ok(run) => run,
         Err(running) => {
             if first_round {
@@ -182,12 +182,6 @@ pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Resu
     Ok(run)
 }
 
-/// The rounds this daemon is running (one registry per daemon process).
-pub(super) fn runs() -> &'static Runs {
-    static RUNS: std::sync::OnceLock<Runs> = std::sync::OnceLock::new();
-    RUNS.get_or_init(Runs::default)
-}
-
 pub(super) fn still_running(id: &str, round: u32) -> RoundError {
     RoundError::Conflict(format!(
         "round {round} of review {id} is still running: wait for it with await_review (or `parley review await {id}`), \
@@ -216,7 +210,7 @@ pub async fn wait(
     on_step: &(dyn Fn(&Step) + Send + Sync),
 ) -> Result<Waited, RoundError> {
     let id = &session_id(cx, id, repository).await?;
-    let known = match known_run(id, repository) {
+    let known = match known_run(cx, id, repository) {
         Some(run) => Some(run),
         // A round waiting on a person since before a restart.
         None => match get(cx, id, repository).await {
@@ -248,7 +242,7 @@ pub async fn wait(
 /// Stops the running round of session `id` and waits for it to end.
 pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result<u32, RoundError> {
     let id = &session_id(cx, id, repository).await?;
-    let known = match known_run(id, repository) {
+    let known = match known_run(cx, id, repository) {
         Some(run) if run.result().is_none() => Some(run),
         known => match get(cx, id, repository).await {
             Ok(session) => person::run_for(cx, &session).or(known),
@@ -285,8 +279,8 @@ pub async fn cancel(cx: &Context, id: &str, repository: Option<&Path>) -> Result
 /// The latest round of session `id` this daemon ran, if it belongs to
 /// `repository` (any, when `None`). It outlives a session whose only round
 /// failed or was cancelled, so whoever waits for it learns what happened.
-fn known_run(id: &str, repository: Option<&Path>) -> Option<Arc<Run>> {
-    runs().get(id.trim()).filter(|run| repository.is_none_or(|r| run.repository == r))
+fn known_run(cx: &Context, id: &str, repository: Option<&Path>) -> Option<Arc<Run>> {
+    cx.runs.get(id.trim()).filter(|run| repository.is_none_or(|r| run.repository == r))
 }
 
 /// Cancels a round and gives what it ended with.

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::Range;
 
-use crate::context::Context;
 use crate::feedback::{self, Comment, FeedbackError, Thread, ThreadState};
 use crate::position::LineIndex;
 use crate::refresh;
+use crate::usecases::Context;
 
 /// A request to make a thread.
 #[derive(Debug, Clone)]

@@ -31,7 +31,7 @@ pub(super) struct Discussion {
 /// seen by `reader`, the reviewer. Listing them re-anchors them; a failure
 /// leaves the prompt without them rather than failing the round.
 pub(super) async fn discussion(
-    cx: &crate::context::Context,
+    cx: &crate::usecases::Context,
     root: &Path,
     session_id: &str,
     changed: &[String],
@@ -84,7 +84,7 @@ fn prompt_thread(thread: &Thread, relative: &str, label: Option<String>) -> Prom
 /// place (reopening it when it was resolved). Gives a warning for each
 /// finding that could not become a thread.
 pub(super) async fn open_threads(
-    cx: &crate::context::Context,
+    cx: &crate::usecases::Context,
     root: &Path,
     session_id: &str,
     round: &Round,
@@ -153,7 +153,7 @@ pub(super) async fn open_threads(
 /// A finding raised again where an earlier round's thread is: said in that
 /// thread, which is reopened if it was resolved.
 async fn continue_thread(
-    cx: &crate::context::Context,
+    cx: &crate::usecases::Context,
     thread: &Thread,
     round: u32,
     comment: &ReviewComment,

@@ -12,12 +12,12 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::pipeline::{self, Prepared};
-use super::{Outcome, RoundError, Run, Step, runs};
-use crate::context::Context;
+use super::{Outcome, RoundError, Run, Step};
 use crate::feedback::{Finding, Thread};
 use crate::git::{self, Changes, Scope};
 use crate::sessions::{Draft, FileStatus, FileVersions, PersonRound, Round, Session, SessionError, Side};
 use crate::structured_review::{Assessment, ReviewComment, Severity, StructuredReview};
+use crate::usecases::Context;
 use crate::usecases::feedback as threads;
 use crate::usecases::feedback::NewThread;
 use parley_protocol::hello::PositionEncoding;
@@ -155,11 +155,12 @@ pub(super) async fn open(
 /// has none (it was asked before a restart). `None` when nothing waits.
 pub fn run_for(cx: &Context, session: &Session) -> Option<Arc<Run>> {
     let waiting = session.awaiting.as_ref()?;
-    if let Some(run) = runs().get(&session.id).filter(|run| run.round == waiting.round && run.result().is_none()) {
+    if let Some(run) = cx.runs.get(&session.id).filter(|run| run.round == waiting.round && run.result().is_none()) {
         return Some(run);
     }
     let cancel = cx.shutdown.close.child_token();
-    let run = runs()
+    let run = cx
+        .runs
         .begin(&session.id, &session.workspace, waiting.round, true, cancel.clone(), waiting_step(&person()))
         .ok()?;
     watch_for_cancel(cx, run.clone(), cancel);
@@ -210,7 +211,7 @@ fn watch_for_cancel(cx: &Context, run: Arc<Run>, cancel: CancellationToken) {
 /// A waiting round the session's completion ended: whoever waits for it and
 /// the windows showing it are told.
 pub(super) async fn dropped(cx: &Context, session: &Session, round: u32) {
-    if let Some(run) = runs().get(&session.id).filter(|run| run.round == round && run.result().is_none()) {
+    if let Some(run) = cx.runs.get(&session.id).filter(|run| run.round == round && run.result().is_none()) {
         run.finish(Err(RoundError::Cancelled(format!(
             "review {} was completed before the person answered round {round}",
             session.id

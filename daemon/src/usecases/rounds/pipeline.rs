@@ -10,12 +10,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::{RoundError, findings};
 use crate::config::{self, CommandLine, ReviewSettings};
-use crate::context::Context;
 use crate::git::{self, Changes, Scope};
 use crate::reviewer::{self, RunError};
 use crate::reviews::{Mode, Presentation};
 use crate::sessions::{self, FileVersions, Round, Session, SessionRequest};
 use crate::structured_review::{self, PromptInput, TestResults};
+use crate::usecases::Context;
 use crate::usecases::reviews as shown;
 use crate::{audit, secrets};
 

@@ -1,10 +1,11 @@
-//! What every connection and every use case needs: the state owner, the
-//! store, the file watcher, the shutdown signals, and the facts `status`
-//! reports. Shared by `hub` (which hands it to each connection) and `mcp`,
-//! so neither imports the other for it.
+//! What every use case needs, built once by the server: the state owner,
+//! the store, the file watcher, the shutdown signals, the review rounds
+//! running now, and the facts `status` reports. Both front doors (`hub`,
+//! which hands it to each connection, and `mcp`) pass it to the use cases.
 
 use std::path::PathBuf;
 
+use super::rounds::Runs;
 use crate::shutdown::Shutdown;
 use crate::state::{StartTime, StateHandle};
 use crate::store::Store;
@@ -17,6 +18,8 @@ pub struct Context {
     pub watch: WatchHandle,
     pub store: Store,
     pub shutdown: Shutdown,
+    /// The review rounds running now, and those lately finished.
+    pub runs: Runs,
     pub socket: PathBuf,
     pub data_dir: PathBuf,
     pub started: StartTime,
