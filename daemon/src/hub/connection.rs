@@ -457,9 +457,7 @@ async fn subscribe(peer: &Peer<'_>, p: wire::SubscribeParams) -> Result<wire::Su
 }
 
 async fn store_export(peer: &Peer<'_>, _: wire::NoParams) -> Result<wire::ExportDocument, ErrorObject> {
-    let export = backup::export(peer.cx).await?;
-    let value = serde_json::to_value(export).map_err(errors::internal)?;
-    serde_json::from_value(value).map_err(errors::internal)
+    Ok(backup::export(peer.cx).await?)
 }
 
 async fn store_export_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<wire::ExportFileResult, ErrorObject> {
@@ -479,10 +477,7 @@ async fn store_import_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<
 }
 
 async fn store_import(peer: &Peer<'_>, p: wire::ExportDocument) -> Result<wire::ImportResult, ErrorObject> {
-    let value = serde_json::to_value(p).map_err(errors::internal)?;
-    let export: crate::store::Export =
-        serde_json::from_value(value).map_err(|e| errors::invalid(format!("not a Parley export: {e}")))?;
-    let counts = backup::import(peer.cx, export).await?;
+    let counts = backup::import(peer.cx, p).await?;
     Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads })
 }
 

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use parley_protocol::methods::ExportDocument;
+
 use super::Context;
 use crate::regular_file::{self, RegularFileError};
 use crate::state::{ImportError, Stopped};
@@ -31,14 +33,15 @@ impl From<Stopped> for BackupError {
     }
 }
 
-/// Every review, thread and session, as the export format has them.
-pub async fn export(cx: &Context) -> Result<Export, BackupError> {
+/// Every review, thread and session, as the export format has them (the
+/// hub's `store/export` document).
+pub async fn export(cx: &Context) -> Result<ExportDocument, BackupError> {
     let export = cx.store.export().map_err(|e| BackupError::Store(e.to_string()));
     // Reading every record leaves sled holding them; a fresh handle does
     // not. In the background: it may wait for a moment the store is idle.
     let store = cx.store.clone();
     tokio::spawn(async move { store.release_memory().await });
-    export
+    ExportDocument::try_from(export?).map_err(|e| BackupError::Store(format!("a record would not encode: {e}")))
 }
 
 /// What [`export_to`] wrote.
@@ -93,7 +96,7 @@ pub async fn import_from(cx: &Context, path: &Path) -> Result<ImportCounts, Back
     .await
     .map_err(|e| BackupError::Store(format!("reading {shown} failed: {e}")))?
     .map_err(BackupError::File)?;
-    import(cx, export).await
+    import_records(cx, export).await
 }
 
 /// A path the daemon may be given: absolute, as the daemon's working
@@ -114,8 +117,17 @@ pub struct ImportCounts {
     pub threads: usize,
 }
 
-/// Adds (or replaces, by key) everything in `export`; answers once durable.
-pub async fn import(cx: &Context, export: Export) -> Result<ImportCounts, BackupError> {
+/// Adds (or replaces, by key) everything in `document` (the hub's
+/// `store/import`); answers once durable.
+pub async fn import(cx: &Context, document: ExportDocument) -> Result<ImportCounts, BackupError> {
+    if document.format != "parley-export" {
+        return Err(BackupError::NotAnExport);
+    }
+    import_records(cx, Export::try_from(document).map_err(BackupError::BadRecord)?).await
+}
+
+/// Adds (or replaces, by key) every record of `export`; answers once durable.
+async fn import_records(cx: &Context, export: Export) -> Result<ImportCounts, BackupError> {
     if export.format != "parley-export" {
         return Err(BackupError::NotAnExport);
     }

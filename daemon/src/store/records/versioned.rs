@@ -181,6 +181,55 @@ impl Export {
     }
 }
 
+/// The export as the hub's `store/export` answers it: each record in its
+/// versioned format, as JSON.
+impl TryFrom<Export> for parley_protocol::methods::ExportDocument {
+    type Error = serde_json::Error;
+
+    fn try_from(export: Export) -> Result<Self, Self::Error> {
+        fn values<T: Serialize>(records: Vec<T>) -> Result<Vec<serde_json::Value>, serde_json::Error> {
+            records.into_iter().map(serde_json::to_value).collect()
+        }
+        Ok(parley_protocol::methods::ExportDocument {
+            format: export.format,
+            version: export.version,
+            exported_at: export.exported_at,
+            reviews: values(export.reviews)?,
+            threads: values(export.threads)?,
+            sessions: values(export.sessions)?,
+        })
+    }
+}
+
+/// An export a client sent (`store/import`), each record read in its
+/// versioned format; the error names the record that is not one.
+impl TryFrom<parley_protocol::methods::ExportDocument> for Export {
+    type Error = String;
+
+    fn try_from(document: parley_protocol::methods::ExportDocument) -> Result<Self, Self::Error> {
+        fn records<T: serde::de::DeserializeOwned>(
+            kind: &str,
+            values: Vec<serde_json::Value>,
+        ) -> Result<Vec<T>, String> {
+            values
+                .into_iter()
+                .enumerate()
+                .map(|(index, value)| {
+                    serde_json::from_value(value).map_err(|e| format!("{kind} record {} is not one: {e}", index + 1))
+                })
+                .collect()
+        }
+        Ok(Export {
+            format: document.format,
+            version: document.version,
+            exported_at: document.exported_at,
+            reviews: records("review", document.reviews)?,
+            threads: records("thread", document.threads)?,
+            sessions: records("session", document.sessions)?,
+        })
+    }
+}
+
 impl From<ReviewRecord> for Review {
     fn from(record: ReviewRecord) -> Self {
         let ReviewRecord::V1(r) = record;
