@@ -14,5 +14,6 @@ pub mod feedback;
 pub mod ids;
 pub mod reviews;
 pub mod rounds;
+pub mod selection;
 
 pub use context::Context;
