@@ -20,7 +20,6 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{Peer, errors, person_rounds};
 use crate::feedback::Page;
-use crate::sessions::FinalStatus;
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
@@ -499,10 +498,7 @@ async fn sessions_complete(
     peer: &Peer<'_>,
     p: wire::SessionsCompleteParams,
 ) -> Result<wire::SessionsResult, ErrorObject> {
-    let final_status = FinalStatus::parse(p.final_status.trim()).ok_or_else(|| {
-        errors::invalid(format!("final_status must be approved, abandoned or merged, not {:?}", p.final_status))
-    })?;
-    let session = rounds::complete(peer.cx, &p.review_id, final_status, p.notes, None).await?;
+    let session = rounds::complete(peer.cx, &p.review_id, &p.final_status, p.notes, None).await?;
     Ok(wire::SessionsResult { sessions: vec![views::session(&session)] })
 }
 

@@ -7,7 +7,6 @@ use parley_protocol::methods as wire;
 
 use super::{Peer, errors};
 use crate::feedback::Page;
-use crate::sessions::Side;
 use crate::usecases::rounds::person::{self, ForReview, NewDraft, Verdict};
 use crate::views;
 
@@ -40,15 +39,9 @@ pub async fn get(peer: &Peer<'_>, p: wire::RoundGetParams) -> Result<wire::Round
 }
 
 pub async fn comment(peer: &Peer<'_>, p: wire::RoundCommentParams) -> Result<wire::RoundCommentResult, ErrorObject> {
-    let side = match p.side.as_deref().map(str::trim) {
-        None | Some("") => Side::New,
-        Some(name) => Side::parse(name).ok_or_else(|| {
-            errors::invalid(format!("side must be \"old\" (the base version, removed lines) or \"new\", not {name:?}"))
-        })?,
-    };
     let new = NewDraft {
         path: p.path.trim().trim_start_matches("./").to_owned(),
-        side,
+        side: p.side,
         start_line: p.start_line,
         end_line: p.end_line.unwrap_or(p.start_line),
         body: p.body,

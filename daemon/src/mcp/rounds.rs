@@ -163,11 +163,8 @@ impl ParleyMcp {
         Parameters(args): Parameters<CompleteArgs>,
     ) -> Result<Json<CompleteResult>, String> {
         let _call = self.context.shutdown.call();
-        let final_status = crate::sessions::FinalStatus::parse(args.final_status.trim()).ok_or_else(|| {
-            format!("final_status must be approved, abandoned or merged, not {:?}", args.final_status)
-        })?;
         let root = self.repo_root().await?;
-        let session = rounds::complete(&self.context, &args.review_id, final_status, args.notes, Some(&root))
+        let session = rounds::complete(&self.context, &args.review_id, &args.final_status, args.notes, Some(&root))
             .await
             .map_err(errors::round)?;
         let done = session.completion.clone().ok_or("internal error: the session was just completed")?;

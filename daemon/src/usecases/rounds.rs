@@ -324,15 +324,19 @@ pub async fn session_id(cx: &Context, given: &str, repository: Option<&Path>) ->
     Ok(super::ids::session(cx, given, repository).await?)
 }
 
-/// Completes a session with its final status; answers once it is durable.
+/// Completes a session with its final status (`approved`, `abandoned` or
+/// `merged`); answers once it is durable.
 /// The audit tree records it when the repository keeps one.
 pub async fn complete(
     cx: &Context,
     id: &str,
-    final_status: FinalStatus,
+    final_status: &str,
     notes: Option<String>,
     repository: Option<&Path>,
 ) -> Result<Session, RoundError> {
+    let final_status = FinalStatus::parse(final_status.trim()).ok_or_else(|| {
+        RoundError::Invalid(format!("final_status must be approved, abandoned or merged, not {final_status:?}"))
+    })?;
     let session = get(cx, id, repository).await?;
     let notes = notes.filter(|n| !n.trim().is_empty());
     let waiting = session.awaiting.as_ref().map(|w| w.round);

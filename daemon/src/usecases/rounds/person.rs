@@ -387,7 +387,8 @@ fn as_shown(round: &Round) -> PersonRound {
 #[derive(Debug, Clone)]
 pub struct NewDraft {
     pub path: String,
-    pub side: Side,
+    /// `old` (the base version, removed lines) or `new` (the default).
+    pub side: Option<String>,
     /// Zero-based, inclusive.
     pub start_line: u32,
     pub end_line: u32,
@@ -402,8 +403,16 @@ pub struct NewDraft {
 
 /// Adds (or replaces) a draft; answers it once it is durable.
 pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, Draft), RoundError> {
+    let side = match new.side.as_deref().map(str::trim) {
+        None | Some("") => Side::New,
+        Some(name) => Side::parse(name).ok_or_else(|| {
+            RoundError::Invalid(format!(
+                "side must be \"old\" (the base version, removed lines) or \"new\", not {name:?}"
+            ))
+        })?,
+    };
     let (session, waiting) = waiting(cx, id).await?;
-    check_place(&waiting, &new)?;
+    check_place(&waiting, &new, side)?;
     if let Some(severity) = new.severity.as_deref()
         && Severity::from_name(severity).is_none()
     {
@@ -438,7 +447,7 @@ pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, 
                 let draft = Draft {
                     id: draft_id,
                     path: new.path,
-                    side: new.side,
+                    side,
                     start_line: new.start_line,
                     end_line: new.end_line,
                     body: match new.body.trim() {
@@ -504,7 +513,7 @@ async fn announce_drafts(cx: &Context, session: &Session) {
 }
 
 /// Refuses a comment on a file, side or lines the round does not have.
-fn check_place(waiting: &PersonRound, new: &NewDraft) -> Result<(), RoundError> {
+fn check_place(waiting: &PersonRound, new: &NewDraft, side: Side) -> Result<(), RoundError> {
     if new.body.trim().is_empty() && new.suggestion.as_deref().is_none_or(|s| s.trim().is_empty()) {
         return Err(RoundError::Invalid("a comment needs a body: say what should change".into()));
     }
@@ -522,18 +531,18 @@ fn check_place(waiting: &PersonRound, new: &NewDraft) -> Result<(), RoundError> 
             if waiting.files.len() > listed.len() { ", …" } else { "" }
         )));
     };
-    let text = match new.side {
+    let text = match side {
         Side::Old => file.before.as_deref(),
         Side::New => file.after.as_deref(),
     };
     let Some(text) = text else {
-        let why = match (new.side, file.status) {
+        let why = match (side, file.status) {
             (Side::Old, FileStatus::Added) => "it is a new file: comment on the new side".to_owned(),
             (Side::New, FileStatus::Deleted) => "the file was deleted: comment on the old side".to_owned(),
             _ if file.binary => "it is a binary file".to_owned(),
             _ => "it is too large to show".to_owned(),
         };
-        return Err(RoundError::Invalid(format!("{} has no {} side to comment on: {why}", file.path, new.side.name())));
+        return Err(RoundError::Invalid(format!("{} has no {} side to comment on: {why}", file.path, side.name())));
     };
     let lines = text.lines().count().max(1) as u32;
     if new.end_line < new.start_line || new.end_line >= lines {
@@ -544,7 +553,7 @@ fn check_place(waiting: &PersonRound, new: &NewDraft) -> Result<(), RoundError> 
         };
         return Err(RoundError::Invalid(format!(
             "{asked} is not in the {} side of {}, which has {lines} lines (1-{lines})",
-            new.side.name(),
+            side.name(),
             file.path
         )));
     }
