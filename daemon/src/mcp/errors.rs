@@ -1,6 +1,10 @@
 //! Each use case's error as the `isError` text agents read: seed 002's JSON
 //! shape (`{"error": …}`) for the feedback tools, a plain sentence saying
-//! what to do for the others. Mapped here once for every tool.
+//! what to do for the others. Mapped here once for every tool: a tool
+//! answers a [`ToolError`], which each use case's error becomes by `From`
+//! (so a tool's `?` does it), and which only this door renders.
+
+use rmcp::model::{ContentBlock, IntoContents};
 
 use crate::feedback::FeedbackError;
 use crate::state::Stopped;
@@ -48,4 +52,52 @@ pub fn present(error: PresentError) -> String {
 
 pub fn stopped(error: Stopped) -> String {
     error.to_string()
+}
+
+/// A tool's failure, as the agent reads it (`isError: true` and this text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError(String);
+
+impl IntoContents for ToolError {
+    fn into_contents(self) -> Vec<ContentBlock> {
+        vec![ContentBlock::text(self.0)]
+    }
+}
+
+/// A sentence a tool wrote itself (a bad argument, say).
+impl From<String> for ToolError {
+    fn from(text: String) -> Self {
+        ToolError(text)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(text: &str) -> Self {
+        ToolError(text.to_owned())
+    }
+}
+
+impl From<RoundError> for ToolError {
+    fn from(error: RoundError) -> Self {
+        ToolError(round(error))
+    }
+}
+
+impl From<PresentError> for ToolError {
+    fn from(error: PresentError) -> Self {
+        ToolError(present(error))
+    }
+}
+
+/// In seed 002's shape; `resolve_feedback`'s "not found" is [`resolve`].
+impl From<FeedbackError> for ToolError {
+    fn from(error: FeedbackError) -> Self {
+        ToolError(feedback(error))
+    }
+}
+
+impl From<Stopped> for ToolError {
+    fn from(error: Stopped) -> Self {
+        ToolError(stopped(error))
+    }
 }

@@ -470,7 +470,7 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<GetFeedbackArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
         let file = match args.file_path.as_deref().filter(|p| !p.trim().is_empty()) {
@@ -478,9 +478,8 @@ impl ParleyMcp {
             None => None,
         };
         let page = args.page()?;
-        let (total, threads) = threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), page)
-            .await
-            .map_err(errors::feedback)?;
+        let (total, threads) =
+            threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), page).await?;
         let next = page.skip.saturating_add(threads.len());
         let next_offset = (next < total).then_some(next);
         let items = threads.into_iter().map(|t| item(t, &scope)).collect();
@@ -496,7 +495,7 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<ResolveFeedbackArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<ResolveResult>, String> {
+    ) -> Result<Json<ResolveResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
         let (thread, already_resolved) =
@@ -511,10 +510,13 @@ impl ParleyMcp {
         title = "Get feedback summary",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn get_feedback_summary(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<SummaryResult>, String> {
+    async fn get_feedback_summary(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<SummaryResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
-        let summary = threads::summary(&self.context, &scope).await.map_err(errors::feedback)?;
+        let summary = threads::summary(&self.context, &scope).await?;
         Ok(Json(self::summary(summary)))
     }
 
@@ -532,16 +534,14 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<ReplyFeedbackArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<ReplyResult>, String> {
+    ) -> Result<Json<ReplyResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         if args.body.trim().is_empty() {
-            return Err(error_text("body is required: write the reply"));
+            return Err(error_text("body is required: write the reply").into());
         }
         let scope = self.scope()?;
         let (thread, comment) =
-            threads::reply(&self.context, &args.thread_id, args.body, author_of(&context), Some(&scope))
-                .await
-                .map_err(errors::feedback)?;
+            threads::reply(&self.context, &args.thread_id, args.body, author_of(&context), Some(&scope)).await?;
         Ok(Json(ReplyResult { replied: true, thread_id: thread.id, comment: self::comment(&comment) }))
     }
 
@@ -559,7 +559,7 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<AddFeedbackArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<AddResult>, String> {
+    ) -> Result<Json<AddResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let scope = self.scope()?;
         let file = file_in_scope(&scope, &args.file_path)?;
@@ -571,7 +571,7 @@ impl ParleyMcp {
             author: author_of(&context),
             scope: scope.clone(),
         };
-        let thread = threads::create_for_agent(&self.context, ask).await.map_err(errors::feedback)?;
+        let thread = threads::create_for_agent(&self.context, ask).await?;
         Ok(Json(added(thread, &scope)))
     }
 }

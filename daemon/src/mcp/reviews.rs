@@ -83,14 +83,14 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<PresentReviewArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<PresentReviewResult>, String> {
+    ) -> Result<Json<PresentReviewResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let presentation =
             Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
         let base = self.base_dir(args.base_uri.as_deref())?;
         let client = context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty());
         let source = crate::reviews::Source::Agent { client };
-        let committed = reviews::present(&self.context, &base, &presentation, source).await.map_err(errors::present)?;
+        let committed = reviews::present(&self.context, &base, &presentation, source).await?;
         Ok(Json(present_result(committed.review, committed.delivered_to)))
     }
 }

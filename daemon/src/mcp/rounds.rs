@@ -39,7 +39,7 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<RequestReviewArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let wait = wait_limit(args.wait_seconds)?;
         let ask = self.review_ask(args, super::author_of(&context))?;
@@ -50,7 +50,7 @@ impl ParleyMcp {
             Err(error) => {
                 drop(progress);
                 finish_forwarding(forwarder).await;
-                return Err(errors::round(error));
+                return Err(error.into());
             }
         };
         let report = |step: &Step| progress(step.progress, step.message.clone());
@@ -63,13 +63,13 @@ impl ParleyMcp {
         finish_forwarding(forwarder).await;
         match waited {
             Some(Ok(outcome)) => finished(outcome),
-            Some(Err(error)) => Err(errors::round(error)),
+            Some(Err(error)) => Err(error.into()),
             // The call was cancelled while it waited. A client that went
             // away leaves the round running; a cancelled call (a person
             // interrupted the agent) stops it.
             None if context.ct.is_cancelled() && !self.agent.hung_up.is_cancelled() => {
                 run.cancel_token().cancel();
-                Err(errors::round(rounds::RoundError::Cancelled(format!(
+                Err(errors::ToolError::from(rounds::RoundError::Cancelled(format!(
                     "round {} of review {} was stopped because the call was cancelled",
                     run.round, run.review_id
                 ))))
@@ -88,13 +88,13 @@ impl ParleyMcp {
         &self,
         Parameters(args): Parameters<AwaitArgs>,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, String> {
+    ) -> Result<CallToolResult, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let wait = wait_limit(args.wait_seconds)?;
         let root = self.repo_root().await?;
         let (progress, forwarder) = progress_sink(&context);
         let report = |step: &Step| progress(step.progress, step.message.clone());
-        let id = &rounds::session_id(&self.context, &args.review_id, Some(&root)).await.map_err(errors::round)?;
+        let id = &rounds::session_id(&self.context, &args.review_id, Some(&root)).await?;
         let asking = match rounds::get(&self.context, id, Some(&root)).await {
             Ok(session) if session.awaiting.is_some() => match rounds::person::run_for(&self.context, &session) {
                 Some(run) => self.ask_in_host(&run, wait, &context).await,
@@ -108,7 +108,7 @@ impl ParleyMcp {
         }
         drop(progress);
         finish_forwarding(forwarder).await;
-        match waited.map_err(errors::round)? {
+        match waited? {
             Waited::Finished(outcome) => finished(*outcome),
             Waited::Pending(run) => pending(&run),
         }
@@ -119,11 +119,14 @@ impl ParleyMcp {
         description = "Stop the running review round of review_id (started by request_review): the reviewer is killed and the round is not stored. The session stays open for another round.",
         annotations(read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
     )]
-    async fn cancel_review(&self, Parameters(args): Parameters<CancelArgs>) -> Result<Json<CancelResult>, String> {
+    async fn cancel_review(
+        &self,
+        Parameters(args): Parameters<CancelArgs>,
+    ) -> Result<Json<CancelResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let root = self.repo_root().await?;
-        let id = &rounds::session_id(&self.context, &args.review_id, Some(&root)).await.map_err(errors::round)?;
-        let round = rounds::cancel(&self.context, id, Some(&root)).await.map_err(errors::round)?;
+        let id = &rounds::session_id(&self.context, &args.review_id, Some(&root)).await?;
+        let round = rounds::cancel(&self.context, id, Some(&root)).await?;
         Ok(Json(CancelResult {
             review_id: id.to_owned(),
             round,
@@ -140,14 +143,14 @@ impl ParleyMcp {
     async fn get_review_history(
         &self,
         Parameters(args): Parameters<HistoryArgs>,
-    ) -> Result<Json<HistoryResult>, String> {
+    ) -> Result<Json<HistoryResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let root = self.repo_root().await?;
         let sessions = match args.review_id.as_deref().map(str::trim).filter(|id| !id.is_empty()) {
-            Some(id) => vec![rounds::get(&self.context, id, Some(&root)).await.map_err(errors::round)?],
+            Some(id) => vec![rounds::get(&self.context, id, Some(&root)).await?],
             None => {
                 let limit = args.limit.unwrap_or(5).max(1) as usize;
-                rounds::list(&self.context, Some(root), limit).await.map_err(errors::round)?
+                rounds::list(&self.context, Some(root), limit).await?
             }
         };
         Ok(Json(HistoryResult { reviews: sessions.iter().map(sessions::view).collect() }))
@@ -161,12 +164,11 @@ impl ParleyMcp {
     async fn mark_review_complete(
         &self,
         Parameters(args): Parameters<CompleteArgs>,
-    ) -> Result<Json<CompleteResult>, String> {
+    ) -> Result<Json<CompleteResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
         let root = self.repo_root().await?;
-        let session = rounds::complete(&self.context, &args.review_id, &args.final_status, args.notes, Some(&root))
-            .await
-            .map_err(errors::round)?;
+        let session =
+            rounds::complete(&self.context, &args.review_id, &args.final_status, args.notes, Some(&root)).await?;
         let done = session.completion.clone().ok_or("internal error: the session was just completed")?;
         Ok(Json(CompleteResult {
             review_id: session.id.clone(),
@@ -327,7 +329,7 @@ async fn finish_forwarding(forwarder: Forwarder) {
     }
 }
 
-fn finished(outcome: rounds::Outcome) -> Result<CallToolResult, String> {
+fn finished(outcome: rounds::Outcome) -> Result<CallToolResult, errors::ToolError> {
     let result = ReviewResult {
         review_id: outcome.session.id.clone(),
         timestamp: outcome.round.at.clone(),
@@ -345,7 +347,7 @@ fn finished(outcome: rounds::Outcome) -> Result<CallToolResult, String> {
     Ok(answer)
 }
 
-fn pending(run: &Arc<Run>) -> Result<CallToolResult, String> {
+fn pending(run: &Arc<Run>) -> Result<CallToolResult, errors::ToolError> {
     let step = run.step();
     let elapsed = run.started.elapsed().as_secs();
     let (id, round) = (&run.review_id, run.round);
