@@ -219,7 +219,7 @@ impl Callable {
 }
 
 /// The methods answered when their work ends, with progress meanwhile
-/// ([`spawn_review`]), while the connection goes on.
+/// (`spawn_review`), while the connection goes on.
 pub const LONG_METHODS: &[Callable] = &[Callable::of::<wire::ReviewRequest>(), Callable::of::<wire::ReviewAwait>()];
 
 hub_methods! {
