@@ -321,7 +321,17 @@ pub async fn get(cx: &Context, id: &str, round: Option<u32>) -> Result<ForReview
     };
     let n = waiting.round;
     let previous = session.rounds.iter().rev().find(|r| r.round < n).map(|r| (r.round, r.files.clone()));
-    // Re-anchored first: the agent has usually changed the files since.
+    // Re-anchored first: the agent has usually changed the files since, and
+    // just now, so the round's files are checked whatever the watcher has
+    // reported yet (an applied suggestion then shows its thread addressed).
+    for file in &waiting.files {
+        let file = session.workspace.join(&file.path);
+        let refreshed =
+            crate::refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, &session.workspace, Some(&file));
+        if let Err(e) = refreshed.await {
+            tracing::debug!("checking {} for round {n} of {}: {e}", file.display(), session.id);
+        }
+    }
     let earlier: Vec<Thread> = threads::list(cx, &session.workspace, None, true)
         .await
         .map_err(|e| RoundError::Store(e.to_string()))?
