@@ -557,3 +557,28 @@ impl RawShim {
         .to_string()
     }
 }
+
+/// A pseudo-terminal without echo, `rows` high when given (0: a size it
+/// does not know; none: no size set): (master, slave). Output still turns
+/// `\n` into `\r\n`, as a terminal does.
+pub fn pty(rows: Option<u16>) -> (std::fs::File, std::os::fd::OwnedFd) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("open a pseudo-terminal");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY,
+        rustix::fs::Mode::empty(),
+    )
+    .expect("open the terminal's slave side");
+    let mut termios = rustix::termios::tcgetattr(&slave).expect("tcgetattr");
+    termios.local_modes.remove(rustix::termios::LocalModes::ECHO);
+    rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &termios).expect("tcsetattr");
+    if let Some(rows) = rows {
+        let size = rustix::termios::Winsize { ws_row: rows, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
+        rustix::termios::tcsetwinsize(&slave, size).expect("set the terminal's size");
+    }
+    (std::fs::File::from(master), slave)
+}

@@ -79,26 +79,6 @@ fn collect(mut from: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
     })
 }
 
-/// A pseudo-terminal without echo: (master, slave). Output still turns `\n`
-/// into `\r\n`, as a terminal does.
-fn pty() -> (File, OwnedFd) {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("open a pseudo-terminal");
-    grantpt(&master).expect("grantpt");
-    unlockpt(&master).expect("unlockpt");
-    let name = ptsname(&master, Vec::new()).expect("ptsname");
-    let slave = rustix::fs::open(
-        name.as_c_str(),
-        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY,
-        rustix::fs::Mode::empty(),
-    )
-    .expect("open the terminal's slave side");
-    let mut termios = rustix::termios::tcgetattr(&slave).expect("tcgetattr");
-    termios.local_modes.remove(rustix::termios::LocalModes::ECHO);
-    rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &termios).expect("tcsetattr");
-    (File::from(master), slave)
-}
-
 /// Starts the shim with stdin and stdout of the given kinds; `input_file` is
 /// the whole input when stdin is a file. Both `Tty` means one terminal for
 /// both, as in a terminal window.
@@ -116,7 +96,7 @@ fn start(
     command.current_dir(repo).stderr(File::create(&stderr).expect("stderr file")).kill_on_drop(true);
 
     let mut terminal = None;
-    let mut tty = || terminal.get_or_insert_with(pty).clone_pair();
+    let mut tty = || terminal.get_or_insert_with(|| parley_tests::pty(None)).clone_pair();
     let (stdin, writer): (Stdio, Writer) = match input {
         In::Pipe => {
             let (r, w) = std::io::pipe().expect("pipe");
@@ -131,7 +111,7 @@ fn start(
             (slave.into(), Writer::Tty(master))
         }
         In::NonBlockingTty => {
-            let (master, slave) = pty();
+            let (master, slave) = parley_tests::pty(None);
             set_nonblocking(&slave);
             (slave.into(), Writer::Tty(master))
         }
@@ -156,7 +136,7 @@ fn start(
             (slave.into(), Reader::Thread(collect(master)))
         }
         Out::NonBlockingTty => {
-            let (master, slave) = pty();
+            let (master, slave) = parley_tests::pty(None);
             set_nonblocking(&slave);
             (slave.into(), Reader::Thread(collect(master)))
         }

@@ -9,9 +9,7 @@
 //! through the pager only when taller than the screen, shows a draft's
 //! severity, and can be read again once the round is answered.
 
-use std::fs::File;
 use std::io::Read;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::mpsc;
@@ -31,28 +29,6 @@ const SHOWN: &str =
 /// The colours `review diff` itself writes.
 const OUR_COLOURS: [&str; 7] = ["\x1b[1m", "\x1b[32m", "\x1b[31m", "\x1b[36m", "\x1b[33m", "\x1b[2m", "\x1b[0m"];
 
-/// A pseudo-terminal without echo, `rows` high (0: a size it does not
-/// know): (master, slave).
-fn pty(rows: u16) -> (File, OwnedFd) {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("open a pseudo-terminal");
-    grantpt(&master).expect("grantpt");
-    unlockpt(&master).expect("unlockpt");
-    let name = ptsname(&master, Vec::new()).expect("ptsname");
-    let slave = rustix::fs::open(
-        name.as_c_str(),
-        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY,
-        rustix::fs::Mode::empty(),
-    )
-    .expect("open the terminal's slave side");
-    let mut termios = rustix::termios::tcgetattr(&slave).expect("tcgetattr");
-    termios.local_modes.remove(rustix::termios::LocalModes::ECHO);
-    rustix::termios::tcsetattr(&slave, rustix::termios::OptionalActions::Now, &termios).expect("tcsetattr");
-    let size = rustix::termios::Winsize { ws_row: rows, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0 };
-    rustix::termios::tcsetwinsize(&slave, size).expect("set the terminal's size");
-    (File::from(master), slave)
-}
-
 /// A `parley` command whose stdout is a terminal; what it printed arrives,
 /// chunk by chunk, on the receiver.
 struct OnTerminal {
@@ -63,7 +39,7 @@ struct OnTerminal {
 
 impl OnTerminal {
     fn start(sandbox: &Sandbox, cwd: &Path, args: &[&str], env: &[(&str, &str)], rows: u16) -> OnTerminal {
-        let (mut master, slave) = pty(rows);
+        let (mut master, slave) = parley_tests::pty(Some(rows));
         let mut command = sandbox.command("parley");
         command.args(args).current_dir(cwd).stdin(Stdio::null()).stdout(slave).stderr(Stdio::inherit());
         command.env_remove("NO_COLOR").env_remove("PAGER").env_remove("PARLEY_PAGER").env_remove("LESS");
