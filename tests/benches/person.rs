@@ -44,12 +44,23 @@ fn structured(answer: &Value) -> &Value {
     &answer["result"]["structuredContent"]
 }
 
-/// Asks for a human review in a new session; its id.
+/// Asks for a human review in a new session, and waits until the round
+/// reaches the person (the call answers at once, the round once its diff is
+/// captured); its id.
 fn ask(agent: &mut LineChild) -> String {
     let args = json!({ "summary": "bench", "reviewer": "human", "wait_seconds": 0 });
     let pending = agent.call_value(&Call::new("request_review", args));
     assert_eq!(structured(&pending)["status"], json!("pending"), "{pending}");
-    structured(&pending)["review_id"].as_str().expect("an id").to_owned()
+    let id = structured(&pending)["review_id"].as_str().expect("an id").to_owned();
+    let mut step = structured(&pending)["step"].clone();
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while !step.as_str().is_some_and(|s| s.starts_with("waiting for")) {
+        assert!(std::time::Instant::now() < deadline, "round of review {id} never reached the person: {step}");
+        std::thread::sleep(Duration::from_millis(5));
+        let args = json!({ "review_id": id, "wait_seconds": 0 });
+        step = structured(&agent.call_value(&Call::new("await_review", args)))["step"].clone();
+    }
+    id
 }
 
 fn main() {
