@@ -549,6 +549,15 @@ impl RawShim {
         status.expect("wait for shim").code()
     }
 
+    /// Says `initialize` (id 1) and `notifications/initialized`, checking
+    /// the daemon answered the first.
+    pub async fn handshake(&mut self) {
+        self.send(&RawShim::initialize(1)).await;
+        let answer = self.recv().await;
+        assert!(answer["id"] == json!(1) && answer["result"]["serverInfo"].is_object(), "{answer}");
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    }
+
     /// The MCP `initialize` request a legacy host sends first.
     pub fn initialize(id: u64) -> String {
         json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {

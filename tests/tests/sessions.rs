@@ -450,9 +450,7 @@ async fn progress_is_reported_and_cancelling_kills_the_reviewer() {
     let repo = project(&sandbox, "slow", "timeout_secs = 120\n");
     let _daemon = sandbox.start_daemon();
     let mut shim = RawShim::start(&sandbox, &repo, &[]);
-    shim.send(&RawShim::initialize(1)).await;
-    shim.recv().await;
-    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    shim.handshake().await;
     shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_review","arguments":{"summary":"slow one"},"_meta":{"progressToken":"p1"}}}"#).await;
     // Progress up to the reviewer step, then cancel.
     loop {
@@ -646,9 +644,7 @@ async fn a_client_that_goes_away_leaves_its_round_running() {
     let repo = project(&sandbox, "after:3", "");
     let _daemon = sandbox.start_daemon();
     let mut shim = RawShim::start(&sandbox, &repo, &[]);
-    shim.send(&RawShim::initialize(1)).await;
-    shim.recv().await;
-    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    shim.handshake().await;
     shim.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_review","arguments":{"summary":"left behind"}}}"#).await;
     reviewer_started(&repo).await;
     // The host dies while the call waits.
