@@ -41,7 +41,6 @@ use tokio::io::BufReader;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::sync::CancellationToken;
 
-use crate::reviews::Presentation;
 use crate::state::ClientFacts;
 use crate::usecases::Context;
 use crate::workspace;
@@ -354,11 +353,13 @@ pub fn check_tool_arguments(tool: &str, arguments: Option<rmcp::model::JsonObjec
     }
     let arguments = arguments.unwrap_or_default();
     Some(match tool {
-        "present_review" => decode::<reviews::PresentReviewArgs>(arguments).and_then(|args| {
-            Presentation::new(args.content, args.mode.as_deref(), args.section).map(drop).map_err(|e| e.to_string())
-        }),
+        "present_review" => decode::<reviews::PresentReviewArgs>(arguments)
+            .and_then(|mut args| args.presentation().map(drop).map_err(errors::present)),
         "get_selection" | "get_feedback_summary" => decode::<NoArgs>(arguments).map(drop),
-        "get_feedback" => decode::<feedback::GetFeedbackArgs>(arguments).and_then(|args| args.page().map(drop)),
+        "get_feedback" => decode::<feedback::GetFeedbackArgs>(arguments).and_then(|args| {
+            let (offset, limit) = args.page();
+            crate::usecases::feedback::agent_page(offset, limit).map(drop).map_err(errors::feedback)
+        }),
         "resolve_feedback" => decode::<feedback::ResolveFeedbackArgs>(arguments).map(drop),
         "reply_feedback" => decode::<feedback::ReplyFeedbackArgs>(arguments).map(drop),
         "add_feedback" => decode::<feedback::AddFeedbackArgs>(arguments).and_then(|args| {

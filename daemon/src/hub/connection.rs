@@ -19,12 +19,11 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Peer, errors, person_rounds};
-use crate::feedback::Page;
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
 use crate::usecases::{backup, feedback, reviews, rounds};
-use crate::{limits, views, workspace};
+use crate::{views, workspace};
 
 /// A client that cannot take a line within this long is dropped.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -402,33 +401,14 @@ async fn shutdown(peer: &Peer<'_>, p: wire::ShutdownParams) -> Result<wire::Shut
 }
 
 async fn feedback_list(peer: &Peer<'_>, p: wire::FeedbackListParams) -> Result<wire::FeedbackListResult, ErrorObject> {
-    let mut threads = Vec::new();
-    let mut total = 0;
-    // The page runs on across the folders, one listing after the other,
-    // within one byte budget: once it is spent, the folders after are only
-    // counted.
-    let (mut skip, mut room, mut used) = (p.offset, p.limit, 0usize);
-    for scope in scopes(p.workspace.as_deref(), peer)? {
-        let file = p.path.as_ref().map(|f| workspace::real(f, &scope));
-        if file.as_ref().is_some_and(|f| !workspace::holds(&scope, f)) {
-            continue;
-        }
-        let mut page = Page::bounded(skip, room);
-        page.bytes = Some(limits::PAGE_BYTES.saturating_sub(used));
-        let (held, found) = feedback::list_page(peer.cx, &scope, file, p.include_resolved, page).await?;
-        total += held;
-        let offered = room.unwrap_or(usize::MAX).min(held.saturating_sub(skip));
-        skip = skip.saturating_sub(held);
-        room = match found.len() < offered {
-            // Cut short by the byte budget: the page ends here.
-            true => Some(0),
-            false => room.map(|room| room - found.len()),
-        };
-        used += found.iter().map(crate::feedback::listed_bytes).sum::<usize>();
-        threads.extend(found.iter().map(|t| views::thread(t, peer.facts.encoding)));
-    }
-    let next = p.offset.saturating_add(threads.len());
-    Ok(wire::FeedbackListResult { threads, total, next_offset: (next < total).then_some(next) })
+    let folders = scopes(p.workspace.as_deref(), peer)?;
+    let listing =
+        feedback::list_across(peer.cx, &folders, p.path.as_deref(), p.include_resolved, p.offset, p.limit).await?;
+    Ok(wire::FeedbackListResult {
+        threads: listing.threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect(),
+        total: listing.total,
+        next_offset: listing.next_offset,
+    })
 }
 
 async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Result<wire::ThreadResult, ErrorObject> {

@@ -68,6 +68,7 @@ impl From<PresentError> for ErrorObject {
             PresentError::Store(_) => code::STORE_FAILED,
             PresentError::Internal(_) => code::INTERNAL_ERROR,
             PresentError::NotFound(_) => code::NOT_FOUND,
+            PresentError::Invalid(_) => code::INVALID_PARAMS,
         };
         ErrorObject::new(code, error.to_string())
     }

@@ -6,7 +6,6 @@ use parley_protocol::jsonrpc::ErrorObject;
 use parley_protocol::methods as wire;
 
 use super::{Peer, errors};
-use crate::feedback::Page;
 use crate::usecases::rounds::person::{self, ForReview, NewDraft, Verdict};
 use crate::views;
 
@@ -18,18 +17,15 @@ pub async fn inbox(peer: &Peer<'_>, p: wire::InboxParams) -> Result<wire::InboxR
         Some(folder) => Some(crate::workspace::real(folder, std::path::Path::new("/"))),
         None => None,
     };
-    let found = person::inbox(peer.cx, folder.as_deref()).await?;
-    let total = found.threads.len();
-    let page = Page::bounded(p.offset, None).take(&found.threads);
-    let next = p.offset.saturating_add(page.len());
+    let found = person::inbox(peer.cx, folder.as_deref(), p.offset).await?;
     Ok(wire::InboxResult {
         rounds: found
             .rounds
             .iter()
             .filter_map(|s| s.awaiting.as_deref().map(|waiting| views::waiting_round(s, waiting)))
             .collect(),
-        threads: page.into_iter().map(|t| views::thread(t, peer.facts.encoding)).collect(),
-        next_offset: (next < total).then_some(next),
+        threads: found.threads.iter().map(|t| views::thread(t, peer.facts.encoding)).collect(),
+        next_offset: found.next_offset,
     })
 }
 

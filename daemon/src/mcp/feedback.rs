@@ -37,28 +37,10 @@ pub struct GetFeedbackArgs {
     pub limit: Option<u64>,
 }
 
-/// How many threads `get_feedback` answers when not told, and at most: a
-/// large workspace's feedback (100,000 threads, 100 MB) would fit no
-/// message and no agent's context. 100 threads are about 50 KB of JSON,
-/// about 13,000 tokens: under Claude Code's default limit on a tool's
-/// output (25,000 tokens).
-pub const FEEDBACK_PAGE: usize = 100;
-pub const FEEDBACK_PAGE_MAX: usize = 1000;
-
 impl GetFeedbackArgs {
-    /// The page asked for, or (as agents read errors) what a page may be.
-    pub fn page(&self) -> Result<crate::feedback::Page, String> {
-        let limit = match self.limit {
-            None => FEEDBACK_PAGE,
-            Some(limit) if (1..=FEEDBACK_PAGE_MAX as u64).contains(&limit) => limit as usize,
-            Some(other) => {
-                return Err(error_text(&format!("limit must be from 1 to {FEEDBACK_PAGE_MAX}, not {other}")));
-            }
-        };
-        let skip = usize::try_from(self.offset.unwrap_or(0)).unwrap_or(usize::MAX);
-        // Half the hub's budget: the result carries the threads twice, as
-        // structure and as text.
-        Ok(crate::feedback::Page { skip, limit: Some(limit), bytes: Some(crate::limits::PAGE_BYTES / 2) })
+    /// The page asked for, as the use case reads it.
+    pub fn page(&self) -> (Option<u64>, Option<u64>) {
+        (self.offset, self.limit)
     }
 }
 
@@ -477,13 +459,11 @@ impl ParleyMcp {
             Some(path) => Some(file_in_scope(&scope, path)?),
             None => None,
         };
-        let page = args.page()?;
-        let (total, threads) =
-            threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), page).await?;
-        let next = page.skip.saturating_add(threads.len());
-        let next_offset = (next < total).then_some(next);
-        let items = threads.into_iter().map(|t| item(t, &scope)).collect();
-        Ok(list_result(FeedbackList { threads: items, total, next_offset }, page.skip))
+        let listing =
+            threads::list_page_for_agent(&self.context, &scope, file, &author_of(&context), args.page()).await?;
+        let items = listing.threads.into_iter().map(|t| item(t, &scope)).collect();
+        let list = FeedbackList { threads: items, total: listing.total, next_offset: listing.next_offset };
+        Ok(list_result(list, listing.offset))
     }
 
     #[tool(

@@ -34,6 +34,13 @@ pub struct PresentReviewArgs {
     pub section: Option<String>,
 }
 
+impl PresentReviewArgs {
+    /// What the agent asks to show, as the use case reads it.
+    pub fn presentation(&mut self) -> Result<Presentation, reviews::PresentError> {
+        reviews::presentation(self.content.take(), self.mode.as_deref(), self.section.take())
+    }
+}
+
 /// What `present_review` reports back.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct PresentReviewResult {
@@ -81,12 +88,11 @@ impl ParleyMcp {
     )]
     async fn present_review(
         &self,
-        Parameters(args): Parameters<PresentReviewArgs>,
+        Parameters(mut args): Parameters<PresentReviewArgs>,
         context: RequestContext<RoleServer>,
     ) -> Result<Json<PresentReviewResult>, errors::ToolError> {
         let _call = self.context.shutdown.call();
-        let presentation =
-            Presentation::new(args.content, args.mode.as_deref(), args.section).map_err(|e| e.to_string())?;
+        let presentation = args.presentation()?;
         let base = self.base_dir(args.base_uri.as_deref())?;
         let client = context.client_info().map(|info| info.name).filter(|name| !name.trim().is_empty());
         let source = crate::reviews::Source::Agent { client };

@@ -64,6 +64,85 @@ pub async fn list_page(
     Ok((total, threads))
 }
 
+/// How many threads an agent's listing (`get_feedback`) answers when not
+/// told, and at most: a large workspace's feedback (100,000 threads, 100 MB)
+/// would fit no message and no agent's context. 100 threads are about 50 KB
+/// of JSON, about 13,000 tokens: under Claude Code's default limit on a
+/// tool's output (25,000 tokens).
+pub const AGENT_PAGE: usize = 100;
+pub const AGENT_PAGE_MAX: usize = 1000;
+
+/// The page of an agent's listing asked by `offset` (the `nextOffset` a
+/// previous call gave) and `limit`, or what a page may be.
+pub fn agent_page(offset: Option<u64>, limit: Option<u64>) -> Result<Page, FeedbackError> {
+    let limit = match limit {
+        None => AGENT_PAGE,
+        Some(limit) if (1..=AGENT_PAGE_MAX as u64).contains(&limit) => limit as usize,
+        Some(other) => {
+            return Err(FeedbackError::Invalid(format!("limit must be from 1 to {AGENT_PAGE_MAX}, not {other}")));
+        }
+    };
+    let skip = usize::try_from(offset.unwrap_or(0)).unwrap_or(usize::MAX);
+    // Half the hub's budget: a tool's result carries the threads twice, as
+    // structure and as text.
+    Ok(Page { skip, limit: Some(limit), bytes: Some(limits::PAGE_BYTES / 2) })
+}
+
+/// One page of a listing: where it starts, its threads, how many the whole
+/// listing holds, and where the next page starts when there is one.
+#[derive(Debug, Default)]
+pub struct Listing {
+    pub offset: usize,
+    pub threads: Vec<Thread>,
+    pub total: usize,
+    pub next_offset: Option<usize>,
+}
+
+impl Listing {
+    fn of(skip: usize, total: usize, threads: Vec<Thread>) -> Listing {
+        let next = skip.saturating_add(threads.len());
+        Listing { offset: skip, threads, total, next_offset: (next < total).then_some(next) }
+    }
+}
+
+/// One listing over several folders, one after the other (an editor's
+/// workspaces), paged as one: `limit` threads after `offset`, within
+/// [`limits::PAGE_BYTES`]; once the byte budget is spent, the folders after
+/// are only counted. `file`, when given, lists only that file, in the
+/// folders that hold it.
+pub async fn list_across(
+    cx: &Context,
+    folders: &[PathBuf],
+    file: Option<&Path>,
+    include_resolved: bool,
+    offset: usize,
+    limit: Option<usize>,
+) -> Result<Listing, FeedbackError> {
+    let mut threads = Vec::new();
+    let mut total = 0;
+    let (mut skip, mut room, mut used) = (offset, limit, 0usize);
+    for scope in folders {
+        let file = file.map(|f| workspace::real(f, scope));
+        if file.as_ref().is_some_and(|f| !workspace::holds(scope, f)) {
+            continue;
+        }
+        let mut page = Page::bounded(skip, room);
+        page.bytes = Some(limits::PAGE_BYTES.saturating_sub(used));
+        let (held, found) = list_page(cx, scope, file, include_resolved, page).await?;
+        total += held;
+        let offered = room.unwrap_or(usize::MAX).min(held.saturating_sub(skip));
+        skip = skip.saturating_sub(held);
+        room = match found.len() < offered {
+            // Cut short by the byte budget: the page ends here.
+            true => Some(0),
+            false => room.map(|room| room - found.len()),
+        };
+        used += found.iter().map(feedback::listed_bytes).sum::<usize>();
+        threads.extend(found);
+    }
+    Ok(Listing::of(offset, total, threads))
+}
+
 /// Threads an agent reads (`get_feedback`, the feedback resource), as
 /// [`list`] gives them, recorded as seen by `agent`.
 pub async fn list_for_agent(
@@ -72,21 +151,24 @@ pub async fn list_for_agent(
     file: Option<PathBuf>,
     agent: &str,
 ) -> Result<Vec<Thread>, FeedbackError> {
-    Ok(list_page_for_agent(cx, scope, file, agent, Page::ALL).await?.1)
+    let (_, mut threads) = list_page(cx, scope, file, false, Page::ALL).await?;
+    mark_seen(cx, &mut threads, agent).await;
+    Ok(threads)
 }
 
-/// One page of [`list_for_agent`] (only its threads become seen), and how
-/// many threads the whole listing holds.
+/// The page of [`list_for_agent`] asked by `offset` and `limit` (see
+/// [`agent_page`]); only its threads become seen.
 pub async fn list_page_for_agent(
     cx: &Context,
     scope: &Path,
     file: Option<PathBuf>,
     agent: &str,
-    page: Page,
-) -> Result<(usize, Vec<Thread>), FeedbackError> {
+    (offset, limit): (Option<u64>, Option<u64>),
+) -> Result<Listing, FeedbackError> {
+    let page = agent_page(offset, limit)?;
     let (total, mut threads) = list_page(cx, scope, file, false, page).await?;
     mark_seen(cx, &mut threads, agent).await;
-    Ok((total, threads))
+    Ok(Listing::of(page.skip, total, threads))
 }
 
 /// Records that `agent` has read `threads` (a listing, or the threads a

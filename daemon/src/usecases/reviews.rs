@@ -23,6 +23,10 @@ pub enum PresentError {
     /// A read named something that is not there; the text says what is.
     #[error("{0}")]
     NotFound(String),
+    /// What was asked to be shown is not a presentation (no content, an
+    /// unknown mode, a section missing).
+    #[error(transparent)]
+    Invalid(#[from] reviews::PresentError),
 }
 
 impl From<Stopped> for PresentError {
@@ -34,6 +38,16 @@ impl From<Stopped> for PresentError {
 /// How often a presentation is retried when another agent changed the same
 /// review at the same moment.
 const COMMIT_ATTEMPTS: usize = 16;
+
+/// Reads what an agent asks to show (`present_review`'s `content`, `mode`
+/// and `section`), in the order seed 000 reports what is wrong with it.
+pub fn presentation(
+    content: Option<String>,
+    mode: Option<&str>,
+    section: Option<String>,
+) -> Result<Presentation, PresentError> {
+    Ok(Presentation::new(content, mode, section)?)
+}
 
 /// Presents `presentation` for the folder `base` as a new revision made by
 /// `source`; answers once it is durable.

@@ -275,23 +275,29 @@ pub async fn watched(cx: &Context, root: &Path) -> bool {
     }
 }
 
-/// What the inbox holds.
+/// What the inbox holds: every waiting round, and one page of the threads.
 #[derive(Debug, Default)]
 pub struct Inbox {
     pub rounds: Vec<Session>,
     pub threads: Vec<Thread>,
+    /// Where the next page of threads starts, when there is one.
+    pub next_offset: Option<usize>,
 }
 
 /// The rounds waiting on a person and the open threads whose last word is
-/// not the person's, for the repositories in (or holding) `folder`, or all.
-pub async fn inbox(cx: &Context, folder: Option<&Path>) -> Result<Inbox, RoundError> {
+/// not the person's, for the repositories in (or holding) `folder`, or all;
+/// the threads from the `offset`th on, within [`crate::limits::PAGE_BYTES`].
+pub async fn inbox(cx: &Context, folder: Option<&Path>, offset: usize) -> Result<Inbox, RoundError> {
     let concerned =
         |root: &Path| folder.is_none_or(|f| crate::workspace::holds(f, root) || crate::workspace::holds(root, f));
     let rounds: Vec<Session> =
         cx.state.awaiting_person().await?.into_iter().filter(|s| concerned(&s.workspace)).collect();
     let waiting: Vec<Thread> =
         cx.state.threads_waiting_on(person()).await?.into_iter().filter(|t| concerned(&t.workspace)).collect();
-    Ok(Inbox { rounds, threads: waiting })
+    let total = waiting.len();
+    let threads = crate::feedback::Page::bounded(offset, None).take(waiting);
+    let next = offset.saturating_add(threads.len());
+    Ok(Inbox { rounds, threads, next_offset: (next < total).then_some(next) })
 }
 
 /// A waiting round as a person reviews it: its files, the version of each
