@@ -3,13 +3,15 @@
 //! (`tests/clients/py_tasks.py`): a round longer than the SDK's own request
 //! timeout comes back through the task; the same SDK without the extension
 //! gets today's `pending`; cancelling a task; a daemon restart while a task
-//! waits for a person.
+//! waits for a person. And a raw host on the `initialize` wire that declares
+//! the extension there (the SDK claims task results on 2026-07-28 only).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use parley_tests::{Sandbox, bin, git, repo_root, test_dep};
+use parley_tests::{RawShim, Sandbox, bin, git, repo_root, test_dep};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A repository with one commit and an uncommitted change, reviewed by the
@@ -138,4 +140,88 @@ async fn next_line(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildS
     said.push_str(&line);
     said.push('\n');
     line
+}
+
+/// The next answer to request `id`, passing over notifications.
+async fn answer_to(shim: &mut RawShim, id: u64) -> Value {
+    loop {
+        let line = shim.recv().await;
+        if line["id"] == json!(id) {
+            return line;
+        }
+    }
+}
+
+/// A host on the `initialize` wire (as Claude Code opens stdio servers by
+/// default) that declares the extension at `initialize` gets tasks too.
+#[tokio::test]
+async fn a_host_on_the_initialize_wire_that_declares_tasks_polls_its_round_to_the_end() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "after:3");
+    let _daemon = sandbox.start_daemon();
+    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+    shim.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            "clientInfo": {"name": "tasks-host", "version": "1"}}})
+        .to_string(),
+    )
+    .await;
+    let initialized = answer_to(&mut shim, 1).await;
+    assert_eq!(
+        initialized["result"]["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({}),
+        "Parley declares the extension: {initialized}"
+    );
+    shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "request_review", "arguments": {"summary": "Polled to the end", "wait_seconds": 1}}});
+    shim.send(&call.to_string()).await;
+    let created = answer_to(&mut shim, 2).await["result"].clone();
+    assert_eq!(
+        (created["resultType"].as_str(), created["status"].as_str()),
+        (Some("task"), Some("working")),
+        "{created}"
+    );
+    let task_id = created["taskId"].as_str().expect("a task id").to_owned();
+    let interval = Duration::from_millis(created["pollIntervalMs"].as_u64().expect("a poll interval"));
+
+    // Polled as a host does, past the call's own wait_seconds: the task ends with the round.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut id = 10;
+    let ended = loop {
+        id += 1;
+        let get = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": task_id}});
+        shim.send(&get.to_string()).await;
+        let task = answer_to(&mut shim, id).await["result"].clone();
+        if task["status"] != "working" {
+            break task;
+        }
+        assert!(std::time::Instant::now() < deadline, "the task never ended: {task}");
+        tokio::time::sleep(interval).await;
+    };
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["result"]["isError"], false, "{ended}");
+    assert_eq!(ended["result"]["structuredContent"]["verdict"], "lgtm_with_suggestions", "{ended}");
+    assert!(id > 11, "the round outlasted the first poll");
+
+    // Other tools answer as ever; task methods refuse what they cannot do.
+    shim.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_review_history","arguments":{}}}"#,
+    )
+    .await;
+    let history = answer_to(&mut shim, 3).await["result"].clone();
+    assert!(history.get("resultType").is_none_or(|kind| kind == "complete"), "{history}");
+    assert_eq!(history["structuredContent"]["reviews"][0]["rounds"][0]["round"], 1, "{history}");
+    shim.send(r#"{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"someone-elses"}}"#).await;
+    let unknown = answer_to(&mut shim, 4).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert!(unknown["error"]["message"].as_str().is_some_and(|m| m.contains("not started by Parley")), "{unknown}");
+    let update = json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/update",
+        "params": {"taskId": task_id, "inputResponses": {}}});
+    shim.send(&update.to_string()).await;
+    let refused = answer_to(&mut shim, 5).await;
+    assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("asks for no input")), "{refused}");
 }
