@@ -210,9 +210,9 @@ impl ServerHandler for ParleyMcp {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        Ok(GetTaskResult::new(self.tasks.get(&request.task_id)?))
+        Ok(GetTaskResult::new(self.task_state(&request.task_id, &context).await?))
     }
 
     async fn update_task(

@@ -4,7 +4,9 @@
 //! timeout comes back through the task; the same SDK without the extension
 //! gets today's `pending`; cancelling a task; a daemon restart while a task
 //! waits for a person. And a raw host on the `initialize` wire that declares
-//! the extension there (the SDK claims task results on 2026-07-28 only).
+//! the extension there (the SDK claims task results on 2026-07-28 only),
+//! whose tasks outlive a restart as their rounds do: one whose round ended
+//! meanwhile ends with its review, one whose round was lost fails saying so.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -93,7 +95,7 @@ async fn cancelling_a_request_task_stops_its_round_and_an_await_task_only_its_wa
 }
 
 #[tokio::test]
-async fn after_a_daemon_restart_a_waiting_task_says_to_await_its_review() {
+async fn a_task_waiting_for_a_person_goes_on_across_a_daemon_restart() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox, "good");
     let mut daemon = sandbox.start_daemon();
@@ -119,10 +121,10 @@ async fn after_a_daemon_restart_a_waiting_task_says_to_await_its_review() {
     stdin.write_all(b"go\n").await.expect("tell the scenario");
     loop {
         let line = next_line(&mut lines, &mut said).await;
-        if line.starts_with("awaiting ") {
+        if line.starts_with("resumed ") {
             break;
         }
-        assert!(!line.is_empty() && !line.starts_with("FAIL"), "the lost task was not told:\n{said}");
+        assert!(!line.is_empty() && !line.starts_with("FAIL"), "the task did not go on:\n{said}");
     }
     let (code, out, err) = sandbox.cli(&["review", "submit", &id, "--approve"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -152,14 +154,10 @@ async fn answer_to(shim: &mut RawShim, id: u64) -> Value {
     }
 }
 
-/// A host on the `initialize` wire (as Claude Code opens stdio servers by
-/// default) that declares the extension at `initialize` gets tasks too.
-#[tokio::test]
-async fn a_host_on_the_initialize_wire_that_declares_tasks_polls_its_round_to_the_end() {
-    let sandbox = Sandbox::new();
-    let repo = project(&sandbox, "after:3");
-    let _daemon = sandbox.start_daemon();
-    let mut shim = RawShim::start(&sandbox, &repo, &[]);
+/// A raw host on the `initialize` wire (as Claude Code opens stdio servers
+/// by default) that declares the tasks extension at `initialize`.
+async fn tasks_host(sandbox: &Sandbox, repo: &Path) -> RawShim {
+    let mut shim = RawShim::start(sandbox, repo, &[]);
     shim.send(
         &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25",
@@ -175,16 +173,37 @@ async fn a_host_on_the_initialize_wire_that_declares_tasks_polls_its_round_to_th
         "Parley declares the extension: {initialized}"
     );
     shim.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    shim
+}
 
-    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "request_review", "arguments": {"summary": "Polled to the end", "wait_seconds": 1}}});
+/// Calls `request_review` as request `id`; the task it answered with.
+async fn request_task(shim: &mut RawShim, id: u64, summary: &str) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "request_review", "arguments": {"summary": summary, "wait_seconds": 1}}});
     shim.send(&call.to_string()).await;
-    let created = answer_to(&mut shim, 2).await["result"].clone();
+    let created = answer_to(shim, id).await["result"].clone();
     assert_eq!(
         (created["resultType"].as_str(), created["status"].as_str()),
         (Some("task"), Some("working")),
         "{created}"
     );
+    created
+}
+
+/// `tasks/get` as request `id`.
+async fn task_state(shim: &mut RawShim, id: u64, task_id: &str) -> Value {
+    let get = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": task_id}});
+    shim.send(&get.to_string()).await;
+    answer_to(shim, id).await["result"].clone()
+}
+
+#[tokio::test]
+async fn a_host_on_the_initialize_wire_that_declares_tasks_polls_its_round_to_the_end() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "after:3");
+    let _daemon = sandbox.start_daemon();
+    let mut shim = tasks_host(&sandbox, &repo).await;
+    let created = request_task(&mut shim, 2, "Polled to the end").await;
     let task_id = created["taskId"].as_str().expect("a task id").to_owned();
     let interval = Duration::from_millis(created["pollIntervalMs"].as_u64().expect("a poll interval"));
 
@@ -193,9 +212,7 @@ async fn a_host_on_the_initialize_wire_that_declares_tasks_polls_its_round_to_th
     let mut id = 10;
     let ended = loop {
         id += 1;
-        let get = json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": task_id}});
-        shim.send(&get.to_string()).await;
-        let task = answer_to(&mut shim, id).await["result"].clone();
+        let task = task_state(&mut shim, id, &task_id).await;
         if task["status"] != "working" {
             break task;
         }
@@ -224,4 +241,49 @@ async fn a_host_on_the_initialize_wire_that_declares_tasks_polls_its_round_to_th
     shim.send(&update.to_string()).await;
     let refused = answer_to(&mut shim, 5).await;
     assert!(refused["error"]["message"].as_str().is_some_and(|m| m.contains("asks for no input")), "{refused}");
+}
+
+#[tokio::test]
+async fn a_task_whose_round_ended_while_parley_restarted_ends_with_its_review() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "good");
+    let mut daemon = sandbox.start_daemon();
+    let mut shim = tasks_host(&sandbox, &repo).await;
+    let created = request_task(&mut shim, 2, "Ended meanwhile").await;
+    let task_id = created["taskId"].as_str().expect("a task id").to_owned();
+    let review_id = task_id.split(':').nth(1).expect("the id names its review").to_owned();
+    // The round is stored before the restart, and the host has not polled since.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while sandbox.cli(&["sessions", "show", &review_id, "--round", "1", "--json"]).0 != 0 {
+        assert!(std::time::Instant::now() < deadline, "round 1 of {review_id} was never stored");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    daemon.terminate();
+    let _daemon = sandbox.start_daemon();
+    let ended = task_state(&mut shim, 3, &task_id).await;
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["result"]["structuredContent"]["review_id"], json!(review_id), "{ended}");
+    assert_eq!(ended["result"]["structuredContent"]["verdict"], "lgtm_with_suggestions", "{ended}");
+}
+
+#[tokio::test]
+async fn a_task_whose_round_was_lost_in_a_restart_fails_saying_to_ask_again() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox, "slow");
+    let mut daemon = sandbox.start_daemon();
+    let mut shim = tasks_host(&sandbox, &repo).await;
+    let created = request_task(&mut shim, 2, "Lost in a restart").await;
+    let task_id = created["taskId"].as_str().expect("a task id").to_owned();
+    let pid = repo.join(".fake-reviewer/pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !pid.exists() {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    daemon.terminate();
+    let _daemon = sandbox.start_daemon();
+    let lost = task_state(&mut shim, 3, &task_id).await;
+    assert_eq!(lost["status"], "failed", "never a task that polls forever: {lost}");
+    let message = lost["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("was lost") && message.contains("request_review"), "{lost}");
 }

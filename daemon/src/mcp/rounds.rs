@@ -13,8 +13,8 @@ use std::time::Duration;
 use rmcp::handler::server::tool::parse_json_object;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult, IntoContents,
-    ProgressNotificationParam,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult, DetailedTask,
+    IntoContents, ProgressNotificationParam,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_router};
@@ -27,7 +27,7 @@ use super::sessions::{
     self, AwaitArgs, CancelArgs, CancelResult, CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, PendingReview,
     RequestReviewArgs, ReviewResult,
 };
-use super::tasks::OnCancel;
+use super::tasks::{self, Named, OnCancel, Reporter, Tool};
 use crate::usecases::rounds::{self, Run, Step, Waited};
 
 /// How long a call waits for a round when the agent does not say.
@@ -341,10 +341,7 @@ impl ParleyMcp {
             }
         };
         match started {
-            Ok(run) => {
-                let round = run.cancel_token().clone();
-                self.wait_as_task(run, OnCancel::StopRound(round), context)
-            }
+            Ok(run) => self.wait_as_task(run, Tool::RequestReview, context),
             Err(error) => CallToolResult::error(error.into_contents()).into(),
         }
     }
@@ -362,44 +359,100 @@ impl ParleyMcp {
             )
         };
         match now.await {
-            Ok(Waited::Pending(run)) => self.wait_as_task(run, OnCancel::WaitOnly, context),
+            Ok(Waited::Pending(run)) => self.wait_as_task(run, Tool::AwaitReview, context),
             Ok(Waited::Finished(outcome)) => answer(finished(*outcome)).into(),
             Err(error) => CallToolResult::error(error.into_contents()).into(),
         }
     }
 
-    /// A task waiting for `run` to end, with no time limit; while it waits
-    /// on a person, the host's user may be asked for the verdict as in a
-    /// call. When this connection runs too many tasks already, the round is
-    /// answered `pending` at once, as a call's wait that ended.
-    fn wait_as_task(
-        &self,
-        run: Arc<Run>,
-        on_cancel: OnCancel,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    /// A task of `tool` waiting for `run` to end, with no time limit. When
+    /// this connection runs too many tasks already, the round is answered
+    /// `pending` at once, as a call's wait that ended.
+    fn wait_as_task(&self, run: Arc<Run>, tool: Tool, context: &RequestContext<RoleServer>) -> CallToolResponse {
+        let named = Named { review_id: &run.review_id, round: run.round, tool };
         let (server, context, waited) = (self.clone(), context.clone(), run.clone());
-        let spawned = self.tasks.spawn(&run.review_id, run.round, &run.step().message, on_cancel, move |reporter| {
-            async move {
-                let run = waited;
-                let report = |step: &Step| reporter.say(&step.message);
-                let never = CancellationToken::new();
-                // The question is stopped when the wait ends, and when the
-                // task is dropped mid-wait too: the guard is held from the start.
-                let asking = async { server.ask_in_host(&run, TASK_ASK_LIMIT, &context).await.map(AbortOnDrop) };
-                let (_asking, waited) = tokio::join!(asking, run.wait(None, &never, &report));
-                answer(match waited {
-                    Some(Ok(outcome)) => finished(outcome),
-                    Some(Err(error)) => Err(error.into()),
-                    None => pending(&run),
-                })
-            }
-        });
-        match spawned {
+        let waiting = move |reporter| wait_for(server, waited, context, reporter);
+        match self.tasks.spawn(named, &run.step().message, on_cancel(tool, &run), waiting) {
             Some(task) => CreateTaskResult::new(task).into(),
             None => answer(pending(&run)).into(),
         }
     }
+
+    /// `tasks/get`. A task of ours this connection does not hold (Parley
+    /// restarted since it began, or its result was dropped) is answered from
+    /// its round: taken up again while the round runs or waits for a person,
+    /// ended with the round's answer once it has one, and otherwise failed
+    /// with what became of the round. Never a task that polls forever.
+    pub(super) async fn task_state(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<DetailedTask, rmcp::ErrorData> {
+        if let Some(task) = self.tasks.get(id) {
+            return Ok(task);
+        }
+        let Some(Named { review_id, round, tool }) = tasks::names(id) else {
+            return Err(tasks::foreign(id));
+        };
+        let root = match self.repo_root().await {
+            Ok(root) => root,
+            Err(why) => return Ok(tasks::failed(id, &why)),
+        };
+        let again = if round > 1 { format!(" (previous_review_id \"{review_id}\")") } else { String::new() };
+        let lost = format!(
+            "Round {round} of review {review_id} was lost: Parley restarted while it ran, before its review was \
+             stored. Ask for the review again with request_review{again}."
+        );
+        let never = CancellationToken::new();
+        let now = rounds::wait(&self.context, review_id, Some(&root), Some(Duration::ZERO), &never, &|_| {}).await;
+        let ended = |result: CallToolResult| self.tasks.ended(id, &result).unwrap_or_else(|| tasks::failed(id, &lost));
+        Ok(match now {
+            Ok(Waited::Pending(run)) if run.round == round => {
+                let (server, context, waited) = (self.clone(), context.clone(), run.clone());
+                let waiting = move |reporter| wait_for(server, waited, context, reporter);
+                match self.tasks.resume(id, &run.step().message, on_cancel(tool, &run), waiting) {
+                    Some(_) => self.tasks.get(id).unwrap_or_else(|| tasks::failed(id, &lost)),
+                    None => tasks::failed(
+                        id,
+                        &format!("too many waits run at once here: call await_review with review_id \"{review_id}\""),
+                    ),
+                }
+            }
+            Ok(Waited::Finished(outcome)) if outcome.round.round == round => ended(answer(finished(*outcome))),
+            Ok(_) | Err(rounds::RoundError::NotFound(_)) => tasks::failed(id, &lost),
+            Err(error) => ended(CallToolResult::error(errors::ToolError::from(error).into_contents())),
+        })
+    }
+}
+
+/// What cancelling a task of `tool` stops besides its wait: the round, for
+/// `request_review` (as cancelling the call does).
+fn on_cancel(tool: Tool, run: &Run) -> OnCancel {
+    match tool {
+        Tool::RequestReview => OnCancel::StopRound(run.cancel_token().clone()),
+        Tool::AwaitReview => OnCancel::WaitOnly,
+    }
+}
+
+/// A task's wait for `run` to end, with no time limit; while it waits on a
+/// person, the host's user may be asked for the verdict, as in a call.
+async fn wait_for(
+    server: ParleyMcp,
+    run: Arc<Run>,
+    context: RequestContext<RoleServer>,
+    reporter: Reporter,
+) -> CallToolResult {
+    let report = |step: &Step| reporter.say(&step.message);
+    let never = CancellationToken::new();
+    // The question is stopped when the wait ends, and when the task is
+    // dropped mid-wait too: the guard is held from the start.
+    let asking = async { server.ask_in_host(&run, TASK_ASK_LIMIT, &context).await.map(AbortOnDrop) };
+    let (_asking, waited) = tokio::join!(asking, run.wait(None, &never, &report));
+    answer(match waited {
+        Some(Ok(outcome)) => finished(outcome),
+        Some(Err(error)) => Err(error.into()),
+        None => pending(&run),
+    })
 }
 
 /// A tool's answer or failure as the result the agent reads.

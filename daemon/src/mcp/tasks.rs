@@ -8,9 +8,11 @@
 //! a running task is a wait (the round itself belongs to the daemon and
 //! goes on whatever happens to the wait), and a finished one keeps its
 //! result for [`KEEP_FINISHED`], at most [`MAX_FINISHED`] of them. A task's
-//! id names its review and round, so a poll for a task this daemon does not
-//! hold (it restarted since, or the result was dropped) is answered with
-//! what to do: call `await_review` for that review.
+//! id names its review, round and tool, so a poll for a task this daemon
+//! does not hold (it restarted since, or the result was dropped) is
+//! answered from the round itself (`rounds`): the task goes on while the
+//! round does (a person's round survives a restart), ends with the round's
+//! review if it has one, and otherwise fails saying what became of it.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -31,13 +33,39 @@ pub const MAX_FINISHED: usize = 64;
 pub const MAX_RUNNING: usize = 32;
 /// How often the host is asked to poll.
 const POLL_INTERVAL_MS: u64 = 1_000;
-/// What every task id starts with; the review id and round follow.
+/// What every task id starts with; the review id, round and tool follow.
 const ID_PREFIX: &str = "parley-review";
 
 /// Whether this call's client declared the tasks extension (in the
 /// request's `_meta` on the 2026-07-28 wire, at `initialize` before it).
 pub fn declared(context: &RequestContext<RoleServer>) -> bool {
     context.client_capabilities().is_some_and(|capabilities| capabilities.supports_tasks())
+}
+
+/// The tool a task runs, as its id says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    RequestReview,
+    AwaitReview,
+}
+
+impl Tool {
+    const ALL: [Tool; 2] = [Tool::RequestReview, Tool::AwaitReview];
+
+    fn tag(self) -> &'static str {
+        match self {
+            Tool::RequestReview => "request",
+            Tool::AwaitReview => "await",
+        }
+    }
+}
+
+/// What a task id of ours names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named<'a> {
+    pub review_id: &'a str,
+    pub round: u32,
+    pub tool: Tool,
 }
 
 /// What cancelling a task (`tasks/cancel`) stops besides the wait.
@@ -103,11 +131,61 @@ impl Tasks {
         Tasks { held: Arc::default(), closed, nonce: nonce[..8].to_owned() }
     }
 
-    /// Starts `wait` as a task for round `round` of review `review_id` and
-    /// gives its first state, or `None` when this connection already runs
-    /// [`MAX_RUNNING`] tasks. `wait` is dropped when the task is cancelled or
-    /// the connection closes; what it gives is the task's result.
-    pub fn spawn<F, W>(&self, review_id: &str, round: u32, status: &str, on_cancel: OnCancel, wait: W) -> Option<Task>
+    /// Starts `wait` as a task of `named.tool` for round `named.round` of
+    /// review `named.review_id` and gives its first state, or `None` when
+    /// this connection already runs [`MAX_RUNNING`] tasks. `wait` is dropped
+    /// when the task is cancelled or the connection closes; what it gives is
+    /// the task's result.
+    pub fn spawn<F, W>(&self, named: Named<'_>, status: &str, on_cancel: OnCancel, wait: W) -> Option<Task>
+    where
+        W: FnOnce(Reporter) -> F,
+        F: Future<Output = CallToolResult> + Send + 'static,
+    {
+        self.start(None, named, status, on_cancel, wait)
+    }
+
+    /// Takes up task `id`, one of ours this connection does not hold (it
+    /// was started before a restart), as a new wait: polls of it go on as if
+    /// it had never been lost. `None` when it is not one of ours, or
+    /// [`MAX_RUNNING`] tasks run already.
+    pub fn resume<F, W>(&self, id: &str, status: &str, on_cancel: OnCancel, wait: W) -> Option<Task>
+    where
+        W: FnOnce(Reporter) -> F,
+        F: Future<Output = CallToolResult> + Send + 'static,
+    {
+        let named = names(id)?;
+        self.start(Some(id), named, status, on_cancel, wait)
+    }
+
+    /// Holds task `id`, one of ours this connection does not hold, as ended
+    /// with `result` (its round ended while the task was lost); its state.
+    pub fn ended(&self, id: &str, result: &CallToolResult) -> Option<DetailedTask> {
+        names(id)?;
+        let mut held = lock(&self.held);
+        if !held.tasks.contains_key(id) {
+            let now = crate::clock::now_rfc3339();
+            let entry = Entry {
+                task: Task::new(id, TaskStatus::Working, now.clone(), now),
+                payload: None,
+                created: Instant::now(),
+                finished: None,
+                stop: CancellationToken::new(),
+                on_cancel: OnCancel::WaitOnly,
+            };
+            held.tasks.insert(id.to_owned(), entry);
+            finish(&mut held, id, completed(result));
+        }
+        held.tasks.get(id).map(detailed)
+    }
+
+    fn start<F, W>(
+        &self,
+        id: Option<&str>,
+        named: Named<'_>,
+        status: &str,
+        on_cancel: OnCancel,
+        wait: W,
+    ) -> Option<Task>
     where
         W: FnOnce(Reporter) -> F,
         F: Future<Output = CallToolResult> + Send + 'static,
@@ -116,11 +194,19 @@ impl Tasks {
         let (id, task) = {
             let mut held = lock(&self.held);
             sweep(&mut held, Instant::now());
+            if let Some(entry) = id.and_then(|id| held.tasks.get(id)) {
+                // Taken up by another poll meanwhile.
+                return Some(entry.task.clone());
+            }
             if held.tasks.values().filter(|entry| entry.payload.is_none()).count() >= MAX_RUNNING {
                 return None;
             }
             held.next += 1;
-            let id = format!("{ID_PREFIX}:{review_id}:{round}:{}-{}", self.nonce, held.next);
+            let Named { review_id, round, tool } = named;
+            let id = match id {
+                Some(id) => id.to_owned(),
+                None => format!("{ID_PREFIX}:{review_id}:{round}:{}:{}-{}", tool.tag(), self.nonce, held.next),
+            };
             let now = crate::clock::now_rfc3339();
             let mut task = Task::new(id.clone(), TaskStatus::Working, now.clone(), now)
                 .with_poll_interval_ms(POLL_INTERVAL_MS)
@@ -146,23 +232,17 @@ impl Tasks {
                 result = wait => result,
                 () = stop.cancelled() => return,
             };
-            let payload = match serde_json::to_value(&result) {
-                Ok(serde_json::Value::Object(result)) => TaskPayload::Completed { result },
-                _ => failure("internal error: the round's answer could not be encoded"),
-            };
-            finish(&mut lock(&held), &id, payload);
+            finish(&mut lock(&held), &id, completed(&result));
         });
         Some(task)
     }
 
-    /// `tasks/get`: the task's state, with its result once it has ended.
-    pub fn get(&self, id: &str) -> Result<DetailedTask, ErrorData> {
+    /// `tasks/get`: the task's state, with its result once it has ended;
+    /// `None` for a task this connection does not hold.
+    pub fn get(&self, id: &str) -> Option<DetailedTask> {
         let mut held = lock(&self.held);
         sweep(&mut held, Instant::now());
-        match held.tasks.get(id) {
-            Some(entry) => Ok(detailed(entry)),
-            None => lost(id),
-        }
+        held.tasks.get(id).map(detailed)
     }
 
     /// `tasks/cancel`: ends the wait (and, for `request_review`, the round).
@@ -171,7 +251,7 @@ impl Tasks {
         let mut held = lock(&self.held);
         sweep(&mut held, Instant::now());
         let Some(entry) = held.tasks.get(id) else {
-            return lost(id).map(drop);
+            return Err(not_held(id));
         };
         if entry.payload.is_some() {
             return Ok(());
@@ -193,7 +273,7 @@ impl Tasks {
                 format!("task {id} asks for no input: poll it with tasks/get, or cancel it with tasks/cancel"),
                 None,
             )),
-            None => lost(id).map(drop),
+            None => Err(not_held(id)),
         }
     }
 }
@@ -237,29 +317,45 @@ fn sweep(held: &mut Held, now: Instant) {
     }
 }
 
-/// The review id and round a task id of ours names.
-fn names(id: &str) -> Option<(&str, &str)> {
+/// What a task id of ours names; `None` for any other id.
+pub fn names(id: &str) -> Option<Named<'_>> {
     let mut parts = id.strip_prefix(ID_PREFIX)?.strip_prefix(':')?.split(':');
-    let (review, round, _) = (parts.next()?, parts.next()?, parts.next()?);
-    (!review.is_empty() && round.parse::<u32>().is_ok() && parts.next().is_none()).then_some((review, round))
+    let (review_id, round, tool, _nonce) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let tool = Tool::ALL.into_iter().find(|known| known.tag() == tool)?;
+    let round = round.parse().ok()?;
+    (!review_id.is_empty() && parts.next().is_none()).then_some(Named { review_id, round, tool })
 }
 
-/// The answer for a task this connection does not hold: one of ours that
-/// was lost (the daemon restarted, or its result was dropped) fails with
-/// what to do, so the host is never left polling; any other id is unknown.
-fn lost(id: &str) -> Result<DetailedTask, ErrorData> {
-    let Some((review, round)) = names(id) else {
-        return Err(ErrorData::invalid_params(format!("no task {id} here: it was not started by Parley"), None));
-    };
+/// The error for an id that is not a task of Parley's.
+pub fn foreign(id: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("no task {id} here: it was not started by Parley"), None)
+}
+
+/// Task `id` (not held) as failed, with `message` saying what to do.
+pub fn failed(id: &str, message: &str) -> DetailedTask {
     let now = crate::clock::now_rfc3339();
-    let message = format!(
-        "Parley no longer holds this wait for round {round} of review {review} (Parley restarted since it began, or \
-         its result was dropped {} minutes after it ended): call await_review with review_id \"{review}\", which \
-         gives the round's review, waits for it, or says what became of it.",
-        KEEP_FINISHED.as_secs() / 60
-    );
-    let task = Task::new(id, TaskStatus::Failed, now.clone(), now);
-    Ok(DetailedTask::new(task, failure(&message)))
+    DetailedTask::new(Task::new(id, TaskStatus::Failed, now.clone(), now), failure(message))
+}
+
+/// Cancelling or answering a task this connection does not hold.
+fn not_held(id: &str) -> ErrorData {
+    match names(id) {
+        Some(Named { review_id, round, .. }) => ErrorData::invalid_params(
+            format!(
+                "Parley holds no running task {id} (it restarted since it began, or the task ended long ago): round \
+                 {round} of review {review_id} is stopped with cancel_review and waited for with await_review"
+            ),
+            None,
+        ),
+        None => foreign(id),
+    }
+}
+
+fn completed(result: &CallToolResult) -> TaskPayload {
+    match serde_json::to_value(result) {
+        Ok(serde_json::Value::Object(result)) => TaskPayload::Completed { result },
+        _ => failure("internal error: the round's answer could not be encoded"),
+    }
 }
 
 fn failure(message: &str) -> TaskPayload {
@@ -272,6 +368,9 @@ fn failure(message: &str) -> TaskPayload {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const REQUEST: Named<'static> = Named { review_id: "2026-01-01-001", round: 2, tool: Tool::RequestReview };
+    const AWAIT: Named<'static> = Named { review_id: "2026-01-01-002", round: 1, tool: Tool::AwaitReview };
 
     fn done(text: &str) -> CallToolResult {
         CallToolResult::success(vec![rmcp::model::ContentBlock::text(text)])
@@ -294,13 +393,13 @@ mod tests {
         let tasks = Tasks::new(CancellationToken::new());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let task = tasks
-            .spawn("2026-01-01-001", 2, "reviewer running", OnCancel::WaitOnly, |report| async move {
+            .spawn(REQUEST, "reviewer running", OnCancel::WaitOnly, |report| async move {
                 report.say("reviewer still running");
                 let _ = rx.await;
                 done("reviewed")
             })
             .expect("room");
-        assert!(names(&task.task_id) == Some(("2026-01-01-001", "2")), "{}", task.task_id);
+        assert_eq!(names(&task.task_id), Some(REQUEST), "{}", task.task_id);
         assert_eq!(task.ttl_ms, None, "no time limit while the round runs");
         let working = tasks.get(&task.task_id).expect("held");
         assert_eq!(working.status(), TaskStatus::Working);
@@ -316,10 +415,9 @@ mod tests {
     async fn cancelling_a_request_stops_its_round_and_an_await_only_its_wait() {
         let tasks = Tasks::new(CancellationToken::new());
         let round = CancellationToken::new();
-        let request = tasks
-            .spawn("2026-01-01-001", 1, "x", OnCancel::StopRound(round.clone()), |_| std::future::pending())
-            .expect("room");
-        let wait = tasks.spawn("2026-01-01-002", 1, "x", OnCancel::WaitOnly, |_| std::future::pending()).expect("room");
+        let request =
+            tasks.spawn(REQUEST, "x", OnCancel::StopRound(round.clone()), |_| std::future::pending()).expect("room");
+        let wait = tasks.spawn(AWAIT, "x", OnCancel::WaitOnly, |_| std::future::pending()).expect("room");
         tasks.cancel(&wait.task_id).expect("cancel");
         assert!(!round.is_cancelled(), "an await's cancel touched another round");
         tasks.cancel(&request.task_id).expect("cancel");
@@ -332,16 +430,34 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_lost_task_says_which_review_to_await_and_a_foreign_id_is_refused() {
+    async fn a_lost_task_of_ours_can_be_taken_up_and_a_foreign_id_is_refused() {
         let tasks = Tasks::new(CancellationToken::new());
-        let lost = tasks.get("parley-review:2026-01-01-007:3:abcd1234-1").expect("answered");
-        assert_eq!(lost.status(), TaskStatus::Failed);
-        let TaskPayload::Failed { error } = &lost.payload else { panic!("{lost:?}") };
-        let message = error["message"].as_str().expect("message");
-        assert!(message.contains("await_review") && message.contains("2026-01-01-007"), "{message}");
-        let foreign = tasks.get("some-other-task").expect_err("refused");
-        assert!(foreign.message.contains("not started by Parley"), "{}", foreign.message);
-        assert!(tasks.cancel("some-other-task").is_err());
+        let lost = "parley-review:2026-01-01-007:3:await:abcd1234-1";
+        assert_eq!(names(lost), Some(Named { review_id: "2026-01-01-007", round: 3, tool: Tool::AwaitReview }));
+        assert!(tasks.get(lost).is_none());
+        let refused = tasks.cancel(lost).expect_err("not held");
+        assert!(refused.message.contains("await_review") && refused.message.contains("2026-01-01-007"), "{refused:?}");
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let resumed = tasks
+            .resume(lost, "waiting", OnCancel::WaitOnly, |_| async move {
+                let _ = rx.await;
+                done("verdict")
+            })
+            .expect("room");
+        assert_eq!(resumed.task_id, lost);
+        // A second poll at the same moment finds it taken up.
+        assert!(tasks.resume(lost, "waiting", OnCancel::WaitOnly, |_| std::future::pending()).is_some());
+        tx.send(()).expect("send");
+        assert_eq!(settled(&tasks, lost).await.status(), TaskStatus::Completed);
+
+        let ended = "parley-review:2026-01-01-008:1:request:abcd1234-2";
+        assert_eq!(tasks.ended(ended, &done("review")).expect("ours").status(), TaskStatus::Completed);
+        assert!(tasks.ended("some-other-task", &done("x")).is_none());
+        for foreign in ["some-other-task", "parley-review:x:1:sideways:n-1", "parley-review::1:await:n-1"] {
+            assert!(names(foreign).is_none(), "{foreign}");
+            let refused = tasks.cancel(foreign).expect_err("refused");
+            assert!(refused.message.contains("not started by Parley"), "{}", refused.message);
+        }
     }
 
     #[tokio::test]
@@ -349,19 +465,17 @@ mod tests {
         let tasks = Tasks::new(CancellationToken::new());
         let mut ids = Vec::new();
         for n in 0..MAX_FINISHED + 5 {
-            let task =
-                tasks.spawn("2026-01-01-001", 1, "x", OnCancel::WaitOnly, |_| std::future::pending()).expect("room");
+            let task = tasks.spawn(REQUEST, "x", OnCancel::WaitOnly, |_| std::future::pending()).expect("room");
             tasks.cancel(&task.task_id).expect("cancel");
             ids.push(task.task_id);
             assert!(lock(&tasks.held).tasks.len() <= MAX_FINISHED, "after {n}");
         }
-        // The oldest were dropped: a poll for one says what to do.
-        assert_eq!(tasks.get(&ids[0]).expect("answered").status(), TaskStatus::Failed);
+        assert!(tasks.get(&ids[0]).is_none(), "the oldest were dropped");
         assert_eq!(tasks.get(&ids[ids.len() - 1]).expect("held").status(), TaskStatus::Cancelled);
         for _ in 0..MAX_RUNNING {
-            tasks.spawn("2026-01-01-001", 1, "x", OnCancel::WaitOnly, |_| std::future::pending()).expect("room");
+            tasks.spawn(REQUEST, "x", OnCancel::WaitOnly, |_| std::future::pending()).expect("room");
         }
-        assert!(tasks.spawn("2026-01-01-001", 1, "x", OnCancel::WaitOnly, |_| std::future::pending()).is_none());
+        assert!(tasks.spawn(REQUEST, "x", OnCancel::WaitOnly, |_| std::future::pending()).is_none());
     }
 
     #[tokio::test]
@@ -370,7 +484,7 @@ mod tests {
         let tasks = Tasks::new(closed.clone());
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         tasks
-            .spawn("2026-01-01-001", 1, "x", OnCancel::WaitOnly, |_| async move {
+            .spawn(REQUEST, "x", OnCancel::WaitOnly, |_| async move {
                 let _guard = tx;
                 std::future::pending::<CallToolResult>().await
             })
