@@ -7,7 +7,8 @@
 //! family's tools and the MCP methods besides tools. The tools sit with their
 //! arguments and results: `reviews` (`present_review`), `selection`
 //! (`get_selection`), `feedback` (the feedback tools), `rounds` (review
-//! rounds, with `sessions` their arguments and results); `resources` reads
+//! rounds, with `sessions` their arguments and results; `tasks` holds the
+//! MCP tasks their waits run as where the host runs tasks); `resources` reads
 //! the resources, `subscriptions` tells of their changes.
 
 mod errors;
@@ -21,6 +22,7 @@ mod schema;
 mod selection;
 mod sessions;
 mod subscriptions;
+mod tasks;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -28,11 +30,13 @@ use std::time::Duration;
 
 use parley_protocol::hello::Hello;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::{ErrorData, ServerHandler, schemars, tool_handler};
@@ -102,6 +106,8 @@ pub struct ParleyMcp {
     agent: Arc<Agent>,
     /// Built once per process: rmcp would otherwise rebuild it on every call.
     tool_router: Arc<ToolRouter<Self>>,
+    /// The MCP tasks this connection's waits run as.
+    tasks: tasks::Tasks,
 }
 
 fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
@@ -151,7 +157,8 @@ pub async fn serve(
     };
     let reader = hangup::HangupReader::new(reader, agent.hung_up.clone());
     let closed = agent.closed.clone();
-    let server = ParleyMcp { context: context.clone(), agent: Arc::new(agent), tool_router: shared_router() };
+    let tasks = tasks::Tasks::new(closed.clone());
+    let server = ParleyMcp { context: context.clone(), agent: Arc::new(agent), tool_router: shared_router(), tasks };
     let ct = context.shutdown.close.child_token();
     match rmcp::service::serve_server_with_ct(server, (reader, writer), ct).await {
         Ok(running) => {
@@ -173,16 +180,55 @@ pub(crate) fn author_of(context: &RequestContext<RoleServer>) -> String {
 impl ServerHandler for ParleyMcp {
     fn get_info(&self) -> ServerConfig {
         // No listChanged anywhere: the tools, the prompts and the two
-        // resources are the same for the whole connection.
+        // resources are the same for the whole connection. The tasks
+        // extension: the waits run as tasks for hosts that declare it.
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_prompts()
             .enable_resources()
             .enable_resources_subscribe()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("parley", parley_protocol::BUILD_VERSION))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if tasks::declared(&context)
+            && let Some(answer) = self.call_as_task(&request, &context).await
+        {
+            return Ok(answer);
+        }
+        self.tool_router.call(ToolCallContext::new(self, request, context)).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.task_state(&request.task_id, &context).await?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&request.task_id)
     }
 
     async fn list_resources(

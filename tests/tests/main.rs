@@ -10,6 +10,7 @@ mod disk;
 mod feedback;
 mod hostile_repo;
 mod hub_contract;
+mod mcp_tasks;
 mod mcp_tools;
 mod nvim;
 mod person_review;

@@ -2,17 +2,24 @@
 //! `cancel_review`, `get_review_history` and `mark_review_complete`. A
 //! round runs in the daemon, not in the call: `request_review` and
 //! `await_review` each wait at most `wait_seconds` (under the 60 s after
-//! which common hosts give up on a call) and then answer `pending`.
+//! which common hosts give up on a call) and then answer `pending`. Where
+//! the host runs MCP tasks, they answer with a task instead, which ends
+//! with the round however long it takes (`tasks`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::handler::server::tool::parse_json_object;
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateTaskResult, DetailedTask,
+    IntoContents, ProgressNotificationParam,
+};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{tool, tool_router};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::ParleyMcp;
 use super::errors;
@@ -20,18 +27,22 @@ use super::sessions::{
     self, AwaitArgs, CancelArgs, CancelResult, CompleteArgs, CompleteResult, HistoryArgs, HistoryResult, PendingReview,
     RequestReviewArgs, ReviewResult,
 };
+use super::tasks::{self, Named, OnCancel, Reporter, Tool};
 use crate::usecases::rounds::{self, Run, Step, Waited};
 
 /// How long a call waits for a round when the agent does not say.
 const DEFAULT_WAIT: u32 = 45;
 /// The longest a call waits: under the 60 s the TypeScript SDK gives a call.
 const MAX_WAIT: u32 = 50;
+/// How long the host's user is asked for a verdict while a task waits on
+/// a person (a task has no time limit of its own).
+const TASK_ASK_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[tool_router(router = round_tools, vis = "pub(super)")]
 impl ParleyMcp {
     #[tool(
         title = "Request a code review",
-        description = "Have your current git changes reviewed by the configured reviewer command, or by a person (reviewer \"human\"; may take hours). Waits up to wait_seconds (default 45, at most 50): returns the structured review (comments with file, line, severity and suggested_fix; verdict), or status \"pending\" with review_id: the round goes on, and await_review returns it. After fixing, ask again with previous_review_id; finish with mark_review_complete. A diff adding secrets is refused.",
+        description = "Have your current git changes reviewed by the configured reviewer command, or by a person (reviewer \"human\"; may take hours). Waits up to wait_seconds (default 45, at most 50): returns the structured review (comments with file, line, severity and suggested_fix; verdict), or status \"pending\" with review_id: the round goes on, and await_review returns it. A host that runs MCP tasks gets the call as a task that ends with the round, however long it takes (wait_seconds does not apply). After fixing, ask again with previous_review_id; finish with mark_review_complete. A diff adding secrets is refused.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true)
     )]
@@ -80,7 +91,7 @@ impl ParleyMcp {
 
     #[tool(
         title = "Wait for a review round",
-        description = "Wait for the round of review_id that request_review answered as pending, up to wait_seconds (default 45, at most 50): returns it as request_review does, or status \"pending\" again (call again). Cancelling this call ends the wait, never the round.",
+        description = "Wait for the round of review_id that request_review answered as pending, up to wait_seconds (default 45, at most 50): returns it as request_review does, or status \"pending\" again (call again). A host that runs MCP tasks gets the call as a task that ends with the round. Cancelling this call ends the wait, never the round.",
         output_schema = sessions::round_output_schema(),
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]
@@ -284,6 +295,178 @@ impl ParleyMcp {
         let folder =
             self.workspace().or_else(|| self.agent.cwd.clone()).ok_or("this agent's working directory is unknown")?;
         crate::usecases::rounds::repository(&folder).await.map_err(errors::round)
+    }
+}
+
+impl ParleyMcp {
+    /// A call of `request_review` or `await_review` from a host that runs
+    /// MCP tasks, answered with a task that ends with the round (or at once,
+    /// when there is nothing to wait for). `None` for any other tool, and
+    /// for arguments the tool refuses: the tool itself answers those, as it
+    /// does for every host.
+    pub(super) async fn call_as_task(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<CallToolResponse> {
+        let arguments = request.arguments.clone().unwrap_or_default();
+        match request.name.as_ref() {
+            "request_review" => {
+                let args = parse_json_object::<RequestReviewArgs>(arguments).ok()?;
+                wait_limit(args.wait_seconds).ok()?;
+                Some(self.request_review_task(args, context).await)
+            }
+            "await_review" => {
+                let args = parse_json_object::<AwaitArgs>(arguments).ok()?;
+                wait_limit(args.wait_seconds).ok()?;
+                Some(self.await_review_task(&args.review_id, context).await)
+            }
+            _ => None,
+        }
+    }
+
+    /// Starts the round as `request_review` does (every refusal is answered
+    /// at once, as to any host), then waits for it in a task. Cancelling the
+    /// task stops the round, as cancelling the call does.
+    async fn request_review_task(
+        &self,
+        args: RequestReviewArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let started = {
+            let _call = self.context.shutdown.call();
+            match self.review_ask(args, super::author_of(context)) {
+                Ok(ask) => rounds::start(&self.context, ask, &|_, _| {}).await.map_err(errors::ToolError::from),
+                Err(refused) => Err(errors::ToolError::from(refused)),
+            }
+        };
+        match started {
+            Ok(run) => self.wait_as_task(run, Tool::RequestReview, context),
+            Err(error) => CallToolResult::error(error.into_contents()).into(),
+        }
+    }
+
+    /// `await_review` as a task: a round that has ended is answered at once;
+    /// a running one is waited for in a task, whose cancelling ends only the
+    /// wait.
+    async fn await_review_task(&self, review_id: &str, context: &RequestContext<RoleServer>) -> CallToolResponse {
+        let now = async {
+            let root = self.repo_root().await?;
+            let id = rounds::session_id(&self.context, review_id, Some(&root)).await?;
+            let never = CancellationToken::new();
+            Ok::<_, errors::ToolError>(
+                rounds::wait(&self.context, &id, Some(&root), Some(Duration::ZERO), &never, &|_| {}).await?,
+            )
+        };
+        match now.await {
+            Ok(Waited::Pending(run)) => self.wait_as_task(run, Tool::AwaitReview, context),
+            Ok(Waited::Finished(outcome)) => answer(finished(*outcome)).into(),
+            Err(error) => CallToolResult::error(error.into_contents()).into(),
+        }
+    }
+
+    /// A task of `tool` waiting for `run` to end, with no time limit. When
+    /// this connection runs too many tasks already, the round is answered
+    /// `pending` at once, as a call's wait that ended.
+    fn wait_as_task(&self, run: Arc<Run>, tool: Tool, context: &RequestContext<RoleServer>) -> CallToolResponse {
+        let named = Named { review_id: &run.review_id, round: run.round, tool };
+        let (server, context, waited) = (self.clone(), context.clone(), run.clone());
+        let waiting = move |reporter| wait_for(server, waited, context, reporter);
+        match self.tasks.spawn(named, &run.step().message, on_cancel(tool, &run), waiting) {
+            Some(task) => CreateTaskResult::new(task).into(),
+            None => answer(pending(&run)).into(),
+        }
+    }
+
+    /// `tasks/get`. A task of ours this connection does not hold (Parley
+    /// restarted since it began, or its result was dropped) is answered from
+    /// its round: taken up again while the round runs or waits for a person,
+    /// ended with the round's answer once it has one, and otherwise failed
+    /// with what became of the round. Never a task that polls forever.
+    pub(super) async fn task_state(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<DetailedTask, rmcp::ErrorData> {
+        if let Some(task) = self.tasks.get(id) {
+            return Ok(task);
+        }
+        let Some(Named { review_id, round, tool }) = tasks::names(id) else {
+            return Err(tasks::foreign(id));
+        };
+        let root = match self.repo_root().await {
+            Ok(root) => root,
+            Err(why) => return Ok(tasks::failed(id, &why)),
+        };
+        let again = if round > 1 { format!(" (previous_review_id \"{review_id}\")") } else { String::new() };
+        let lost = format!(
+            "Round {round} of review {review_id} was lost: Parley restarted while it ran, before its review was \
+             stored. Ask for the review again with request_review{again}."
+        );
+        let never = CancellationToken::new();
+        let now = rounds::wait(&self.context, review_id, Some(&root), Some(Duration::ZERO), &never, &|_| {}).await;
+        let ended = |result: CallToolResult| self.tasks.ended(id, &result).unwrap_or_else(|| tasks::failed(id, &lost));
+        Ok(match now {
+            Ok(Waited::Pending(run)) if run.round == round => {
+                let (server, context, waited) = (self.clone(), context.clone(), run.clone());
+                let waiting = move |reporter| wait_for(server, waited, context, reporter);
+                match self.tasks.resume(id, &run.step().message, on_cancel(tool, &run), waiting) {
+                    Some(_) => self.tasks.get(id).unwrap_or_else(|| tasks::failed(id, &lost)),
+                    None => tasks::failed(
+                        id,
+                        &format!("too many waits run at once here: call await_review with review_id \"{review_id}\""),
+                    ),
+                }
+            }
+            Ok(Waited::Finished(outcome)) if outcome.round.round == round => ended(answer(finished(*outcome))),
+            Ok(_) | Err(rounds::RoundError::NotFound(_)) => tasks::failed(id, &lost),
+            Err(error) => ended(CallToolResult::error(errors::ToolError::from(error).into_contents())),
+        })
+    }
+}
+
+/// What cancelling a task of `tool` stops besides its wait: the round, for
+/// `request_review` (as cancelling the call does).
+fn on_cancel(tool: Tool, run: &Run) -> OnCancel {
+    match tool {
+        Tool::RequestReview => OnCancel::StopRound(run.cancel_token().clone()),
+        Tool::AwaitReview => OnCancel::WaitOnly,
+    }
+}
+
+/// A task's wait for `run` to end, with no time limit; while it waits on a
+/// person, the host's user may be asked for the verdict, as in a call.
+async fn wait_for(
+    server: ParleyMcp,
+    run: Arc<Run>,
+    context: RequestContext<RoleServer>,
+    reporter: Reporter,
+) -> CallToolResult {
+    let report = |step: &Step| reporter.say(&step.message);
+    let never = CancellationToken::new();
+    // The question is stopped when the wait ends, and when the task is
+    // dropped mid-wait too: the guard is held from the start.
+    let asking = async { server.ask_in_host(&run, TASK_ASK_LIMIT, &context).await.map(AbortOnDrop) };
+    let (_asking, waited) = tokio::join!(asking, run.wait(None, &never, &report));
+    answer(match waited {
+        Some(Ok(outcome)) => finished(outcome),
+        Some(Err(error)) => Err(error.into()),
+        None => pending(&run),
+    })
+}
+
+/// A tool's answer or failure as the result the agent reads.
+fn answer(result: Result<CallToolResult, errors::ToolError>) -> CallToolResult {
+    result.unwrap_or_else(|error| CallToolResult::error(error.into_contents()))
+}
+
+/// Stops the question put to the host's user once the wait it belongs to
+/// ends, however it ends (a cancelled task drops its wait).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
