@@ -52,8 +52,9 @@ pub async fn inbox(folder: Option<&Path>, json: bool) -> anyhow::Result<i32> {
                 1 => ", 1 draft comment".to_owned(),
                 n => format!(", {n} draft comments"),
             };
+            let kind = if round.plan { "plan  " } else { "" };
             say!(
-                "  {}  round {}  {}  asked by {}  {}  ({files}{drafts})",
+                "  {}  {kind}round {}  {}  asked by {}  {}  ({files}{drafts})",
                 round.review_id,
                 round.round,
                 round.requested_at,

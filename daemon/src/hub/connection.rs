@@ -18,7 +18,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Peer, errors, person_rounds};
+use super::{Peer, errors, person_rounds, plans};
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
@@ -220,7 +220,7 @@ macro_rules! long_answers {
     };
 }
 
-long_answers!(ReviewRequest, ReviewAwait);
+long_answers!(ReviewRequest, ReviewAwait, PlanAwait);
 
 answers! {
     ReviewGet => review_get,
@@ -248,6 +248,9 @@ answers! {
     RoundComment => person_rounds::comment,
     RoundUncomment => person_rounds::uncomment,
     RoundSubmit => person_rounds::submit,
+    PlanOpen => plans::open,
+    PlanAnsweredElsewhere => plans::answered_elsewhere,
+    PlanNotes => plans::notes,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of
@@ -527,6 +530,26 @@ fn spawn_review(
     cancel: tokio_util::sync::CancellationToken,
 ) {
     let cx = peer.cx.clone();
+    if request.method == wire::PlanAwait::NAME {
+        // A hook waiting on a person's verdict, however long: it holds no
+        // call open (a stopping daemon does not wait for it), and its
+        // connection closing tells the plan review it was answered in the host.
+        let asked = allowed::<wire::PlanAwait>(peer.role)
+            .and_then(|()| decode::<wire::PlanRoundParams>(wire::PlanAwait::NAME, &request.params));
+        tokio::spawn(async move {
+            let id = request.id.clone();
+            let outcome = match asked {
+                Err(error) => Err(error),
+                Ok(p) => plans::wait(&cx, p, &cancel).await,
+            };
+            let answer = match outcome.and_then(|verdict| serde_json::to_value(verdict).map_err(errors::internal)) {
+                Ok(value) => Response::ok(id, value),
+                Err(error) => Response::err(Some(id), error),
+            };
+            let _ = answers.send(Arc::new(answer_line(&answer))).await;
+        });
+        return;
+    }
     let env = peer.facts.env.clone();
     let asked = if request.method == wire::ReviewAwait::NAME {
         allowed::<wire::ReviewAwait>(peer.role)

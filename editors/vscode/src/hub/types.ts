@@ -265,6 +265,8 @@ export interface WaitingRound {
   requested_at: string;
   files: string[];
   drafts: number;
+  /** Set when the round reviews an agent's plan (one file, the plan) rather than a change. */
+  plan?: boolean;
 }
 
 /** inbox's answer: the rounds and threads waiting on a person. */
