@@ -1306,6 +1306,11 @@ pub struct PlanOpenParams {
     /// The plan's file name in the round; `plan.md` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Open nothing when no round waits and this plan is the one the
+    /// person last answered (a host asking again about a plan it was
+    /// already answered on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_only: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1318,6 +1323,10 @@ pub struct PlanOpened {
     pub path: String,
     /// `added` on the first plan, `modified` after.
     pub status: String,
+    /// Set (with `new_only`) when the plan was already answered: no round
+    /// was opened, and `round` is the one that answered it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub already_answered: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

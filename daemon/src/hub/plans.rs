@@ -12,7 +12,14 @@ use crate::usecases::rounds::RoundError;
 use crate::usecases::rounds::plan::{self, PlanAsk};
 
 pub async fn open(peer: &Peer<'_>, p: wire::PlanOpenParams) -> Result<wire::PlanOpened, ErrorObject> {
-    let ask = PlanAsk { host: p.host, host_session: p.host_session, cwd: p.cwd, plan: p.plan, name: p.name };
+    let ask = PlanAsk {
+        host: p.host,
+        host_session: p.host_session,
+        cwd: p.cwd,
+        plan: p.plan,
+        name: p.name,
+        new_only: p.new_only,
+    };
     let opened = plan::open(peer.cx, ask).await?;
     Ok(wire::PlanOpened {
         review_id: opened.review_id,
@@ -20,6 +27,7 @@ pub async fn open(peer: &Peer<'_>, p: wire::PlanOpenParams) -> Result<wire::Plan
         workspace: opened.workspace,
         path: opened.path,
         status: opened.status.name().into(),
+        already_answered: opened.already_answered,
     })
 }
 

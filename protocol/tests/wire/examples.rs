@@ -617,6 +617,7 @@ example!(
         cwd: in_shop("src"),
         plan: "# Tax in cart totals\n\n1. Add `tax` to `Cart`\n2. Drop the rounding in `total`\n".into(),
         name: Some("tax-in-cart-totals.md".into()),
+        new_only: true,
     }
 );
 example!(
@@ -627,6 +628,7 @@ example!(
         workspace: shop(),
         path: "tax-in-cart-totals.md".into(),
         status: "modified".into(),
+        already_answered: false,
     }
 );
 example!(PlanRoundParams, PlanRoundParams { review_id: "2026-11-26-001".into(), round: 2 });

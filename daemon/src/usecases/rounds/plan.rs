@@ -44,6 +44,9 @@ pub struct PlanAsk {
     pub plan: String,
     /// The plan file's name (any path: its base name is taken).
     pub name: Option<String>,
+    /// Open nothing when no round waits and the plan is the one the person
+    /// last answered.
+    pub new_only: bool,
 }
 
 /// The round a plan opened.
@@ -54,6 +57,9 @@ pub struct Opened {
     pub workspace: PathBuf,
     pub path: String,
     pub status: FileStatus,
+    /// The plan was the one the person last answered (with `new_only`):
+    /// nothing was opened, and `round` is the round that answered it.
+    pub already_answered: bool,
 }
 
 /// Opens the plan round for `ask`: the next round of the host session's
@@ -88,6 +94,20 @@ pub async fn open(cx: &Context, ask: PlanAsk) -> Result<Opened, RoundError> {
                 }
                 // The host moved on: the person answered it there.
                 answered_elsewhere(cx, &session.id, waiting.round).await?;
+            }
+            if ask.new_only
+                && session.awaiting.is_none()
+                && session.plan.as_ref().is_some_and(|p| p.last_plan == ask.plan)
+            {
+                let origin = session.plan.as_deref();
+                return Ok(Opened {
+                    review_id: session.id.clone(),
+                    round: session.rounds.last().map_or(1, |r| r.round),
+                    workspace: session.workspace.clone(),
+                    path: origin.map_or_else(|| DEFAULT_NAME.into(), |p| p.name.clone()),
+                    status: if session.rounds.len() > 1 { FileStatus::Modified } else { FileStatus::Added },
+                    already_answered: true,
+                });
             }
             session
         }
@@ -180,6 +200,7 @@ fn opened(session: &Session, waiting: &PersonRound) -> Opened {
         workspace: session.workspace.clone(),
         path: file.map(|f| f.path.clone()).unwrap_or_else(|| DEFAULT_NAME.into()),
         status: file.map_or(FileStatus::Added, |f| f.status),
+        already_answered: false,
     }
 }
 
