@@ -11,6 +11,7 @@ mod round_page;
 mod screen;
 mod service;
 mod sessions;
+mod settings_file;
 mod setup;
 mod shown;
 mod trust;

@@ -13,6 +13,7 @@ mod hub_contract;
 mod mcp_tools;
 mod nvim;
 mod person_review;
+mod plans;
 mod resilience;
 mod review_history;
 mod routing;

@@ -220,7 +220,7 @@ macro_rules! long_answers {
     };
 }
 
-long_answers!(ReviewRequest, ReviewAwait, PlanAwait);
+long_answers!(ReviewRequest, ReviewAwait, PlanOpen, PlanAwait);
 
 answers! {
     ReviewGet => review_get,
@@ -248,7 +248,6 @@ answers! {
     RoundComment => person_rounds::comment,
     RoundUncomment => person_rounds::uncomment,
     RoundSubmit => person_rounds::submit,
-    PlanOpen => plans::open,
     PlanAnsweredElsewhere => plans::answered_elsewhere,
     PlanNotes => plans::notes,
 }
@@ -530,19 +529,34 @@ fn spawn_review(
     cancel: tokio_util::sync::CancellationToken,
 ) {
     let cx = peer.cx.clone();
-    if request.method == wire::PlanAwait::NAME {
-        // A hook waiting on a person's verdict, however long: it holds no
-        // call open (a stopping daemon does not wait for it), and its
-        // connection closing tells the plan review it was answered in the host.
-        let asked = allowed::<wire::PlanAwait>(peer.role)
-            .and_then(|()| decode::<wire::PlanRoundParams>(wire::PlanAwait::NAME, &request.params));
+    let peer_role = peer.role;
+    if request.method == wire::PlanOpen::NAME || request.method == wire::PlanAwait::NAME {
+        // A hook's plan round, held by its connection: the connection closing
+        // while the daemon runs tells the plan review it was answered in the
+        // host. A wait holds no call open (a stopping daemon does not wait
+        // for it), however long it takes.
         tokio::spawn(async move {
             let id = request.id.clone();
-            let outcome = match asked {
-                Err(error) => Err(error),
-                Ok(p) => plans::wait(&cx, p, &cancel).await,
+            let outcome = if request.method == wire::PlanOpen::NAME {
+                match allowed::<wire::PlanOpen>(peer_role)
+                    .and_then(|()| decode::<wire::PlanOpenParams>(wire::PlanOpen::NAME, &request.params))
+                {
+                    Ok(p) => plans::open(&cx, p, cancel)
+                        .await
+                        .and_then(|o| serde_json::to_value(o).map_err(errors::internal)),
+                    Err(error) => Err(error),
+                }
+            } else {
+                match allowed::<wire::PlanAwait>(peer_role)
+                    .and_then(|()| decode::<wire::PlanRoundParams>(wire::PlanAwait::NAME, &request.params))
+                {
+                    Ok(p) => plans::wait(&cx, p, &cancel)
+                        .await
+                        .and_then(|v| serde_json::to_value(v).map_err(errors::internal)),
+                    Err(error) => Err(error),
+                }
             };
-            let answer = match outcome.and_then(|verdict| serde_json::to_value(verdict).map_err(errors::internal)) {
+            let answer = match outcome {
                 Ok(value) => Response::ok(id, value),
                 Err(error) => Response::err(Some(id), error),
             };

@@ -11,7 +11,13 @@ use crate::usecases::Context;
 use crate::usecases::rounds::RoundError;
 use crate::usecases::rounds::plan::{self, PlanAsk};
 
-pub async fn open(peer: &Peer<'_>, p: wire::PlanOpenParams) -> Result<wire::PlanOpened, ErrorObject> {
+/// `plan/open`, answered by the connection's long-request task: the round
+/// is held by the connection (`gone` fires when it closes).
+pub async fn open(
+    cx: &Context,
+    p: wire::PlanOpenParams,
+    gone: CancellationToken,
+) -> Result<wire::PlanOpened, ErrorObject> {
     let ask = PlanAsk {
         host: p.host,
         host_session: p.host_session,
@@ -20,7 +26,10 @@ pub async fn open(peer: &Peer<'_>, p: wire::PlanOpenParams) -> Result<wire::Plan
         name: p.name,
         new_only: p.new_only,
     };
-    let opened = plan::open(peer.cx, ask).await?;
+    let opened = plan::open(cx, ask).await?;
+    if !opened.already_answered {
+        plan::hold(cx, opened.review_id.clone(), opened.round, gone);
+    }
     Ok(wire::PlanOpened {
         review_id: opened.review_id,
         round: opened.round,

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
 
-use crate::cli::mcp_config::{backup_path, lenient_json, replace};
+use crate::cli::settings_file::{backup_path, lenient_json, replace};
 use crate::workspace;
 
 /// The hosts whose hooks Parley installs.

@@ -260,6 +260,24 @@ pub async fn wait_for_hook(
     Ok(waited)
 }
 
+/// Holds round `round` of plan review `id` for a hook whose connection
+/// `gone` fires when it closes: a hook that goes away while the daemon runs,
+/// with the round still waiting, was killed by its host because the person
+/// answered there (even before it began to wait), so the round is marked
+/// answered in the host.
+pub fn hold(cx: &Context, id: String, round: u32, gone: CancellationToken) {
+    let cx = cx.clone();
+    tokio::spawn(async move {
+        gone.cancelled().await;
+        if cx.shutdown.stop.is_cancelled() || cx.shutdown.close.is_cancelled() {
+            return;
+        }
+        if let Err(error) = answered_elsewhere(&cx, &id, round).await {
+            tracing::debug!("round {round} of plan review {id}, its hook gone: {error}");
+        }
+    });
+}
+
 fn why_not_waiting(session: &Session) -> String {
     if let Some(done) = &session.completion {
         return format!("review {} was completed ({})", session.id, done.final_status.name());
