@@ -360,7 +360,7 @@ export interface RoundUncommentResult {
   removed: string;
 }
 
-export type RoundState = 'drafts' | 'submitted' | 'cancelled';
+export type RoundState = 'drafts' | 'submitted' | 'cancelled' | 'answered_elsewhere';
 
 export interface RoundChanged {
   review_id: string;
