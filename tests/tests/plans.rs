@@ -265,6 +265,19 @@ async fn a_hook_killed_while_it_waits_leaves_the_round_answered_in_the_host() {
     let (code, _, err) = sandbox.cli(&["review", "submit", &id, "--approve"]);
     assert_eq!(code, 1, "nothing to submit any more");
     assert!(err.contains("has no round waiting for a person"), "{err}");
+
+    // The session's next plan shows what changed since the one answered in the host.
+    let hook = start_hook(&sandbox, "claude-plan", &input("claude-plan-2.json", &repo, None));
+    let told = requested(&mut window).await;
+    assert_eq!(told["review_id"].as_str(), Some(id.as_str()));
+    let round = window.call("round/get", json!({ "review_id": id })).await;
+    assert_eq!(
+        (round["files"][0]["status"].as_str(), round["files"][0]["before"].as_str()),
+        (Some("modified"), Some(round_one_plan()))
+    );
+    cli_ok(&sandbox, &["review", "submit", &id, "--approve"]);
+    let (code, out, _) = finish(hook).await;
+    assert!(code == 0 && out.contains("\"behavior\":\"allow\""), "{out}");
 }
 
 #[tokio::test]
