@@ -493,3 +493,42 @@ fn hooks_install_refuses_bad_settings_and_a_project_outside_a_repository() {
             .expect("JSON");
     assert_eq!(shared["hooks"]["PermissionRequest"][0]["hooks"][0]["command"], "parley hook claude-plan");
 }
+
+#[tokio::test]
+async fn a_round_said_answered_in_the_host_ends_the_waiting_hook_without_a_decision() {
+    use parley_protocol::hello::{ClientInfo, Hello, PositionEncoding, Role};
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon();
+    let repo = sandbox.repo("shop", &[("README.md", "shop\n")]);
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    let hook = start_hook(&sandbox, "claude-plan", &input("claude-plan-1.json", &repo, None));
+    let told = requested(&mut window).await;
+    let id = told["review_id"].as_str().expect("an id").to_owned();
+    let params = json!({ "review_id": id, "round": 1 });
+
+    // Plan methods are for the hooks' (cli) connections, not editors.
+    let refused = window.request("plan/answered_elsewhere", params.clone()).await;
+    assert_eq!(refused.error.map(|e| e.code), Some(-32015), "an editor may not end a plan round");
+
+    let hello = Hello {
+        protocol: parley_protocol::PROTOCOL_VERSION,
+        role: Role::Cli,
+        client: ClientInfo { name: "parley hook".into(), version: "test".into() },
+        pid: Some(std::process::id()),
+        cwd: None,
+        workspaces: Vec::new(),
+        editor_id: None,
+        position_encoding: PositionEncoding::Utf32,
+        env: Default::default(),
+    };
+    let mut cli = Editor::connect(&sandbox.socket, &hello).await;
+    let answered = cli.call("plan/answered_elsewhere", params.clone()).await;
+    assert_eq!(answered["state"], "answered_elsewhere");
+    assert_eq!(changed(&mut window).await["state"], "answered_elsewhere");
+    // The waiting hook gives no decision: Claude Code's own dialog decides.
+    let (code, out, err) = finish(hook).await;
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
+    assert!(err.contains("ended without a verdict") && err.contains("answered the plan in the agent's host"), "{err}");
+    let again = cli.call("plan/answered_elsewhere", params).await;
+    assert_eq!(again["state"], "already_ended");
+}
