@@ -153,7 +153,8 @@ async fn two_plans_of_one_claude_session_are_two_rounds_a_person_answers_at_the_
             "Keep the rounding: invoices depend on it",
         ],
     );
-    cli_ok(&sandbox, &["review", "submit", &id, "--request-changes", "-m", "Close, but keep the rounding"]);
+    let sent = cli_ok(&sandbox, &["review", "submit", &id, "--request-changes", "-m", "Close, but keep the rounding"]);
+    assert!(sent.contains("1 comment(s) stay with the plan"), "{sent}");
     let (code, out, err) = finish(hook).await;
     assert_eq!(code, 0, "{err}");
     golden("claude-plan-deny.golden.json", &out);
