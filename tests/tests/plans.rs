@@ -276,9 +276,24 @@ async fn a_hook_killed_while_it_waits_leaves_the_round_answered_in_the_host() {
         (round["files"][0]["status"].as_str(), round["files"][0]["before"].as_str()),
         (Some("modified"), Some(round_one_plan()))
     );
+    cli_ok(&sandbox, &["review", "comment", &id, "tax-in-cart-totals.md:6", "Use the carts with discounts too"]);
     cli_ok(&sandbox, &["review", "submit", &id, "--approve"]);
     let (code, out, _) = finish(hook).await;
     assert!(code == 0 && out.contains("\"behavior\":\"allow\""), "{out}");
+    let post = input("claude-post-plan.json", &repo, None);
+    let (_, notes, _) = run_hook(&sandbox, "claude-post-plan", &post).await;
+    assert!(notes.contains("Use the carts with discounts too"), "{notes}");
+
+    // A third plan answered in Claude Code's dialog: the second one's notes are not handed over again.
+    let mut third: Value = serde_json::from_str(&input("claude-plan-2.json", &repo, None)).expect("JSON");
+    third["tool_input"]["plan"] = json!("# Tax in cart totals\n\n1. Ship it\n");
+    let mut hook = start_hook(&sandbox, "claude-plan", &third.to_string());
+    requested(&mut window).await;
+    hook.kill().expect("kill the hook");
+    let _ = hook.wait();
+    assert_eq!(changed(&mut window).await["state"], "answered_elsewhere");
+    let (code, notes, _) = run_hook(&sandbox, "claude-post-plan", &post).await;
+    assert_eq!((code, notes.trim()), (0, "{}"));
 }
 
 #[tokio::test]

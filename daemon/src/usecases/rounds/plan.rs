@@ -351,6 +351,10 @@ pub async fn notes(
         answered_elsewhere(cx, &session.id, waiting.round).await?;
         return Ok((Some(session.id), None, Vec::new()));
     }
+    if session.plan.as_ref().is_some_and(|p| p.answered_in_host.is_some()) {
+        // The newest plan was answered in the host: the person left no notes on it.
+        return Ok((Some(session.id), None, Vec::new()));
+    }
     match session.rounds.last() {
         Some(last) if last.verdict == Assessment::LgtmWithSuggestions => {
             let verdict = verdict_of(&session, last);
