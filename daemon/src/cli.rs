@@ -3,6 +3,7 @@
 
 pub mod client;
 mod feedback;
+mod hooks;
 mod mcp_config;
 mod review;
 mod reviewing;
@@ -10,6 +11,7 @@ mod round_page;
 mod screen;
 mod service;
 mod sessions;
+mod settings_file;
 mod setup;
 mod shown;
 mod trust;
@@ -123,11 +125,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run one of the hooks agent hosts call (they pass their JSON on stdin): plans reviewed in Parley.
+    ///
+    /// `parley hooks install` registers them. Input that is not what the host
+    /// sends exits 1 with a message on stderr and nothing on stdout, so the
+    /// host goes on as if no hook ran.
+    Hook {
+        #[command(subcommand)]
+        hook: hooks::Hook,
+    },
+    /// Install the hooks that send an agent host's plans to Parley for review.
+    Hooks {
+        #[command(subcommand)]
+        command: HooksCommand,
+    },
     /// Print reviews as agents present them (a terminal stand-in for an editor).
     Watch {
         /// The folder to watch (default: the git root holding the current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum HooksCommand {
+    /// Print Parley's hook entries for a host, or merge them into its settings with --write.
+    ///
+    /// Claude Code: PermissionRequest and PostToolUse for ExitPlanMode, in
+    /// ~/.claude/settings.json (.claude/settings.json at the repository root
+    /// with --project). Codex: Stop, in ~/.codex/hooks.json.
+    Install {
+        #[arg(value_enum)]
+        host: hooks::install::HookHost,
+        /// The project's shared settings instead of yours (Claude Code only); the command is named, not pathed.
+        #[arg(long)]
+        project: bool,
+        /// Merge the hooks into the settings file (created if missing; the old one is backed up beside it).
+        #[arg(long)]
+        write: bool,
+        /// The settings file to write, instead of the host's usual one (with --write).
+        #[arg(long, requires = "write")]
+        file: Option<PathBuf>,
     },
 }
 
@@ -498,6 +536,10 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             sessions::complete(&id, final_status, notes, json).await
         }
         Command::Watch { workspace } => watch::run(workspace_or_cwd(workspace)?).await,
+        Command::Hook { hook } => hooks::run(hook).await,
+        Command::Hooks { command: HooksCommand::Install { host, project, write, file } } => {
+            hooks::install::run(host, project, write, file)
+        }
         Command::Trust { show, revoke, workspace, json } => {
             let action = match (show, revoke) {
                 (true, _) => trust::Action::Show,

@@ -7,6 +7,7 @@ pub mod connection;
 mod errors;
 pub mod listener;
 mod person_rounds;
+mod plans;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -221,7 +221,34 @@ pub struct Session {
     /// A background round in progress or failed; never stored.
     #[serde(skip)]
     pub pending: Option<Pending>,
+    /// Set when the session reviews an agent's plans rather than a change
+    /// in the repository (absent in stores written before plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Box<PlanOrigin>>,
 }
+
+/// Where a plan review's plans come from, and what it keeps between them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanOrigin {
+    /// The agent's host: `claude` or `codex`.
+    pub host: String,
+    /// The host's session id: its next plan is this session's next round.
+    pub host_session: String,
+    /// The plan's file name in the rounds.
+    pub name: String,
+    /// The folder holding the plan's copy that threads on it anchor to
+    /// (in the data directory, apart from the repository).
+    pub folder: PathBuf,
+    /// The newest plan sent: the next round's `before`.
+    pub last_plan: String,
+    /// When the newest round was answered in the host's own dialog
+    /// instead (RFC 3339); cleared by the next plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_in_host: Option<String>,
+}
+
+/// The status of a plan review whose last round was answered in the host.
+pub const ANSWERED_IN_HOST: &str = "answered_in_host";
 
 /// What a round's `reviewer` ends with when a person answered it.
 pub const IN_PERSON: &str = " (in person)";
@@ -263,6 +290,9 @@ impl Session {
         }
         if self.awaiting.is_some() {
             return "awaiting_review";
+        }
+        if self.plan.as_ref().is_some_and(|p| p.answered_in_host.is_some()) {
+            return ANSWERED_IN_HOST;
         }
         match self.rounds.last().map(|r| r.verdict) {
             None => "in_progress",

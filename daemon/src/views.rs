@@ -182,6 +182,7 @@ pub fn waiting_round(session: &Session, waiting: &PersonRound) -> wire::WaitingR
         requested_at: waiting.requested_at.clone(),
         files: waiting.files.iter().map(|f| f.path.clone()).collect(),
         drafts: waiting.drafts.len(),
+        plan: session.plan.is_some(),
     }
 }
 

@@ -206,6 +206,10 @@ macro_rules! for_each_method {
             $crate::methods::RoundComment,
             $crate::methods::RoundUncomment,
             $crate::methods::RoundSubmit,
+            $crate::methods::PlanOpen,
+            $crate::methods::PlanAwait,
+            $crate::methods::PlanAnsweredElsewhere,
+            $crate::methods::PlanNotes,
             $crate::methods::Subscribe,
             $crate::methods::EventsReplay,
             $crate::methods::StatusRequest,
@@ -1067,6 +1071,10 @@ pub struct WaitingRound {
     pub files: Vec<String>,
     /// How many draft comments the person has written so far.
     pub drafts: usize,
+    /// Whether the round reviews an agent's plan (one file, the plan's
+    /// text) rather than a change in the repository.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1251,4 +1259,144 @@ pub struct RoundChanged {
     /// Once submitted: `needs_changes`, `lgtm_with_suggestions` or `lgtm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<String>,
+}
+
+/// Client → daemon request: open (or continue) the plan review of a host
+/// session, with the plan as the round's one file.
+pub const PLAN_OPEN: &str = "plan/open";
+/// Client → daemon request: wait for the person's verdict on a plan round.
+pub const PLAN_AWAIT: &str = "plan/await";
+/// Client → daemon request: the plan round was answered in the host.
+pub const PLAN_ANSWERED_ELSEWHERE: &str = "plan/answered_elsewhere";
+/// Client → daemon request: the notes of a plan approved with comments.
+pub const PLAN_NOTES: &str = "plan/notes";
+
+method!(
+    /// A plan review round opened for a host session (the next round of
+    /// its review when it has one).
+    PlanOpen = PLAN_OPEN, PlanOpenParams => PlanOpened, FOR_EDITORS = false
+);
+method!(
+    /// The person's verdict on a plan round, answered only once there is
+    /// one or the round ends.
+    PlanAwait = PLAN_AWAIT, PlanRoundParams => PlanVerdict, FOR_EDITORS = false
+);
+method!(
+    /// A waiting plan round marked answered in the host: it leaves the inbox.
+    PlanAnsweredElsewhere = PLAN_ANSWERED_ELSEWHERE, PlanRoundParams => PlanAnswered, FOR_EDITORS = false
+);
+method!(
+    /// The open comments of a host session's last plan, approved with comments.
+    PlanNotes = PLAN_NOTES, PlanNotesParams => PlanNotesResult, FOR_EDITORS = false
+);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanOpenParams {
+    /// The host: `claude` or `codex`.
+    pub host: String,
+    /// The host's session id: the next plan of the same session is the
+    /// next round of the same review.
+    pub host_session: String,
+    /// The agent's working directory: the plan belongs to the git
+    /// repository holding it (or, outside any, to the folder itself).
+    pub cwd: PathBuf,
+    /// The plan's text (markdown).
+    pub plan: String,
+    /// The plan's file name in the round; `plan.md` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Open nothing when no round waits and this plan is the one the
+    /// person last answered (a host asking again about a plan it was
+    /// already answered on).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub new_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanOpened {
+    pub review_id: String,
+    pub round: u32,
+    /// The repository (or folder) the plan is for.
+    pub workspace: PathBuf,
+    /// The plan's file name in the round.
+    pub path: String,
+    /// `added` on the first plan, `modified` after.
+    pub status: String,
+    /// Set (with `new_only`) when the plan was already answered: no round
+    /// was opened, and `round` is the one that answered it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub already_answered: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanRoundParams {
+    /// Whole, or a unique prefix, or its `-NNN` tail.
+    pub review_id: String,
+    pub round: u32,
+}
+
+/// How a plan round ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanVerdict {
+    pub review_id: String,
+    pub round: u32,
+    /// `approved`, `approved_with_comments`, `changes_requested`, or
+    /// `ended` (no verdict: answered in the host, cancelled, or the review
+    /// was completed; `reason` says which).
+    pub outcome: String,
+    /// The person's summary, when they wrote one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub comments: Vec<PlanComment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A person's comment on lines of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanComment {
+    /// The plan's file name.
+    pub path: String,
+    /// 1-based, inclusive, in the plan the person commented on.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Those lines as they were.
+    pub quote: String,
+    pub body: String,
+    /// Replacement text for those lines, when the person suggested one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanAnswered {
+    pub review_id: String,
+    pub round: u32,
+    /// `answered_elsewhere` (it was waiting, and leaves the inbox), or
+    /// `already_ended` (the person had answered it, or it ended before).
+    pub state: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanNotesParams {
+    /// `claude` or `codex`.
+    pub host: String,
+    pub host_session: String,
+    /// The agent's working directory, as for `plan/open`.
+    pub cwd: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanNotesResult {
+    /// The session's plan review, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_id: Option<String>,
+    /// The last answered round, when it was approved with comments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    /// Its comments still open; empty when there are none.
+    pub comments: Vec<PlanComment>,
 }

@@ -14,6 +14,7 @@ mod mcp_tasks;
 mod mcp_tools;
 mod nvim;
 mod person_review;
+mod plans;
 mod resilience;
 mod review_history;
 mod routing;

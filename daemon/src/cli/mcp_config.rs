@@ -19,6 +19,7 @@ use jsonc_parser::ParseOptions;
 use jsonc_parser::cst::{CstInputValue, CstRootNode};
 use parley_protocol::socket;
 
+use super::settings_file::{backup_path, lenient_json, replace};
 use super::setup::shim_path;
 use crate::workspace;
 
@@ -337,20 +338,7 @@ fn write_entry(path: &Path, format: Format, entry: &Entry) -> anyhow::Result<Wri
 
 /// The new text of a JSON (with comments) file with Parley's entry set.
 fn merge_json(old: &str, key: &str, typed: bool, entry: &Entry) -> Result<String, String> {
-    // JSON with comments and trailing commas, as VS Code and Zed write; nothing looser.
-    let options = ParseOptions {
-        allow_comments: true,
-        allow_trailing_commas: true,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    };
-    let root = CstRootNode::parse(old, &options).map_err(|e| format!("it is not valid JSON ({e})"))?;
+    let root = CstRootNode::parse(old, &lenient_json()).map_err(|e| format!("it is not valid JSON ({e})"))?;
     let object = root.object_value().ok_or("its top level is not a JSON object")?;
     let servers = match object.get(key) {
         Some(prop) => prop.object_value().ok_or_else(|| format!("its \"{key}\" is not a JSON object"))?,
@@ -413,38 +401,6 @@ fn same_toml(a: &dyn toml_edit::TableLike, b: &toml_edit::Table) -> bool {
         toml::from_str(&text).ok()
     };
     values(a).is_some() && values(a) == values(b)
-}
-
-/// `<file>.<UTC time>.bak` beside the file; a second backup in the same
-/// second gets a number, so no backup is ever overwritten.
-fn backup_path(path: &Path) -> PathBuf {
-    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut candidate = path.with_file_name(format!("{name}.{stamp}.bak"));
-    let mut n = 1;
-    while candidate.exists() {
-        n += 1;
-        candidate = path.with_file_name(format!("{name}.{stamp}-{n}.bak"));
-    }
-    candidate
-}
-
-/// Writes `text` to `path` through a temporary file and a rename, so a host
-/// reading the file meanwhile sees the old or the new text, never half; the
-/// new file keeps the permissions of `keep_mode_of`.
-fn replace(path: &Path, text: &str, keep_mode_of: Option<&Path>) -> anyhow::Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.parley-{}.tmp", std::process::id()));
-    std::fs::write(&temporary, text).with_context(|| format!("writing {}", temporary.display()))?;
-    if let Some(original) = keep_mode_of
-        && let Ok(metadata) = std::fs::metadata(original)
-    {
-        let _ = std::fs::set_permissions(&temporary, metadata.permissions());
-    }
-    std::fs::rename(&temporary, path).with_context(|| {
-        let _ = std::fs::remove_file(&temporary);
-        format!("replacing {}", path.display())
-    })
 }
 
 #[cfg(test)]

@@ -52,8 +52,9 @@ pub async fn inbox(folder: Option<&Path>, json: bool) -> anyhow::Result<i32> {
                 1 => ", 1 draft comment".to_owned(),
                 n => format!(", {n} draft comments"),
             };
+            let kind = if round.plan { "plan  " } else { "" };
             say!(
-                "  {}  round {}  {}  asked by {}  {}  ({files}{drafts})",
+                "  {}  {kind}round {}  {}  asked by {}  {}  ({files}{drafts})",
                 round.review_id,
                 round.round,
                 round.requested_at,
@@ -167,24 +168,27 @@ pub async fn uncomment(id: &str, draft: &str) -> anyhow::Result<i32> {
 
 /// `parley review submit ID --approve | --request-changes | --comment`.
 pub async fn submit(id: &str, verdict: &str, summary: Option<String>, json: bool) -> anyhow::Result<i32> {
-    let result: wire::RoundSubmitResult = client()
-        .await?
-        .call(wire::ROUND_SUBMIT, json!({ "review_id": id, "verdict": verdict, "summary": summary }))
-        .await?;
+    let mut client = client().await?;
+    let result: wire::RoundSubmitResult =
+        client.call(wire::ROUND_SUBMIT, json!({ "review_id": id, "verdict": verdict, "summary": summary })).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(0);
     }
-    say!(
-        "Sent round {} of review {} to the agent: {}{}.",
-        result.round,
-        result.review_id,
-        result.verdict,
-        match result.threads.len() {
-            0 => String::new(),
-            n => format!("; {n} comment(s) became threads (`parley feedback list`)"),
+    let threads = match result.threads.len() {
+        0 => String::new(),
+        n => {
+            // A plan's comments are threads on the plan, not on the repository's files.
+            let asked = json!({ "review_id": result.review_id, "round": result.round });
+            let answered: Option<wire::RoundForReview> = client.call(wire::ROUND_GET, asked).await.ok();
+            if answered.is_some_and(|round| round.scope == "plan") {
+                format!("; {n} comment(s) stay with the plan, shown again with its next round")
+            } else {
+                format!("; {n} comment(s) became threads (`parley feedback list`)")
+            }
         }
-    );
+    };
+    say!("Sent round {} of review {} to the agent: {}{threads}.", result.round, result.review_id, result.verdict);
     for warning in &result.warnings {
         eprintln!("warning: {}", visible(warning));
     }

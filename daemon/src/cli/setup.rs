@@ -67,6 +67,7 @@ pub async fn doctor(json: bool) -> anyhow::Result<i32> {
     checks.push(data_dir_check());
     checks.extend(data_privacy_check());
     checks.extend(config_checks(&cwd));
+    checks.extend(hook_checks(&cwd));
     checks.push(git_check());
     if let Some(check) = watch_limit_check() {
         checks.push(check);
@@ -403,6 +404,20 @@ fn program_of(command: &CommandLine) -> Option<String> {
         CommandLine::Argv(argv) => argv.first().cloned(),
         CommandLine::Shell(line) => line.split_whitespace().find(|word| !word.contains('=')).map(str::to_owned),
     }
+}
+
+/// Whether each host's plan hooks are installed: a note, not a problem,
+/// when they are not (they are optional).
+fn hook_checks(cwd: &Path) -> Vec<Check> {
+    use super::hooks::install::{HookHost, installed};
+    let root = crate::workspace::root_of(cwd);
+    let project = root.join(".git").exists().then_some(root.as_path());
+    [(HookHost::Claude, "claude hooks"), (HookHost::Codex, "codex hooks")]
+        .into_iter()
+        .map(|(host, name)| match installed(host, project) {
+            Ok(detail) | Err(detail) => Check::new(name, Outcome::Ok, detail),
+        })
+        .collect()
 }
 
 fn git_check() -> Check {

@@ -18,7 +18,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Peer, errors, person_rounds};
+use super::{Peer, errors, person_rounds, plans};
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
@@ -220,7 +220,7 @@ macro_rules! long_answers {
     };
 }
 
-long_answers!(ReviewRequest, ReviewAwait);
+long_answers!(ReviewRequest, ReviewAwait, PlanOpen, PlanAwait);
 
 answers! {
     ReviewGet => review_get,
@@ -248,6 +248,8 @@ answers! {
     RoundComment => person_rounds::comment,
     RoundUncomment => person_rounds::uncomment,
     RoundSubmit => person_rounds::submit,
+    PlanAnsweredElsewhere => plans::answered_elsewhere,
+    PlanNotes => plans::notes,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of
@@ -527,6 +529,41 @@ fn spawn_review(
     cancel: tokio_util::sync::CancellationToken,
 ) {
     let cx = peer.cx.clone();
+    let peer_role = peer.role;
+    if request.method == wire::PlanOpen::NAME || request.method == wire::PlanAwait::NAME {
+        // A hook's plan round, held by its connection: the connection closing
+        // while the daemon runs tells the plan review it was answered in the
+        // host. A wait holds no call open (a stopping daemon does not wait
+        // for it), however long it takes.
+        tokio::spawn(async move {
+            let id = request.id.clone();
+            let outcome = if request.method == wire::PlanOpen::NAME {
+                match allowed::<wire::PlanOpen>(peer_role)
+                    .and_then(|()| decode::<wire::PlanOpenParams>(wire::PlanOpen::NAME, &request.params))
+                {
+                    Ok(p) => plans::open(&cx, p, cancel)
+                        .await
+                        .and_then(|o| serde_json::to_value(o).map_err(errors::internal)),
+                    Err(error) => Err(error),
+                }
+            } else {
+                match allowed::<wire::PlanAwait>(peer_role)
+                    .and_then(|()| decode::<wire::PlanRoundParams>(wire::PlanAwait::NAME, &request.params))
+                {
+                    Ok(p) => plans::wait(&cx, p, &cancel)
+                        .await
+                        .and_then(|v| serde_json::to_value(v).map_err(errors::internal)),
+                    Err(error) => Err(error),
+                }
+            };
+            let answer = match outcome {
+                Ok(value) => Response::ok(id, value),
+                Err(error) => Response::err(Some(id), error),
+            };
+            let _ = answers.send(Arc::new(answer_line(&answer))).await;
+        });
+        return;
+    }
     let env = peer.facts.env.clone();
     let asked = if request.method == wire::ReviewAwait::NAME {
         allowed::<wire::ReviewAwait>(peer.role)

@@ -47,6 +47,7 @@ impl State {
             completion: None,
             awaiting: None,
             pending: None,
+            plan: None,
         };
         self.stage_session(session, reply);
     }
@@ -185,5 +186,9 @@ fn light_copy(session: &Session) -> Option<Session> {
         completion: session.completion.clone(),
         awaiting: Some(Box::new(light)),
         pending: None,
+        plan: session
+            .plan
+            .as_ref()
+            .map(|plan| Box::new(crate::sessions::PlanOrigin { last_plan: String::new(), ..(**plan).clone() })),
     })
 }

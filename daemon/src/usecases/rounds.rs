@@ -6,6 +6,7 @@
 mod findings;
 pub mod person;
 mod pipeline;
+pub mod plan;
 mod running;
 
 use std::path::{Path, PathBuf};

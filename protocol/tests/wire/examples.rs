@@ -218,6 +218,7 @@ fn waiting_round() -> WaitingRound {
         requested_at: "2026-11-24T09:12:03.118Z".into(),
         files: strings(&["src/cart.rs"]),
         drafts: 1,
+        plan: false,
     }
 }
 
@@ -596,3 +597,65 @@ example!(
 example!(ShutdownParams, ShutdownParams { reason: Some("handover".into()) });
 example!(ShutdownResult, ShutdownResult { stopping: true });
 example!(DaemonStopping, DaemonStopping { reason: "requested".into() });
+
+fn plan_comment() -> PlanComment {
+    PlanComment {
+        path: "plan.md".into(),
+        start_line: 3,
+        end_line: 3,
+        quote: "2. Drop the rounding in `total`".into(),
+        body: "Keep the rounding: invoices depend on it".into(),
+        suggestion: Some("2. Round once, in `total`".into()),
+    }
+}
+
+example!(
+    PlanOpenParams,
+    PlanOpenParams {
+        host: "claude".into(),
+        host_session: "4f0c8a52-3a8e-4d6b-9d7e-2b1f0c9a7e11".into(),
+        cwd: in_shop("src"),
+        plan: "# Tax in cart totals\n\n1. Add `tax` to `Cart`\n2. Drop the rounding in `total`\n".into(),
+        name: Some("tax-in-cart-totals.md".into()),
+        new_only: true,
+    }
+);
+example!(
+    PlanOpened,
+    PlanOpened {
+        review_id: "2026-11-26-001".into(),
+        round: 2,
+        workspace: shop(),
+        path: "tax-in-cart-totals.md".into(),
+        status: "modified".into(),
+        already_answered: false,
+    }
+);
+example!(PlanRoundParams, PlanRoundParams { review_id: "2026-11-26-001".into(), round: 2 });
+example!(
+    PlanVerdict,
+    PlanVerdict {
+        review_id: "2026-11-26-001".into(),
+        round: 2,
+        outcome: "changes_requested".into(),
+        summary: Some("Close, but keep the rounding".into()),
+        comments: vec![plan_comment()],
+        reason: None,
+    }
+);
+example!(
+    PlanAnswered,
+    PlanAnswered { review_id: "2026-11-26-001".into(), round: 2, state: "answered_elsewhere".into() }
+);
+example!(
+    PlanNotesParams,
+    PlanNotesParams {
+        host: "claude".into(),
+        host_session: "4f0c8a52-3a8e-4d6b-9d7e-2b1f0c9a7e11".into(),
+        cwd: in_shop("src"),
+    }
+);
+example!(
+    PlanNotesResult,
+    PlanNotesResult { review_id: Some("2026-11-26-001".into()), round: Some(2), comments: vec![plan_comment()] }
+);

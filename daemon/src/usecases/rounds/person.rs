@@ -222,7 +222,7 @@ pub(super) async fn dropped(cx: &Context, session: &Session, round: u32) {
 }
 
 /// Tells the windows on the session's repository how a waiting round stands.
-async fn announce(
+pub(super) async fn announce(
     cx: &Context,
     session: &Session,
     round: u32,
@@ -330,21 +330,27 @@ pub async fn get(cx: &Context, id: &str, round: Option<u32>) -> Result<ForReview
     // Re-anchored first: the agent has usually changed the files since, and
     // just now, so the round's files are checked whatever the watcher has
     // reported yet (an applied suggestion then shows its thread addressed).
+    let threads_root = threads_root(&session).to_owned();
     for file in &waiting.files {
-        let file = session.workspace.join(&file.path);
-        let refreshed =
-            crate::refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, &session.workspace, Some(&file));
+        let file = threads_root.join(&file.path);
+        let refreshed = crate::refresh::refresh(&cx.state, &cx.store, &cx.watch.freshness, &threads_root, Some(&file));
         if let Err(e) = refreshed.await {
             tracing::debug!("checking {} for round {n} of {}: {e}", file.display(), session.id);
         }
     }
-    let earlier: Vec<Thread> = threads::list(cx, &session.workspace, None, true)
+    let earlier: Vec<Thread> = threads::list(cx, &threads_root, None, true)
         .await
         .map_err(|e| RoundError::Store(e.to_string()))?
         .into_iter()
         .filter(|t| t.finding.as_deref().is_some_and(|f| f.review_id == session.id && f.round <= n))
         .collect();
     Ok(ForReview { session, waiting, previous, earlier, answered })
+}
+
+/// The folder the threads a round's comments become are in: the
+/// repository, or, for a plan review, the folder keeping the plan's copy.
+pub fn threads_root(session: &Session) -> &Path {
+    session.plan.as_ref().map_or(&session.workspace, |plan| &plan.folder)
 }
 
 /// Round `n` of `session`, answered by a person, or why it cannot be shown.
@@ -643,6 +649,18 @@ pub async fn submit(
         })
         .await?;
     let (opened, mut warnings) = open_threads(cx, &session, &round, &waiting).await;
+    if session.plan.is_some() {
+        // A plan is no change to the repository: no audit tree, no review
+        // shown in place of the repository's.
+        let markdown = round.markdown(&session.id);
+        let outcome =
+            Outcome { session: session.clone(), round: round.clone(), markdown, shown_in: 0, audit: None, warnings };
+        announce(cx, &session, round.round, "submitted", Vec::new(), Some(round.verdict)).await;
+        if let Some(run) = run {
+            run.finish(Ok(outcome.clone()));
+        }
+        return Ok(Submitted { outcome, threads: opened });
+    }
     let changes = Changes {
         root: session.workspace.clone(),
         scope: Scope::parse(Some(&waiting.scope)),
@@ -775,7 +793,7 @@ async fn open_threads(
     for (draft, comment) in waiting.drafts.iter().zip(comments) {
         let file = waiting.files.iter().find(|f| f.path == draft.path || f.old_path.as_deref() == Some(&draft.path));
         let Some(file) = file else { continue };
-        let absolute = session.workspace.join(&file.path);
+        let absolute = threads_root(session).join(&file.path);
         let place = match draft.side {
             Side::New => Some((draft.start_line, draft.end_line)),
             Side::Old => file.after.as_deref().and_then(|after| {
@@ -803,7 +821,7 @@ async fn open_threads(
         }
         let new = NewThread {
             file: absolute,
-            workspace: Some(session.workspace.clone()),
+            workspace: Some(threads_root(session).to_owned()),
             range: Range {
                 start: Position { line: start, character: 0 },
                 end: Position { line: end, character: u32::MAX },

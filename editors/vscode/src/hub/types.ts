@@ -265,6 +265,8 @@ export interface WaitingRound {
   requested_at: string;
   files: string[];
   drafts: number;
+  /** Set when the round reviews an agent's plan (one file, the plan) rather than a change. */
+  plan?: boolean;
 }
 
 /** inbox's answer: the rounds and threads waiting on a person. */
@@ -358,7 +360,7 @@ export interface RoundUncommentResult {
   removed: string;
 }
 
-export type RoundState = 'drafts' | 'submitted' | 'cancelled';
+export type RoundState = 'drafts' | 'submitted' | 'cancelled' | 'answered_elsewhere';
 
 export interface RoundChanged {
   review_id: string;

@@ -116,7 +116,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     if (ours) {
       this.close();
       if (this.submitting === change.review_id) return;
-      const what = change.state === 'cancelled' ? 'was cancelled by the agent' : `was submitted elsewhere${change.verdict ? ` (${change.verdict.replace(/_/g, ' ')})` : ''}`;
+      const what = change.state === 'cancelled' ? 'was cancelled by the agent' : change.state === 'answered_elsewhere' ? 'was answered in the agent\'s host' : `was submitted elsewhere${change.verdict ? ` (${change.verdict.replace(/_/g, ' ')})` : ''}`;
       void vscode.window.showInformationMessage(`Parley: round ${change.round} of review ${change.review_id} ${what}.`);
     }
   }

@@ -81,6 +81,8 @@ local function on_changed(params)
   if config.options.notify and (was_open or waiting) then
     if params.state == "cancelled" then
       info("review " .. id .. " was cancelled by the agent")
+    elseif params.state == "answered_elsewhere" then
+      info("review " .. id .. " was answered in the agent's host")
     else
       local verdict = value(params.verdict)
       info("review " .. id .. " was submitted" .. (verdict and (" (" .. verdict .. ")") or "") .. " elsewhere")
