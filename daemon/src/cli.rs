@@ -1,6 +1,7 @@
 //! The `parley` command line: argument parsing and the small commands; the
 //! longer ones live in `cli/`.
 
+mod agents;
 pub mod client;
 mod feedback;
 mod hooks;
@@ -67,6 +68,37 @@ enum Command {
         /// Only what concerns the repository holding this folder.
         #[arg(long)]
         workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The agents at work: their names, hosts, workspaces, and whether they wait in a Parley call.
+    Agents {
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask an agent at work about lines of a file: `parley ask src/auth.rs:14-21 "Why is this retried?"`.
+    ///
+    /// The question becomes a thread on those lines, addressed to the agent,
+    /// and reaches it by the first way that does: the end of its next Parley
+    /// tool answer, the answer of a call it waits in, its host's channel or
+    /// a host hook. `parley feedback list` shows where it stands and the
+    /// agent's answer. Without --agent, the only agent at work on the file's
+    /// repository is asked.
+    #[command(group(clap::ArgGroup::new("what").required(true).args(["location", "resend"])))]
+    Ask {
+        /// The agent's name, as `parley agents` lists it.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Send this thread's unanswered message to the agent named by --agent instead.
+        #[arg(long, value_name = "THREAD", conflicts_with_all = ["location", "message"], requires = "agent")]
+        resend: Option<String>,
+        /// FILE:LINE or FILE:FIRST-LAST (1-based).
+        #[arg(requires = "message")]
+        location: Option<String>,
+        /// The question.
+        message: Option<String>,
+        /// Print the thread and the question's delivery as JSON.
         #[arg(long)]
         json: bool,
     },
@@ -539,6 +571,14 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Hook { hook } => hooks::run(hook).await,
         Command::Hooks { command: HooksCommand::Install { host, project, write, file } } => {
             hooks::install::run(host, project, write, file)
+        }
+        Command::Agents { json } => agents::list(json).await,
+        Command::Ask { agent, resend: Some(thread), json, .. } => {
+            agents::resend(&thread, agent.as_deref().unwrap_or_default(), json).await
+        }
+        Command::Ask { agent, resend: None, location, message, json } => {
+            agents::ask(agent, location.as_deref().unwrap_or_default(), message.as_deref().unwrap_or_default(), json)
+                .await
         }
         Command::Trust { show, revoke, workspace, json } => {
             let action = match (show, revoke) {

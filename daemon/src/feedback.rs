@@ -196,6 +196,78 @@ pub struct Standing {
     pub addressed: Option<Box<Mark>>,
     /// Who resolved it, while it is resolved.
     pub resolved: Option<Box<Mark>>,
+    /// A person's messages in the thread addressed to an agent, oldest
+    /// first, with where each stands (most threads have none).
+    pub deliveries: Vec<Delivery>,
+}
+
+/// A person's message to one agent (a comment of the thread), and where it
+/// stands: waiting to be handed over, delivered (and how), read, answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    pub comment_id: String,
+    /// The agent's short name.
+    pub agent: String,
+    pub state: DeliveryState,
+    /// How it reached the agent, once delivered: `tool-answer`, `wait`,
+    /// `channel` or `hook`.
+    pub via: Option<String>,
+    /// RFC 3339.
+    pub asked_at: String,
+    pub updated_at: String,
+}
+
+/// Where a message to an agent stands; each state follows the one before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DeliveryState {
+    Waiting,
+    Delivered,
+    Read,
+    Answered,
+}
+
+impl DeliveryState {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeliveryState::Waiting => "waiting",
+            DeliveryState::Delivered => "delivered",
+            DeliveryState::Read => "read",
+            DeliveryState::Answered => "answered",
+        }
+    }
+
+    /// The state a stored name stands for (an unknown one reads as waiting,
+    /// so nothing is lost).
+    pub fn from_name(name: &str) -> DeliveryState {
+        match name {
+            "delivered" => DeliveryState::Delivered,
+            "read" => DeliveryState::Read,
+            "answered" => DeliveryState::Answered,
+            _ => DeliveryState::Waiting,
+        }
+    }
+}
+
+impl Standing {
+    /// Moves `agent`'s messages in the thread on to `state` (never back),
+    /// noting `via` for those it delivers; answers whether any changed.
+    pub fn advance(&mut self, agent: &str, state: DeliveryState, via: Option<&str>, at: &str) -> bool {
+        let mut changed = false;
+        for delivery in self.deliveries.iter_mut().filter(|d| d.agent == agent && d.state < state) {
+            if delivery.state == DeliveryState::Waiting {
+                delivery.via = via.map(str::to_owned);
+            }
+            delivery.state = state;
+            delivery.updated_at = at.to_owned();
+            changed = true;
+        }
+        changed
+    }
+
+    /// The agent the thread's newest message went to, if any.
+    pub fn asked_agent(&self) -> Option<&str> {
+        self.deliveries.last().map(|d| d.agent.as_str())
+    }
 }
 
 impl Standing {

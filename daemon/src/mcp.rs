@@ -11,6 +11,7 @@
 //! MCP tasks their waits run as where the host runs tasks); `resources` reads
 //! the resources, `subscriptions` tells of their changes.
 
+mod agents;
 mod errors;
 mod feedback;
 mod hangup;
@@ -30,7 +31,6 @@ use std::time::Duration;
 
 use parley_protocol::hello::Hello;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetPromptRequestParams, GetPromptResponse,
     GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -97,6 +97,11 @@ struct Agent {
     subscriptions: Subscriptions,
     /// Cancelled when the connection ends: stops its resource notifier.
     closed: CancellationToken,
+    /// The agent's short name, once its host has said who it is.
+    name: std::sync::OnceLock<String>,
+    /// How many of a person's messages wait for this agent; sent by the
+    /// state owner, read before each answer and watched while a call waits.
+    waiting: tokio::sync::watch::Receiver<usize>,
 }
 
 /// The MCP server for one agent connection.
@@ -145,6 +150,19 @@ pub async fn serve(
     facts: ClientFacts,
     context: &Context,
 ) -> anyhow::Result<()> {
+    let (waiting_tx, waiting) = tokio::sync::watch::channel(0);
+    crate::usecases::agents::connected(
+        context,
+        crate::state::NewAgent {
+            connection_id: id,
+            host_pid: hello.parent_pid,
+            shim_pid: hello.pid,
+            given_name: hello.agent_name.as_deref().and_then(crate::state::clean_given_name),
+            workspace: facts.workspaces.first().cloned(),
+            waiting: waiting_tx,
+        },
+    )
+    .await;
     let agent = Agent {
         connection_id: id,
         cwd: hello.cwd.clone(),
@@ -154,6 +172,8 @@ pub async fn serve(
         hung_up: tokio_util::sync::CancellationToken::new(),
         subscriptions: Subscriptions::default(),
         closed: CancellationToken::new(),
+        name: std::sync::OnceLock::new(),
+        waiting,
     };
     let reader = hangup::HangupReader::new(reader, agent.hung_up.clone());
     let closed = agent.closed.clone();
@@ -167,6 +187,7 @@ pub async fn serve(
         Err(e) => tracing::debug!(connection = id, "MCP session ended before it began: {e}"),
     }
     closed.cancel();
+    crate::usecases::agents::left(context, id).await;
     Ok(())
 }
 
@@ -182,13 +203,16 @@ impl ServerHandler for ParleyMcp {
         // No listChanged anywhere: the tools, the prompts and the two
         // resources are the same for the whole connection. The tasks
         // extension: the waits run as tasks for hosts that declare it.
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_prompts()
             .enable_resources()
             .enable_resources_subscribe()
             .enable_tasks()
             .build();
+        // A Claude Code started with channels takes a person's messages
+        // pushed at once (`notifications/claude/channel`).
+        capabilities.experimental = Some([(agents::CHANNEL.to_owned(), Default::default())].into());
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("parley", parley_protocol::BUILD_VERSION))
             .with_instructions(INSTRUCTIONS)
@@ -204,7 +228,7 @@ impl ServerHandler for ParleyMcp {
         {
             return Ok(answer);
         }
-        self.tool_router.call(ToolCallContext::new(self, request, context)).await
+        self.call_tool_delivering(request, context).await
     }
 
     async fn get_task(
@@ -346,6 +370,9 @@ impl ServerHandler for ParleyMcp {
 
     #[allow(deprecated)] // Roots are deprecated in 2026-07-28 but legacy hosts still offer them.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(info) = context.peer.peer_info() {
+            self.host_known(&info.client_info, Some(&info.capabilities), &context.peer).await;
+        }
         let offers_roots = context.peer.peer_info().is_some_and(|info| info.capabilities.roots.is_some());
         if !offers_roots {
             return;

@@ -304,7 +304,7 @@ mod tests {
             finding: None,
             standing: feedback::Standing::default(),
         };
-        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new());
+        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let created = handle.create_thread(thread).await.expect("create");
         let held = handle.thread(created.id.clone()).await.expect("state").expect("thread");
         assert!(held.anchor.contexts_in_store() && held.anchor.prefix().is_empty(), "memory holds no context");

@@ -107,13 +107,15 @@ async fn serve(
     backup(&store, &data_dir);
     let sessions =
         store.sessions().with_context(|| format!("reading review sessions from {}", store.path().display()))?;
+    let agent_names =
+        store.agent_names().with_context(|| format!("reading agent names from {}", store.path().display()))?;
     // Nobody else holds the store yet, so this reopen cannot be refused:
     // sled lets go of the records the load and the backup read. A small
     // store is not worth it: sled holds about 1 KB a record.
     if threads.len() >= RELEASE_FROM_THREADS {
         store.release_memory().await;
     }
-    let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions);
+    let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions, agent_names);
     let shutdown = Shutdown::default();
     spawn_signal_handler(shutdown.clone())?;
     let watch = watch::spawn(state.clone(), store.clone(), shutdown.clone()).await;

@@ -4,6 +4,7 @@
 //! oneshots; it never awaits IO, so no client can stall it. A write is shown
 //! and answered only once the store has made it durable (`state/durable.rs`).
 
+mod agents;
 mod durable;
 mod sessions;
 mod threads;
@@ -19,6 +20,7 @@ use parley_protocol::methods::{self as wire, Selection};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+pub use agents::{HostFacts, NewAgent, clean_given_name};
 pub use threads::{FileStamp, FileToCheck, Suspects, ThreadEdit};
 
 use crate::feedback::{FeedbackError as ThreadError, Summary, Thread};
@@ -298,6 +300,39 @@ enum Command {
         root: PathBuf,
         method: &'static str,
         params: Value,
+    },
+    AgentConnected {
+        agent: NewAgent,
+    },
+    AgentHost {
+        id: u64,
+        host: HostFacts,
+        reply: oneshot::Sender<Option<String>>,
+    },
+    AgentCall {
+        id: u64,
+        tool: Option<String>,
+        waiting: bool,
+    },
+    AgentLeft {
+        id: u64,
+        daemon_stopping: bool,
+    },
+    Agents {
+        folder: Option<PathBuf>,
+        asker: Option<u64>,
+        reply: oneshot::Sender<Vec<wire::AgentInfo>>,
+    },
+    TakeMessages {
+        agent: String,
+        via: &'static str,
+        reply: oneshot::Sender<Vec<(Thread, String)>>,
+    },
+    AdvanceDeliveries {
+        agent: String,
+        ids: Vec<String>,
+        state: crate::feedback::DeliveryState,
+        via: Option<&'static str>,
     },
 }
 
@@ -652,6 +687,53 @@ impl StateHandle {
     pub async fn publish_round(&self, root: PathBuf, method: &'static str, params: Value) {
         self.tell(Command::PublishRound { root, method, params }).await;
     }
+
+    /// Registers an agent's MCP connection; it is listed once its host
+    /// says who it is ([`StateHandle::agent_host`]).
+    pub async fn agent_connected(&self, agent: NewAgent) {
+        self.tell(Command::AgentConnected { agent }).await;
+    }
+
+    /// The host of agent connection `id` said who it is; answers the
+    /// agent's short name.
+    pub async fn agent_host(&self, id: u64, host: HostFacts) -> Result<Option<String>, Stopped> {
+        self.ask(|reply| Command::AgentHost { id, host, reply }).await
+    }
+
+    /// Agent `id` started the Parley tool call `tool` (`waiting`: one that
+    /// waits), or (`None`) ended the call it waited in.
+    pub async fn agent_call(&self, id: u64, tool: Option<String>, waiting: bool) {
+        self.tell(Command::AgentCall { id, tool, waiting }).await;
+    }
+
+    /// Agent connection `id` ended; `daemon_stopping` keeps its name for its
+    /// shim's return.
+    pub async fn agent_left(&self, id: u64, daemon_stopping: bool) {
+        self.tell(Command::AgentLeft { id, daemon_stopping }).await;
+    }
+
+    /// The agents at work, of `folder` only when given, by name. The
+    /// connection `asker`, when given, is sent `agents/changed` from now on.
+    pub async fn agents(&self, folder: Option<PathBuf>, asker: Option<u64>) -> Result<Vec<wire::AgentInfo>, Stopped> {
+        self.ask(|reply| Command::Agents { folder, asker, reply }).await
+    }
+
+    /// Hands over the messages waiting for `agent`, marked delivered `via`:
+    /// each with its thread and its comment's id.
+    pub async fn take_messages(&self, agent: String, via: &'static str) -> Result<Vec<(Thread, String)>, Stopped> {
+        self.ask(|reply| Command::TakeMessages { agent, via, reply }).await
+    }
+
+    /// Moves `agent`'s messages in threads `ids` on to `state` (read, answered).
+    pub async fn advance_deliveries(
+        &self,
+        agent: String,
+        ids: Vec<String>,
+        state: crate::feedback::DeliveryState,
+        via: Option<&'static str>,
+    ) {
+        self.tell(Command::AdvanceDeliveries { agent, ids, state, via }).await;
+    }
 }
 
 impl From<Stopped> for ThreadError {
@@ -682,6 +764,8 @@ struct Client {
     subscribed: bool,
     focus_rank: u64,
     last_selection: Option<Selection>,
+    /// Sent `agents/changed`: it has listed the agents (`agents/list`).
+    hears_agents: bool,
 }
 
 /// What an event was about, kept so a replay can render it in the
@@ -774,6 +858,8 @@ struct State {
     last_change: Instant,
     /// How many compactions were made.
     compactions: usize,
+    /// The agents at work, their names, and the messages waiting for them.
+    agents: agents::Registry,
 }
 
 /// Starts the state owner with the reviews and threads already in `store`.
@@ -782,6 +868,7 @@ pub fn spawn(
     reviews: Vec<Review>,
     threads: Vec<Thread>,
     sessions: Vec<Session>,
+    agent_names: Vec<(String, String)>,
 ) -> (StateHandle, tokio::task::JoinHandle<()>) {
     let (tx, rx) = mpsc::channel(1024);
     // One batch is in flight at a time, so one outcome at most waits.
@@ -813,6 +900,7 @@ pub fn spawn(
         staged_sessions: BTreeMap::new(),
         written,
         changes: changes.clone(),
+        agents: agents::Registry::remember(agent_names),
     };
     state.load(reviews, threads);
     let task = tokio::spawn(run(state, rx, written_rx));
@@ -845,7 +933,14 @@ impl State {
                 let seq = (self.seq, self.instance.clone());
                 self.focus_counter += 1;
                 let subscribed = facts.role == Role::Editor;
-                let client = Client { facts, outbox, subscribed, focus_rank: self.focus_counter, last_selection: None };
+                let client = Client {
+                    facts,
+                    outbox,
+                    subscribed,
+                    focus_rank: self.focus_counter,
+                    last_selection: None,
+                    hears_agents: false,
+                };
                 self.clients.insert(id, client);
                 let _ = reply.send(seq);
             }
@@ -977,6 +1072,27 @@ impl State {
                 self.publish(root, Payload::Round { method, params });
             }
             Command::DiscardEmptySession { id } => self.discard_empty_session(&id),
+            Command::AgentConnected { agent } => self.agent_connected(agent),
+            Command::AgentHost { id, host, reply } => {
+                let _ = reply.send(self.agent_host(id, host));
+            }
+            Command::AgentCall { id, tool, waiting } => self.agent_call(id, tool, waiting),
+            Command::AgentLeft { id, daemon_stopping } => self.agent_left(id, daemon_stopping),
+            Command::Agents { folder, asker, reply } => {
+                if let Some(client) = asker.and_then(|id| self.clients.get_mut(&id)) {
+                    client.hears_agents = true;
+                }
+                let _ = reply.send(self.agents_at_work(folder.as_deref()));
+            }
+            Command::TakeMessages { agent, via, reply } => {
+                let _ = reply.send(self.take_messages(&agent, via));
+            }
+            Command::AdvanceDeliveries { agent, ids, state, via } => {
+                let at = crate::clock::now_rfc3339();
+                for id in ids {
+                    self.advance_deliveries(&id, &agent, state, via, &at);
+                }
+            }
             #[cfg(test)]
             Command::CompactThreads { now, reply } => {
                 if now {

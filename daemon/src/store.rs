@@ -80,6 +80,9 @@ struct Trees {
     /// File texts threads were anchored against, keyed by their hash.
     snapshots: sled::Tree,
     sessions: sled::Tree,
+    /// The short names agents were given, by the key that finds the same
+    /// agent again when its shim reconnects (`state/agents.rs`).
+    agent_names: sled::Tree,
 }
 
 /// Opens sled in `path`, waiting a moment for a lock a closing handle still
@@ -113,6 +116,7 @@ fn open_trees(path: &Path) -> Result<Trees, StoreError> {
         threads: tree("threads")?,
         snapshots: tree("snapshots")?,
         sessions: tree("sessions")?,
+        agent_names: tree("agent_names")?,
         db,
     };
     // sled creates its files with the process's umask: close them to others.

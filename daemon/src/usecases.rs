@@ -8,6 +8,7 @@
 //! front door can answer a write that is not on disk. Each module has one
 //! error enum, which each door maps to its wire once.
 
+pub mod agents;
 pub mod backup;
 mod context;
 pub mod feedback;

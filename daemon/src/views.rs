@@ -95,6 +95,19 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         addressed_at: thread.standing.addressed.as_ref().map(|m| m.at.clone()),
         resolved_by: thread.standing.resolver(thread.resolved).map(str::to_owned),
         resolved_at: thread.resolved.then(|| thread.standing.resolved.as_ref().map(|m| m.at.clone())).flatten(),
+        deliveries: thread.standing.deliveries.iter().map(delivery).collect(),
+    }
+}
+
+/// A message to an agent as the hub wire shows it.
+pub fn delivery(delivery: &crate::feedback::Delivery) -> wire::Delivery {
+    wire::Delivery {
+        comment_id: delivery.comment_id.clone(),
+        agent: delivery.agent.clone(),
+        state: delivery.state.name().into(),
+        via: delivery.via.clone(),
+        asked_at: delivery.asked_at.clone(),
+        updated_at: delivery.updated_at.clone(),
     }
 }
 

@@ -74,6 +74,16 @@ pub struct Hello {
     pub editor_id: Option<String>,
     #[serde(default)]
     pub position_encoding: PositionEncoding,
+    /// From an agent's shim: the process that started it, the agent's host
+    /// (Claude Code, Codex, …). Hooks the host runs are its children too, so
+    /// they find their agent by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_pid: Option<u32>,
+    /// From an agent's shim: the short name a person gave the agent
+    /// (`PARLEY_AGENT_NAME` in the shim's environment), used instead of one
+    /// made from the host's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_name: Option<String>,
     /// The client's environment, for the `mcp` and `cli` roles: a review
     /// round one of them asks for runs its reviewer and test command with it
     /// (over the daemon's own), so they find the programs and keys the asker
@@ -88,7 +98,10 @@ pub fn current_env() -> std::collections::BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| {
-            !matches!(k.as_str(), "PARLEY_SOCKET" | "PARLEY_NO_SPAWN" | "PARLEY_DAEMON" | "PARLEY_EDITOR_ID")
+            !matches!(
+                k.as_str(),
+                "PARLEY_SOCKET" | "PARLEY_NO_SPAWN" | "PARLEY_DAEMON" | "PARLEY_EDITOR_ID" | "PARLEY_AGENT_NAME"
+            )
         })
         .collect()
 }

@@ -212,6 +212,10 @@ macro_rules! for_each_method {
             $crate::methods::PlanNotes,
             $crate::methods::Subscribe,
             $crate::methods::EventsReplay,
+            $crate::methods::AgentsList,
+            $crate::methods::AgentAsk,
+            $crate::methods::AgentResend,
+            $crate::methods::MessagesTake,
             $crate::methods::StatusRequest,
             $crate::methods::StoreExport,
             $crate::methods::StoreImport,
@@ -235,7 +239,8 @@ macro_rules! for_each_notification {
             $crate::methods::ReviewProgressNotification,
             $crate::methods::DaemonStoppingNotification,
             $crate::methods::RoundRequestedNotification,
-            $crate::methods::RoundChangedNotification
+            $crate::methods::RoundChangedNotification,
+            $crate::methods::AgentsChangedNotification
         )
     };
 }
@@ -615,6 +620,31 @@ pub struct Thread {
     pub resolved_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved_at: Option<String>,
+    /// The thread's messages to agents (a person's question or comment
+    /// addressed to one), each with where it stands, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deliveries: Vec<Delivery>,
+}
+
+/// A person's message to an agent (the thread's comment `comment_id`), and
+/// where it stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub comment_id: String,
+    /// The agent's short name (`agents/list`).
+    pub agent: String,
+    /// `waiting` (not yet handed to the agent), `delivered`, `read` (the
+    /// agent fetched the thread) or `answered` (the agent replied).
+    pub state: String,
+    /// Once delivered: how it reached the agent. `tool-answer` (a note at
+    /// the end of its next Parley tool answer), `wait` (the answer of a
+    /// Parley call it was waiting in), `channel` (pushed to the host at
+    /// once) or `hook` (handed to a host hook).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    /// RFC 3339: when it was asked, and when its state last changed.
+    pub asked_at: String,
+    pub updated_at: String,
 }
 
 fn open() -> String {
@@ -1399,4 +1429,170 @@ pub struct PlanNotesResult {
     pub round: Option<u32>,
     /// Its comments still open; empty when there are none.
     pub comments: Vec<PlanComment>,
+}
+
+/// Client → daemon request: the agents at work (connected through `parley-mcp`).
+pub const AGENTS_LIST: &str = "agents/list";
+/// Daemon → client notification: an agent came or went, or started or
+/// stopped waiting in a Parley call.
+pub const AGENTS_CHANGED: &str = "agents/changed";
+/// Client → daemon request: a person asks a chosen agent about lines of a file.
+pub const AGENT_ASK: &str = "agent/ask";
+/// Client → daemon request: a thread's waiting message sent to another agent.
+pub const AGENT_RESEND: &str = "agent/resend";
+/// Client → daemon request (a host hook): the messages waiting for the
+/// agent of a host process, marked delivered.
+pub const MESSAGES_TAKE: &str = "messages/take";
+
+method!(
+    /// The agents at work.
+    AgentsList = AGENTS_LIST, AgentsListParams => AgentsListResult
+);
+method!(
+    /// A person asks a chosen agent about lines of a file.
+    AgentAsk = AGENT_ASK, AgentAskParams => AgentAskResult
+);
+method!(
+    /// A thread's message sent to another agent.
+    AgentResend = AGENT_RESEND, AgentResendParams => AgentAskResult
+);
+method!(
+    /// The messages waiting for a host's agent, taken by a hook.
+    MessagesTake = MESSAGES_TAKE, MessagesTakeParams => MessagesTakeResult
+);
+notification!(
+    /// The agents at work changed.
+    AgentsChangedNotification = AGENTS_CHANGED, AgentsChanged
+);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsListParams {
+    /// An absolute folder: only the agents whose workspace holds it or lies
+    /// inside it. Every agent when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsListResult {
+    /// By name.
+    pub agents: Vec<AgentInfo>,
+}
+
+/// One agent at work: an MCP host's `parley-mcp`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    /// The short name a person types: the host's name and a number
+    /// (`claude-1`), or the one given in `PARLEY_AGENT_NAME`.
+    pub name: String,
+    /// The host's MCP client name and version, as its `initialize` says.
+    pub host: String,
+    pub host_version: String,
+    /// The host's process id (the shim's parent), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_pid: Option<u32>,
+    /// The shim's process id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shim_pid: Option<u32>,
+    /// The repository (or folder) it works in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PathBuf>,
+    /// RFC 3339: when it connected.
+    pub since: String,
+    /// Its last Parley tool call and when it was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_call: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_call_at: Option<String>,
+    /// The Parley call it is waiting in now (`await_review`,
+    /// `request_review`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_in: Option<String>,
+    /// Whether its host takes messages pushed at once (Claude Code's channels).
+    #[serde(default)]
+    pub channel: bool,
+    /// How many messages wait to be delivered to it.
+    #[serde(default)]
+    pub messages_waiting: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsChanged {
+    /// Every agent at work now, by name.
+    pub agents: Vec<AgentInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentAskParams {
+    /// The agent's name; by default the only agent working on the file's
+    /// repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The absolute file.
+    pub path: PathBuf,
+    /// Zero-based, inclusive.
+    pub start_line: u32,
+    /// Zero-based, inclusive; `start_line` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// The question.
+    pub message: String,
+    /// Who asks, as the editor knows the person; by default the login name
+    /// the daemon runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentAskResult {
+    /// The thread the question is in, with its deliveries.
+    pub thread: Thread,
+    /// The agent it was sent to.
+    pub agent: String,
+    /// The question's delivery, as it stands when answered (`delivered`
+    /// already when a channel or a waiting call took it).
+    pub delivery: Delivery,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentResendParams {
+    /// Whole, or a unique beginning of at least 4 characters.
+    pub thread_id: String,
+    /// The agent to send the thread's waiting message to instead.
+    pub agent: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessagesTakeParams {
+    /// The host process the hook runs under (the hook's parent): the
+    /// agent whose shim has the same parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_pid: Option<u32>,
+    /// The hook's working directory: when no agent has `host_pid`, the
+    /// only agent working on the repository holding it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessagesTakeResult {
+    /// The agent found, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its waiting messages, oldest first, now marked delivered by `hook`.
+    pub messages: Vec<AgentMessage>,
+}
+
+/// A message for an agent, as it is told.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentMessage {
+    pub thread_id: String,
+    pub comment_id: String,
+    /// The note the agent reads: the place, the thread, the question, and
+    /// how to answer.
+    pub text: String,
 }

@@ -143,6 +143,8 @@ async fn hand_over(socket_path: &Path) -> Result<(), ConnectError> {
             workspaces: Vec::new(),
             editor_id: None,
             position_encoding: parley_protocol::hello::PositionEncoding::Utf32,
+            parent_pid: None,
+            agent_name: None,
             env: Default::default(),
         };
         let mut connection = say_hello(stream, &hello).await?;

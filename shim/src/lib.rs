@@ -19,6 +19,9 @@ use crate::connect::{ConnectError, HubConnection};
 /// Names the editor window an agent runs inside; editors export it into their
 /// terminals so `get_selection` asks the right window.
 pub const EDITOR_ID_ENV: &str = "PARLEY_EDITOR_ID";
+/// A short name a person gives this agent, to ask it by (`parley ask --agent
+/// NAME`); without it the daemon names the agent after its host (`claude-1`).
+pub const AGENT_NAME_ENV: &str = "PARLEY_AGENT_NAME";
 
 /// Connects to the daemon on a fixed socket with this process's hello.
 pub struct DaemonConnector {
@@ -44,8 +47,21 @@ pub fn agent_hello() -> Hello {
         workspaces: Vec::new(),
         editor_id: std::env::var(EDITOR_ID_ENV).ok().filter(|v| !v.is_empty()),
         position_encoding: PositionEncoding::Utf32,
+        parent_pid: host_pid(),
+        agent_name: std::env::var(AGENT_NAME_ENV).ok().filter(|v| !v.trim().is_empty()),
         env: parley_protocol::hello::current_env(),
     }
+}
+
+/// The process that started the shim: the agent's host.
+#[cfg(unix)]
+fn host_pid() -> Option<u32> {
+    Some(std::os::unix::process::parent_id())
+}
+
+#[cfg(not(unix))]
+fn host_pid() -> Option<u32> {
+    None
 }
 
 /// Runs the shim on this process's stdio; returns the exit code.

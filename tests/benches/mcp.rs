@@ -480,6 +480,8 @@ fn editor_window(socket: &Path, repo: &Path, i: usize) -> (UnixStream, BufReader
         workspaces: vec![repo.to_owned()],
         editor_id: Some(format!("bench-window-{i}")),
         position_encoding: PositionEncoding::Utf16,
+        parent_pid: None,
+        agent_name: None,
         env: Default::default(),
     };
     let mut stream = UnixStream::connect(socket).expect("connect a window to the daemon");

@@ -425,6 +425,8 @@ impl HubClient {
             workspaces: vec![cwd.to_owned()],
             editor_id: None,
             position_encoding: PositionEncoding::Utf8,
+            parent_pid: None,
+            agent_name: None,
             env: Default::default(),
         };
         let stream = UnixStream::connect(socket).expect("connect to the daemon");

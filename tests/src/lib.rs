@@ -171,6 +171,8 @@ impl Sandbox {
             workspaces: workspaces.iter().map(|w| w.to_path_buf()).collect(),
             editor_id: editor_id.map(Into::into),
             position_encoding: PositionEncoding::Utf16,
+            parent_pid: None,
+            agent_name: None,
             env: Default::default(),
         };
         Editor::connect(&self.socket, &hello).await

@@ -23,6 +23,8 @@ fn hello_as(role: Role, name: &str, cwd: Option<&Path>, workspaces: &[&Path]) ->
         workspaces: workspaces.iter().map(|w| w.to_path_buf()).collect(),
         editor_id: None,
         position_encoding: PositionEncoding::Utf16,
+        parent_pid: None,
+        agent_name: None,
         env: Default::default(),
     }
 }

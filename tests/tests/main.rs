@@ -4,6 +4,7 @@
 //! <module>::` runs one area.
 
 mod agent_threads;
+mod agents;
 mod bounded;
 mod daily;
 mod disk;

@@ -536,6 +536,8 @@ async fn a_round_said_answered_in_the_host_ends_the_waiting_hook_without_a_decis
         editor_id: None,
         position_encoding: PositionEncoding::Utf32,
         env: Default::default(),
+        parent_pid: None,
+        agent_name: None,
     };
     let mut cli = Editor::connect(&sandbox.socket, &hello).await;
     let answered = cli.call("plan/answered_elsewhere", params.clone()).await;

@@ -45,6 +45,8 @@ impl HubClient {
             workspaces: opening.workspaces.clone(),
             editor_id: None,
             position_encoding: PositionEncoding::Utf32,
+            parent_pid: None,
+            agent_name: None,
             env: parley_protocol::hello::current_env(),
         };
         let spawn = opening.spawn && connect::spawn_allowed();

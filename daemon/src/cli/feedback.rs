@@ -35,7 +35,7 @@ fn on_thread(id: &str, doing: &str, error: anyhow::Error) -> anyhow::Error {
 }
 
 /// Splits `FILE:LINE[-LINE]` into the file and 1-based lines.
-fn parse_location(location: &str) -> anyhow::Result<(PathBuf, u32, u32)> {
+pub(super) fn parse_location(location: &str) -> anyhow::Result<(PathBuf, u32, u32)> {
     let advice = "give the place as FILE:LINE or FILE:FIRST-LAST, e.g. src/auth.rs:14-21";
     let (file, lines) = location.rsplit_once(':').with_context(|| format!("{location:?} has no line: {advice}"))?;
     let (first, last) = match lines.split_once('-') {
@@ -136,6 +136,11 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
     // A page at a time: a large workspace's listing (100,000 threads) would
     // not fit one answer, and is printed as it comes.
     let mut client = client().await?;
+    // Who is at work, to say of a message to an agent that has gone.
+    let working: Vec<String> = match json {
+        true => Vec::new(),
+        false => at_work(&mut client).await?.into_iter().map(|a| a.name).collect(),
+    };
     let (mut offset, mut printed, mut orphaned, mut listed) = (0, 0, 0, Vec::new());
     loop {
         let params = json!({
@@ -163,7 +168,7 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
             listed.extend(page.threads);
         } else {
             for thread in &page.threads {
-                print_thread(thread);
+                print_thread(thread, &working);
             }
             orphaned += page.threads.iter().filter(|t| t.state == "orphaned" || t.state == "unreadable").count();
             printed += count;
@@ -220,7 +225,7 @@ fn listed_file(given: &Path, cwd: &Path, folder: &Path) -> PathBuf {
     here
 }
 
-fn print_thread(t: &wire::Thread) {
+fn print_thread(t: &wire::Thread, at_work: &[String]) {
     let resolved = if t.resolved { ", resolved" } else { "" };
     say!(
         "{}:{}-{}  [{}{resolved}]  {}  {}",
@@ -241,6 +246,16 @@ fn print_thread(t: &wire::Thread) {
     }
     for c in &t.comments {
         say!("    {} ({}): {}", c.author, c.created_at, c.body);
+        for d in t.deliveries.iter().filter(|d| d.comment_id == c.id) {
+            let gone = match d.state != "waiting" || at_work.contains(&d.agent) {
+                true => String::new(),
+                false => format!(
+                    "; {} is not at work: `parley ask --resend {} --agent NAME` sends it to another",
+                    d.agent, t.id
+                ),
+            };
+            say!("      to {}: {}{gone}", d.agent, delivery_words(d));
+        }
     }
 }
 
@@ -363,6 +378,20 @@ pub async fn import(file: &Path) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot import {}", file.display()))?;
     say!("Imported {} review(s) and {} thread(s) from {}.", counts.reviews, counts.threads, file.display());
     Ok(0)
+}
+
+/// The agents at work, as the daemon lists them.
+pub(super) async fn at_work(client: &mut HubClient) -> anyhow::Result<Vec<wire::AgentInfo>> {
+    let result: wire::AgentsListResult = client.call(wire::AGENTS_LIST, json!({})).await?;
+    Ok(result.agents)
+}
+
+/// Where a message stands, in words: `waiting`, `delivered (tool-answer)`, …
+pub(super) fn delivery_words(delivery: &wire::Delivery) -> String {
+    match &delivery.via {
+        Some(via) if delivery.state != "waiting" => format!("{} ({via})", delivery.state),
+        _ => delivery.state.clone(),
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use super::{Peer, errors, person_rounds, plans};
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
-use crate::usecases::{backup, feedback, reviews, rounds};
+use crate::usecases::{agents, backup, feedback, reviews, rounds};
 use crate::{views, workspace};
 
 /// A client that cannot take a line within this long is dropped.
@@ -250,6 +250,10 @@ answers! {
     RoundSubmit => person_rounds::submit,
     PlanAnsweredElsewhere => plans::answered_elsewhere,
     PlanNotes => plans::notes,
+    AgentsList => agents_list,
+    AgentAsk => agent_ask,
+    AgentResend => agent_resend,
+    MessagesTake => messages_take,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of
@@ -427,6 +431,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         // Editors and the command line speak for the person the daemon runs as.
         author: p.author.unwrap_or_else(crate::config::user_name),
         finding: None,
+        ask: None,
     };
     let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
@@ -518,6 +523,47 @@ async fn review_cancel(peer: &Peer<'_>, p: wire::ReviewCancelParams) -> Result<w
     let id = rounds::session_id(peer.cx, &p.review_id, None).await?;
     let round = rounds::cancel(peer.cx, &id, None).await?;
     Ok(wire::ReviewCancelResult { review_id: id, round })
+}
+
+async fn agents_list(peer: &Peer<'_>, p: wire::AgentsListParams) -> Result<wire::AgentsListResult, ErrorObject> {
+    let folder = p.workspace.map(|w| absolute(&w, "workspace")).transpose()?;
+    Ok(wire::AgentsListResult { agents: agents::list_and_follow(peer.cx, folder.as_deref(), peer.id).await? })
+}
+
+async fn agent_ask(peer: &Peer<'_>, p: wire::AgentAskParams) -> Result<wire::AgentAskResult, ErrorObject> {
+    let ask = agents::Ask {
+        agent: p.agent,
+        file: absolute(&p.path, "path")?,
+        start_line: p.start_line,
+        end_line: p.end_line.unwrap_or(p.start_line),
+        message: p.message,
+        author: p.author.unwrap_or_else(crate::config::user_name),
+    };
+    let (thread, agent, delivery) = agents::ask(peer.cx, ask).await?;
+    Ok(wire::AgentAskResult {
+        thread: views::thread(&thread, peer.facts.encoding),
+        agent,
+        delivery: views::delivery(&delivery),
+    })
+}
+
+async fn agent_resend(peer: &Peer<'_>, p: wire::AgentResendParams) -> Result<wire::AgentAskResult, ErrorObject> {
+    let (thread, delivery) = agents::resend(peer.cx, &p.thread_id, &p.agent).await?;
+    Ok(wire::AgentAskResult {
+        thread: views::thread(&thread, peer.facts.encoding),
+        agent: delivery.agent.clone(),
+        delivery: views::delivery(&delivery),
+    })
+}
+
+async fn messages_take(peer: &Peer<'_>, p: wire::MessagesTakeParams) -> Result<wire::MessagesTakeResult, ErrorObject> {
+    let cwd = p.cwd.map(|c| absolute(&c, "cwd")).transpose()?;
+    let (agent, messages) = agents::take_for_hook(peer.cx, p.host_pid, cwd.as_deref()).await?;
+    let messages = messages
+        .into_iter()
+        .map(|m| wire::AgentMessage { thread_id: m.thread_id, comment_id: m.comment_id, text: m.text })
+        .collect();
+    Ok(wire::MessagesTakeResult { agent, messages })
 }
 
 /// Runs `review/request` or `review/await` in the background: the

@@ -42,7 +42,7 @@ fn key_of(write: &Write) -> Option<Key> {
         Write::RemoveThread(id) => Some(Key::Thread(id.clone())),
         Write::Session(session) => Some(Key::Session(session.id.clone())),
         Write::RemoveSession(id) => Some(Key::Session(id.clone())),
-        Write::RemoveSnapshot(_) | Write::Import(_) => None,
+        Write::RemoveSnapshot(_) | Write::Import(_) | Write::AgentName { .. } => None,
     }
 }
 
@@ -315,7 +315,7 @@ mod tests {
     async fn racing_edits_all_land() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path()).expect("open");
-        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new());
+        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let created = handle.create_thread(thread()).await.expect("create");
         let replies: Vec<_> = (0..20)
             .map(|i| {

@@ -99,6 +99,11 @@ pub enum ThreadEdit {
         agent: String,
         note: Option<Comment>,
     },
+    /// The thread's newest message to an agent that is not yet answered,
+    /// sent to `agent` instead (waiting again).
+    Resend {
+        agent: String,
+    },
 }
 
 /// The entries of `map` under `scope` (the folder itself included), in
@@ -140,6 +145,9 @@ impl State {
         ids.insert(key.clone());
         // Boxed: the map's table has room for a third more threads than it
         // holds, and an empty slot is then 8 bytes instead of a thread's 320.
+        if !thread.standing.deliveries.is_empty() {
+            self.note_deliveries(&thread);
+        }
         self.threads.insert(key, Box::new(thread));
     }
 
@@ -461,6 +469,9 @@ impl State {
         let thread = self.thread_mut(id).ok_or(ThreadError::NotFound)?;
         let change = apply_edit(thread, edit, at)?;
         let thread = thread.clone();
+        if !thread.standing.deliveries.is_empty() {
+            self.note_deliveries(&thread);
+        }
         let file = views::file_of(&thread);
         self.recount(&file);
         if change == "reopened" {
@@ -497,7 +508,32 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             // A person said something new: no agent has read it yet.
             standing.seen = None;
             standing.addressed = None;
+            // On a thread a person asked an agent about, the person's new
+            // word goes to that agent too.
+            if let Some(agent) = standing.asked_agent().map(str::to_owned) {
+                standing.deliveries.push(feedback::Delivery {
+                    comment_id: comment.id.clone(),
+                    agent,
+                    state: feedback::DeliveryState::Waiting,
+                    via: None,
+                    asked_at: at.to_owned(),
+                    updated_at: at.to_owned(),
+                });
+            }
             "replied"
+        }
+        ThreadEdit::Resend { agent } => {
+            let open = standing.deliveries.iter_mut().rev().find(|d| d.state != feedback::DeliveryState::Answered);
+            let Some(delivery) = open else {
+                return Err(ThreadError::Invalid(
+                    "this thread has no unanswered message to an agent; ask again with a new question".into(),
+                ));
+            };
+            delivery.agent = agent.clone();
+            delivery.state = feedback::DeliveryState::Waiting;
+            delivery.via = None;
+            delivery.updated_at = at.to_owned();
+            "delivery"
         }
         ThreadEdit::AgentReply(comment) => {
             thread.comments.push(comment.clone());
@@ -521,8 +557,10 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             // Its file was not followed while it was resolved: check it afresh.
             thread.resolved = false;
             thread.checked_against = "".into();
-            // A person brought it back: it waits for an agent again.
-            *standing = feedback::Standing::default();
+            // A person brought it back: it waits for an agent again (its
+            // messages to agents stay as they stand).
+            let deliveries = std::mem::take(&mut standing.deliveries);
+            *standing = feedback::Standing { deliveries, ..feedback::Standing::default() };
             "reopened"
         }
     };
@@ -599,7 +637,7 @@ mod tests {
             })
             .collect();
         let ids: Vec<String> = threads.iter().map(|t| t.id.clone()).collect();
-        let (handle, _task) = crate::state::spawn(store, Vec::new(), threads, Vec::new());
+        let (handle, _task) = crate::state::spawn(store, Vec::new(), threads, Vec::new(), Vec::new());
         let held = async || {
             let mut all = Vec::new();
             for id in &ids {
@@ -624,7 +662,7 @@ mod tests {
         let store = Store::open(dir.path()).expect("open");
         let held: Vec<Thread> = (0..COMPACT_FROM_THREADS).map(|_| thread()).collect();
         store.write(held.iter().map(|t| Write::Thread(Box::new(t.clone()))).collect(), true).await.expect("write");
-        let (handle, _task) = crate::state::spawn(store, Vec::new(), held, Vec::new());
+        let (handle, _task) = crate::state::spawn(store, Vec::new(), held, Vec::new(), Vec::new());
         let imported: Vec<Thread> = (0..COMPACT_AFTER_CHANGES)
             .map(|n| {
                 let mut t = thread();

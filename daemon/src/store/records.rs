@@ -26,6 +26,12 @@ pub enum Write {
     RemoveSession(String),
     RemoveSnapshot(String),
     Import(Box<Export>),
+    /// The short name an agent was given, under the key that finds it
+    /// again after a restart; `None` forgets it.
+    AgentName {
+        key: String,
+        name: Option<String>,
+    },
 }
 
 impl Write {
@@ -39,6 +45,20 @@ impl Write {
 }
 
 impl Store {
+    /// The short names agents were given, by key (a name that is not UTF-8
+    /// is skipped: the agent gets a new one).
+    pub fn agent_names(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let trees = self.trees()?;
+        let mut names = Vec::new();
+        for entry in trees.agent_names.iter() {
+            let (key, name) = entry.map_err(|e| StoreError::from_sled(self.path(), e))?;
+            if let (Ok(key), Ok(name)) = (std::str::from_utf8(&key), std::str::from_utf8(&name)) {
+                names.push((key.to_owned(), name.to_owned()));
+            }
+        }
+        Ok(names)
+    }
+
     /// Every stored review.
     pub fn reviews(&self) -> Result<Vec<Review>, StoreError> {
         let trees = self.trees()?;
@@ -243,6 +263,11 @@ impl Store {
             Write::RemoveThread(id) => trees.threads.remove(id.as_bytes()),
             Write::RemoveSession(id) => trees.sessions.remove(id.as_bytes()),
             Write::RemoveSnapshot(hash) => trees.snapshots.remove(hash.as_bytes()),
+            Write::AgentName { key, name: Some(name) } => {
+                trees.agent_names.insert(key.as_bytes(), name.as_bytes()).map_err(|e| self.failed(e))?;
+                return Ok(());
+            }
+            Write::AgentName { key, name: None } => trees.agent_names.remove(key.as_bytes()),
         };
         removed.map_err(|e| self.failed(e))?;
         Ok(())

@@ -277,6 +277,7 @@ pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, 
         body: ask.body,
         author: ask.author,
         finding: None,
+        ask: None,
     };
     let author = new.author.clone();
     let mut thread = create(cx, new).await?;

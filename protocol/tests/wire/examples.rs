@@ -93,6 +93,37 @@ fn thread() -> Thread {
         addressed_at: Some("2026-11-21T06:31:02.118Z".into()),
         resolved_by: Some("agent".into()),
         resolved_at: Some("2026-11-21T06:31:02.118Z".into()),
+        deliveries: vec![delivery()],
+    }
+}
+
+/// A question a person asked an agent, answered.
+fn delivery() -> Delivery {
+    Delivery {
+        comment_id: "738da53d-d408-44fd-b347-d41ef1620926".into(),
+        agent: "claude-1".into(),
+        state: "answered".into(),
+        via: Some("tool-answer".into()),
+        asked_at: "2026-11-21T06:28:26.631Z".into(),
+        updated_at: "2026-11-21T06:31:02.118Z".into(),
+    }
+}
+
+/// An agent at work, waiting for a person's review.
+fn agent_info() -> AgentInfo {
+    AgentInfo {
+        name: "claude-1".into(),
+        host: "claude-code".into(),
+        host_version: "2.1.320".into(),
+        host_pid: Some(48213),
+        shim_pid: Some(48240),
+        workspace: Some(shop()),
+        since: "2026-11-21T06:02:11.870Z".into(),
+        last_call: Some("await_review".into()),
+        last_call_at: Some("2026-11-21T06:27:40.015Z".into()),
+        waiting_in: Some("await_review".into()),
+        channel: false,
+        messages_waiting: 1,
     }
 }
 
@@ -264,6 +295,8 @@ example!(
         workspaces: vec![shop()],
         editor_id: Some("code-1".into()),
         position_encoding: PositionEncoding::Utf16,
+        parent_pid: None,
+        agent_name: None,
         env: [("PATH".to_string(), "/usr/local/bin:/usr/bin".to_string())].into(),
     }
 );
@@ -658,4 +691,32 @@ example!(
 example!(
     PlanNotesResult,
     PlanNotesResult { review_id: Some("2026-11-26-001".into()), round: Some(2), comments: vec![plan_comment()] }
+);
+example!(AgentsListParams, AgentsListParams { workspace: Some(shop()) });
+example!(AgentsListResult, AgentsListResult { agents: vec![agent_info()] });
+example!(AgentsChanged, AgentsChanged { agents: vec![agent_info()] });
+example!(
+    AgentAskParams,
+    AgentAskParams {
+        agent: Some("claude-1".into()),
+        path: in_shop("src/auth.rs"),
+        start_line: 1,
+        end_line: Some(3),
+        message: "Why is the token read twice here?".into(),
+        author: Some("ana".into()),
+    }
+);
+example!(AgentAskResult, AgentAskResult { thread: thread(), agent: "claude-1".into(), delivery: delivery() });
+example!(AgentResendParams, AgentResendParams { thread_id: "573dda29".into(), agent: "codex-1".into() });
+example!(MessagesTakeParams, MessagesTakeParams { host_pid: Some(48213), cwd: Some(in_shop("src")) });
+example!(
+    MessagesTakeResult,
+    MessagesTakeResult {
+        agent: Some("claude-1".into()),
+        messages: vec![AgentMessage {
+            thread_id: "573dda29-f9f8-42f0-bf44-eb5690b0f283".into(),
+            comment_id: "738da53d-d408-44fd-b347-d41ef1620926".into(),
+            text: "ana asks about src/auth.rs:2-4 (thread 573dda29): Why is the token read twice here? Answer with reply_feedback on thread 573dda29-f9f8-42f0-bf44-eb5690b0f283.".into(),
+        }],
+    }
 );

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::anchor::{Anchor, Context};
-use crate::feedback::{Columns, Comment, Finding, Mark, Span, Standing, Thread, ThreadState};
+use crate::feedback::{Columns, Comment, Delivery, DeliveryState, Finding, Mark, Span, Standing, Thread, ThreadState};
 use crate::reviews::{CheckedReference, FoundReference, Review, Source};
 
 /// A review as stored.
@@ -106,6 +106,46 @@ pub struct ThreadV1 {
     addressed: Option<MarkV1>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     resolved_by: Option<MarkV1>,
+    /// Added later: a person's messages to agents; none in older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    deliveries: Vec<DeliveryV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct DeliveryV1 {
+    comment_id: String,
+    agent: String,
+    state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    via: Option<String>,
+    asked_at: String,
+    updated_at: String,
+}
+
+impl From<DeliveryV1> for Delivery {
+    fn from(d: DeliveryV1) -> Self {
+        Delivery {
+            comment_id: d.comment_id,
+            agent: d.agent,
+            state: DeliveryState::from_name(&d.state),
+            via: d.via,
+            asked_at: d.asked_at,
+            updated_at: d.updated_at,
+        }
+    }
+}
+
+impl From<&Delivery> for DeliveryV1 {
+    fn from(d: &Delivery) -> Self {
+        DeliveryV1 {
+            comment_id: d.comment_id.clone(),
+            agent: d.agent.clone(),
+            state: d.state.name().into(),
+            via: d.via.clone(),
+            asked_at: d.asked_at.clone(),
+            updated_at: d.updated_at.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -364,6 +404,7 @@ impl ThreadRecord {
                 seen: t.seen.map(Mark::boxed),
                 addressed: t.addressed.map(Mark::boxed),
                 resolved: t.resolved_by.map(Mark::boxed),
+                deliveries: t.deliveries.into_iter().map(Delivery::from).collect(),
             },
         };
         (thread, Context { prefix: t.prefix, suffix: t.suffix })
@@ -448,6 +489,7 @@ impl From<&Thread> for ThreadRecord {
             seen: t.standing.seen.as_deref().map(MarkV1::from),
             addressed: t.standing.addressed.as_deref().map(MarkV1::from),
             resolved_by: t.standing.resolved.as_deref().map(MarkV1::from),
+            deliveries: t.standing.deliveries.iter().map(DeliveryV1::from).collect(),
         })
     }
 }
@@ -522,8 +564,12 @@ mod tests {
         assert_eq!(thread.standing.resolver(thread.resolved), Some("human"), "resolved before: by a person");
 
         let mark = |by: &str, agent| Box::new(Mark { by: by.into(), at: "t2".into(), agent });
-        thread.standing =
-            Standing { seen: Some(mark("claude", true)), addressed: None, resolved: Some(mark("human", false)) };
+        thread.standing = Standing {
+            seen: Some(mark("claude", true)),
+            addressed: None,
+            resolved: Some(mark("human", false)),
+            deliveries: Vec::new(),
+        };
         let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
         let back = Thread::from(serde_json::from_str::<ThreadRecord>(&json).expect("loads"));
         assert_eq!(back.standing, thread.standing);

@@ -29,6 +29,9 @@ pub struct NewThread {
     pub author: String,
     /// The reviewer's finding, for a thread a review round opens.
     pub finding: Option<Box<feedback::Finding>>,
+    /// The agent a person asks with this thread: its first comment is a
+    /// message waiting for that agent.
+    pub ask: Option<String>,
 }
 
 /// Makes a thread on a range of a file on disk; answers once it is durable.
@@ -90,6 +93,18 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
     }
     let now = crate::clock::now_rfc3339();
     let anchor = crate::anchor::capture(&text, start..end);
+    let comment = Comment { id: feedback::new_id(), body: new.body, author: new.author, created_at: now.clone() };
+    let deliveries = match new.ask {
+        Some(agent) => vec![feedback::Delivery {
+            comment_id: comment.id.clone(),
+            agent,
+            state: feedback::DeliveryState::Waiting,
+            via: None,
+            asked_at: now.clone(),
+            updated_at: now.clone(),
+        }],
+        None => Vec::new(),
+    };
     let thread = Thread {
         id: feedback::new_id(),
         workspace: workspace.into(),
@@ -101,12 +116,12 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         anchored_against: file_hash.clone(),
         checked_against: file_hash,
         state: ThreadState::Anchored,
-        comments: vec![Comment { id: feedback::new_id(), body: new.body, author: new.author, created_at: now.clone() }],
+        comments: vec![comment],
         created_at: now.as_str().into(),
         updated_at: now.into(),
         resolved: false,
         finding: new.finding,
-        standing: feedback::Standing::default(),
+        standing: feedback::Standing { deliveries, ..feedback::Standing::default() },
     };
     cx.state.create_thread(thread).await
 }

@@ -139,6 +139,7 @@ pub(super) async fn open_threads(
                         category: comment.category.clone().unwrap_or_else(|| "general".into()),
                         suggested_fix: comment.suggested_fix.clone(),
                     })),
+                    ask: None,
                 };
                 threads::create(cx, new).await.map(drop).map_err(|e| e.to_string())
             }

@@ -830,6 +830,7 @@ async fn open_threads(
             expected_text: None,
             body,
             author: draft.author.clone(),
+            ask: None,
             finding: Some(Box::new(Finding {
                 review_id: session.id.clone(),
                 round: round.round,

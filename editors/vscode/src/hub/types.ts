@@ -200,6 +200,19 @@ export interface Thread {
   resolved_at?: string;
   /** For a thread a review round opened: the reviewer's finding. */
   finding?: ThreadFinding;
+  /** A person's messages in the thread to agents, with where each stands. */
+  deliveries?: Delivery[];
+}
+
+/** A person's message to an agent (the thread's comment `comment_id`) and where it stands. */
+export interface Delivery {
+  comment_id: string;
+  agent: string;
+  state: 'waiting' | 'delivered' | 'read' | 'answered';
+  /** How it reached the agent: `tool-answer`, `wait`, `channel`, `hook` or `feedback`. */
+  via?: string;
+  asked_at: string;
+  updated_at: string;
 }
 
 export interface ThreadFinding {

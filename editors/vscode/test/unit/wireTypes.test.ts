@@ -78,6 +78,14 @@ const USES: Record<string, Use> = {
   ShutdownParams: { unused: 'parley stop' },
   ShutdownResult: { unused: 'parley stop' },
   DaemonStopping: { unused: 'the extension reconnects however a connection ends' },
+  AgentsListParams: { unused: 'the extension does not list or ask agents yet' },
+  AgentsListResult: { unused: 'the extension does not list or ask agents yet' },
+  AgentsChanged: { unused: 'the extension does not list or ask agents yet' },
+  AgentAskParams: { unused: 'the extension does not list or ask agents yet' },
+  AgentAskResult: { unused: 'the extension does not list or ask agents yet' },
+  AgentResendParams: { unused: 'the extension does not list or ask agents yet' },
+  MessagesTakeParams: { unused: 'host hooks call it, not editors' },
+  MessagesTakeResult: { unused: 'host hooks call it, not editors' },
 };
 
 function snapshotNames(): string[] {
