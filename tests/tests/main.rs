@@ -9,6 +9,7 @@ mod bounded;
 mod daily;
 mod disk;
 mod feedback;
+mod host_hooks;
 mod hostile_repo;
 mod hub_contract;
 mod mcp_tasks;

@@ -449,8 +449,17 @@ fn hooks_install_merges_the_entries_keeping_everything_else_once_with_a_backup()
     assert_eq!(plan["hooks"][0]["command"], format!("{} hook claude-plan", parley.display()));
     assert!(plan["hooks"][0]["timeout"].as_u64().is_some_and(|t| t >= 86_400), "{plan}");
     let post = merged["hooks"]["PostToolUse"].as_array().expect("array");
-    assert_eq!(post.len(), 2, "the user's own hook kept beside Parley's: {post:?}");
+    assert_eq!(post.len(), 3, "the user's own hook kept beside Parley's two: {post:?}");
     assert_eq!(post[1]["hooks"][0]["command"], format!("{} hook claude-post-plan", parley.display()));
+    // A person's messages reach the agent after any tool, at the end of its
+    // turn and with the person's next prompt.
+    assert!(post[2].get("matcher").is_none(), "every tool: {post:?}");
+    assert_eq!(post[2]["hooks"][0]["command"], format!("{} hook claude-post-tool", parley.display()));
+    assert_eq!(merged["hooks"]["Stop"][0]["hooks"][0]["command"], format!("{} hook claude-stop", parley.display()));
+    assert_eq!(
+        merged["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        format!("{} hook claude-prompt", parley.display())
+    );
     let saved = backups(settings.parent().expect("folder"));
     assert_eq!(saved.len(), 1);
     assert_eq!(std::fs::read_to_string(&saved[0]).expect("backup"), old);

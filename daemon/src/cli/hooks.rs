@@ -1,5 +1,6 @@
 //! `parley hook NAME`: the commands agent hosts run at points of their own
-//! (Claude Code's `PermissionRequest` and `PostToolUse`, Codex's `Stop`),
+//! (Claude Code's `PermissionRequest`, `PostToolUse`, `Stop` and
+//! `UserPromptSubmit`, Codex's `Stop`),
 //! each reading the host's JSON on stdin and printing the host's answer on
 //! stdout; and `parley hooks install`, which writes them into the hosts'
 //! settings.
@@ -13,7 +14,11 @@
 
 mod claude_plan;
 mod claude_post_plan;
+mod claude_post_tool;
+mod claude_prompt;
+mod claude_stop;
 mod codex_stop;
+mod delivery;
 mod input;
 pub mod install;
 mod plan_message;
@@ -34,8 +39,18 @@ pub enum Hook {
     /// Claude Code `PostToolUse` hook for `ExitPlanMode`: hands the model the
     /// comments of a plan approved with comments.
     ClaudePostPlan,
+    /// Claude Code `PostToolUse` hook for every tool: hands the model a
+    /// person's messages waiting for this agent.
+    ClaudePostTool,
+    /// Claude Code `Stop` hook: a person's message waiting for this agent
+    /// keeps the turn going until the agent has it.
+    ClaudeStop,
+    /// Claude Code `UserPromptSubmit` hook: adds a person's messages waiting
+    /// for this agent to the prompt.
+    ClaudePrompt,
     /// Codex `Stop` hook: a turn ending with a `<proposed_plan>` is reviewed
-    /// in Parley; changes asked for continue the turn.
+    /// in Parley, and changes asked for continue the turn; a person's
+    /// message waiting for this agent continues it too.
     CodexStop,
 }
 
@@ -44,6 +59,9 @@ impl Hook {
         match self {
             Hook::ClaudePlan => "claude-plan",
             Hook::ClaudePostPlan => "claude-post-plan",
+            Hook::ClaudePostTool => "claude-post-tool",
+            Hook::ClaudeStop => "claude-stop",
+            Hook::ClaudePrompt => "claude-prompt",
             Hook::CodexStop => "codex-stop",
         }
     }
@@ -111,6 +129,9 @@ async fn answer(hook: Hook, input: HookInput) -> Result<Option<String>, HookErro
     match hook {
         Hook::ClaudePlan => claude_plan::answer(input).await,
         Hook::ClaudePostPlan => claude_post_plan::answer(input).await,
+        Hook::ClaudePostTool => claude_post_tool::answer(input).await,
+        Hook::ClaudeStop => claude_stop::answer(input).await,
+        Hook::ClaudePrompt => claude_prompt::answer(input).await,
         Hook::CodexStop => codex_stop::answer(input).await,
     }
 }

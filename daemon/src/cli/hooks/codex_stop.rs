@@ -4,7 +4,9 @@
 //! in Parley: `{}` lets the turn end on approval, `{"decision":"block",
 //! "reason":…}` continues it with what to revise. A turn with no plan, and a
 //! plan already answered when Codex continues because of this hook
-//! (`stop_hook_active`), print `{}` at once.
+//! (`stop_hook_active`), print `{}` at once, unless a person's message
+//! waits for this agent: the turn then goes on with it (once: not when
+//! `stop_hook_active`).
 
 use std::io::Read as _;
 use std::path::Path;
@@ -12,7 +14,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::plan_wait::{self, Plan, Reviewed};
-use super::{HookError, HookInput, plan_message};
+use super::{HookError, HookInput, delivery, plan_message};
 
 const OPEN: &str = "<proposed_plan>";
 const CLOSE: &str = "</proposed_plan>";
@@ -32,12 +34,13 @@ pub async fn answer(input: HookInput) -> Result<Option<String>, HookError> {
         },
     };
     let Some(plan) = message.as_deref().and_then(proposed_plan) else {
-        return Ok(Some("{}".into()));
+        return end_turn(active, &cwd).await;
     };
-    let plan = Plan { host: "codex", host_session: session, cwd, text: plan, name: None, new_only: active };
+    let plan_cwd = cwd.clone();
+    let plan = Plan { host: "codex", host_session: session, cwd: plan_cwd, text: plan, name: None, new_only: active };
     let verdict = match plan_wait::review(&plan).await? {
         Reviewed::Verdict(verdict) => verdict,
-        Reviewed::AlreadyAnswered => return Ok(Some("{}".into())),
+        Reviewed::AlreadyAnswered => return end_turn(active, &cwd).await,
     };
     if verdict.outcome != "changes_requested" {
         if verdict.outcome == "ended" {
@@ -48,10 +51,23 @@ pub async fn answer(input: HookInput) -> Result<Option<String>, HookError> {
                 verdict.reason.as_deref().unwrap_or("no reason given")
             );
         }
-        return Ok(Some("{}".into()));
+        return end_turn(active, &cwd).await;
     }
     let reason = plan_message::revise(&verdict, "present the revised plan in a new <proposed_plan> block");
     Ok(Some(json!({ "decision": "block", "reason": reason }).to_string()))
+}
+
+/// The turn ends (`{}`), unless a person's message waits for this agent
+/// and the turn does not already go on because of this hook: it then goes
+/// on with the message.
+async fn end_turn(active: bool, cwd: &Path) -> Result<Option<String>, HookError> {
+    if active {
+        return Ok(Some("{}".into()));
+    }
+    Ok(Some(match delivery::take(cwd).await? {
+        Some(messages) => json!({ "decision": "block", "reason": messages }).to_string(),
+        None => "{}".into(),
+    }))
 }
 
 /// The text of the last `<proposed_plan>` block in `message`, trimmed.

@@ -26,7 +26,8 @@ pub enum HookHost {
 
 /// How long a host lets a plan hook wait for the person: four days.
 pub const PLAN_TIMEOUT_SECONDS: u64 = 4 * 24 * 60 * 60;
-/// How long the hook that only reads a plan's notes may take.
+/// How long a hook that only reads what waits (a plan's notes, a person's
+/// messages) may take.
 const NOTES_TIMEOUT_SECONDS: u64 = 60;
 
 /// One hook entry: under `event`, for `matcher` (every tool when `None`),
@@ -60,6 +61,14 @@ impl HookHost {
                     event: "PostToolUse",
                     matcher: Some("ExitPlanMode"),
                     hook: "claude-post-plan",
+                    timeout: NOTES_TIMEOUT_SECONDS,
+                },
+                Entry { event: "PostToolUse", matcher: None, hook: "claude-post-tool", timeout: NOTES_TIMEOUT_SECONDS },
+                Entry { event: "Stop", matcher: None, hook: "claude-stop", timeout: NOTES_TIMEOUT_SECONDS },
+                Entry {
+                    event: "UserPromptSubmit",
+                    matcher: None,
+                    hook: "claude-prompt",
                     timeout: NOTES_TIMEOUT_SECONDS,
                 },
             ],
@@ -323,7 +332,10 @@ mod tests {
         let new = merge(old, HookHost::Claude, true).expect("merge");
         assert!(new.contains("// mine") && new.contains("\"command\": \"fmt\""), "{new}");
         let (found, missing) = hooks_in(&new, HookHost::Claude).expect("JSON");
-        assert_eq!((found, missing), (vec!["claude-plan", "claude-post-plan"], vec![]));
+        assert_eq!(
+            (found, missing),
+            (vec!["claude-plan", "claude-post-plan", "claude-post-tool", "claude-stop", "claude-prompt"], vec![])
+        );
         assert_eq!(merge(&new, HookHost::Claude, true).expect("merge"), new, "a second merge changes nothing");
         let error = merge("{\n  \"a\": 1\n  \"b\": 2\n}\n", HookHost::Codex, false).expect_err("refused");
         assert!(error.contains("line 2"), "{error}");
