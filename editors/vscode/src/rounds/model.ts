@@ -193,9 +193,9 @@ const STATE_WORDS: Record<EarlierComment['state'], string> = {
   resolved: 'resolved',
 };
 
-/** An earlier round's comment's label: `Round 1 · addressed by the agent`. */
-export function earlierLabel(comment: EarlierComment): string {
-  return `Round ${comment.round} · ${STATE_WORDS[comment.state] ?? comment.state}`;
+/** An earlier round's comment's label: `Round 1 · addressed by the agent` (`Plan 1 · …` on a plan). */
+export function earlierLabel(comment: EarlierComment, plan = false): string {
+  return `${plan ? 'Plan' : 'Round'} ${comment.round} · ${STATE_WORDS[comment.state] ?? comment.state}`;
 }
 
 /** The line an earlier comment is shown on in a text of `lines` lines (its line may be past the end now). */

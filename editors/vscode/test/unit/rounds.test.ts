@@ -10,6 +10,7 @@ import {
   diffSides,
   diffTitle,
   draftKey,
+  earlierLabel,
   endedText,
   groupFiles,
   lineCount,
@@ -262,4 +263,10 @@ test('a plan answered in the host says so; other ends name the round', () => {
   assert.equal(endedText(plan, 'answered_elsewhere'), 'Parley: Claude\'s plan "Tax in cart totals" was answered in Claude Code; it no longer waits for you.');
   assert.equal(endedText({ review_id: 'r', round: 1 }, 'cancelled'), 'Parley: Round 1 of review r was cancelled by the agent.');
   assert.equal(endedText({ review_id: 'r', round: 1 }, 'submitted', 'needs_changes'), 'Parley: Round 1 of review r was submitted elsewhere (needs changes).');
+});
+
+test("an earlier plan's comment is labelled with the plan it was on", () => {
+  const comment = { round: 1, path: 'plan.md', line: 3, body: 'Keep it', state: 'open' as const, thread_id: 't' };
+  assert.equal(earlierLabel(comment, true), 'Plan 1 · open');
+  assert.equal(earlierLabel(comment), 'Round 1 · open');
 });
