@@ -644,3 +644,144 @@ async fn a_human_review_the_agent_cancels_closes_in_nvim() {
     let inbox: Value = serde_json::from_str(&out).expect("parley inbox --json prints JSON");
     assert_eq!(inbox["rounds"], json!([]), "nothing waits any more: {inbox}");
 }
+
+/// Every text block of a tool's answer (a note for the agent comes after the result).
+fn all_text(result: &rmcp::model::CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text()).map(|t| t.text.as_str()).collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn a_person_asks_a_chosen_agent_in_nvim() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let _daemon = sandbox.start_daemon();
+    let alpha = sandbox.agent_with(&repo, &[("PARLEY_AGENT_NAME", "alpha")]).await;
+    let beta = sandbox.agent_with(&repo, &[("PARLEY_AGENT_NAME", "beta")]).await;
+    // Both are listed once their hosts said who they are.
+    alpha.call_ok("get_feedback_summary", json!({})).await;
+    beta.call_ok("get_feedback_summary", json!({})).await;
+    let mut nvim = Nvim::start(&sandbox, "ask_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    // Asked in Neovim, beta's next tool answer carries the question; alpha's does not.
+    let asked = nvim.reached("asked").await;
+    let thread = asked["thread"].as_str().expect("thread id").to_owned();
+    let other = all_text(&alpha.call("get_review_history", json!({})).await);
+    assert!(!other.contains("Why check the token here?"), "alpha was told: {other}");
+    let told = all_text(&beta.call("get_review_history", json!({})).await);
+    assert!(told.contains("Why check the token here?") && told.contains(&thread), "beta was not told: {told}");
+    nvim.tell("delivered", Value::Null).await;
+    nvim.reached("saw-delivered").await;
+    beta.call_ok("get_feedback", json!({})).await;
+    nvim.tell("read", Value::Null).await;
+    nvim.reached("saw-read").await;
+    beta.call_ok("reply_feedback", json!({"threadId": thread, "body": "It may be empty"})).await;
+    nvim.tell("answered", Value::Null).await;
+    nvim.reached("saw-answered").await;
+
+    // A question to alpha, which then leaves: resent to beta from Neovim.
+    let asked = nvim.reached("asked-alpha").await;
+    let second = asked["thread"].as_str().expect("thread id").to_owned();
+    drop(alpha);
+    nvim.tell("alpha-gone", Value::Null).await;
+    nvim.reached("resent").await;
+    let told = all_text(&beta.call("get_review_history", json!({})).await);
+    assert!(
+        told.contains("Does anyone call this?") && told.contains(&second),
+        "beta was not given alpha's question: {told}"
+    );
+    nvim.finish().await;
+}
+
+/// Starts `parley hook claude-plan` fed the fixture `name` (its folder filled
+/// in, and `edit` applied), as Claude Code runs it.
+fn plan_hook(sandbox: &Sandbox, repo: &Path, name: &str, edit: impl Fn(String) -> String) -> std::process::Child {
+    use std::io::Write as _;
+    let fixture = parley_tests::repo_root().join("tests/fixtures/hooks").join(name);
+    let text = std::fs::read_to_string(fixture).expect("the plan fixture");
+    let input = edit(text.replace("@CWD@", &repo.to_string_lossy()));
+    let mut child = sandbox
+        .command("parley")
+        .args(["hook", "claude-plan"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the plan hook");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write the hook's input");
+    child
+}
+
+/// What a plan hook printed, once it exited 0.
+async fn hook_output(child: std::process::Child) -> Value {
+    let done = tokio::task::spawn_blocking(move || child.wait_with_output());
+    let out = tokio::time::timeout(DEADLINE, done).await.expect("the hook answers").expect("join").expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the plan hook failed: {stderr}");
+    serde_json::from_slice(&out.stdout).expect("the plan hook prints JSON")
+}
+
+/// The plan round waiting on the person, once the hook opened it.
+async fn waiting_plan(sandbox: &Sandbox, round: u64) -> String {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    loop {
+        let (code, out, err) = sandbox.cli(&["inbox", "--json"]);
+        assert_eq!(code, 0, "parley inbox: {out}{err}");
+        let inbox: Value = serde_json::from_str(&out).expect("parley inbox --json prints JSON");
+        if let Some(found) = inbox["rounds"].as_array().and_then(|r| r.iter().find(|r| r["round"] == json!(round))) {
+            return found["review_id"].as_str().expect("review id").to_owned();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "plan {round} never waited on the person: {inbox}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_person_reviews_an_agents_plans_in_nvim() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "plan_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    // Plan 1: changes requested with a suggestion; the hook denies it, quoting both.
+    let hook = plan_hook(&sandbox, &repo, "claude-plan-1.json", |t| t);
+    let id = waiting_plan(&sandbox, 1).await;
+    nvim.tell("plan-1", json!({"id": id})).await;
+    nvim.reached("changes-requested").await;
+    let out = hook_output(hook).await;
+    let decision = &out["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], json!("deny"), "{out}");
+    let message = decision["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Keep the rounding: invoices depend on it"), "{out}");
+    assert!(message.contains("2. Round once, in `total`"), "the suggestion: {out}");
+
+    // Plan 2, the same session: approved with a comment; the hook allows it, its input echoed.
+    let hook = plan_hook(&sandbox, &repo, "claude-plan-2.json", |t| t);
+    assert_eq!(waiting_plan(&sandbox, 2).await, id, "the revised plan is the next round of the same review");
+    nvim.tell("plan-2", Value::Null).await;
+    nvim.reached("approved").await;
+    let out = hook_output(hook).await;
+    let decision = &out["hookSpecificOutput"]["decision"];
+    assert_eq!(decision["behavior"], json!("allow"), "{out}");
+    let sent: Value = serde_json::from_str(
+        &std::fs::read_to_string(parley_tests::repo_root().join("tests/fixtures/hooks/claude-plan-2.json"))
+            .expect("fixture"),
+    )
+    .expect("fixture JSON");
+    assert_eq!(decision["updatedInput"], sent["tool_input"], "{out}");
+
+    // Plan 3, answered in Claude Code: the hook is killed, and Neovim says so.
+    let mut hook = plan_hook(&sandbox, &repo, "claude-plan-2.json", |t| t.replace("4. Test", "4. Ship it, then test"));
+    waiting_plan(&sandbox, 3).await;
+    nvim.tell("plan-3", Value::Null).await;
+    nvim.reached("told-3").await;
+    hook.kill().expect("kill the hook");
+    hook.wait().expect("reap the hook");
+    nvim.tell("killed", Value::Null).await;
+    nvim.finish().await;
+}

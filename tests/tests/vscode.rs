@@ -2,7 +2,8 @@
 //! and its end-to-end runs in a real VS Code (code-server in headless Chromium,
 //! driven by Playwright) against the real daemon and the real `parley-mcp`
 //! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`,
-//! and `human.mjs`: a person reviewing an agent's rounds).
+//! `human.mjs`: a person reviewing an agent's rounds, and `agents.mjs`: asking
+//! a chosen agent and reviewing an agent's plans).
 //!
 //! Needs what scripts/test installs: the extension's npm packages, the built
 //! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
@@ -100,4 +101,14 @@ fn extension_works_in_a_real_vs_code() {
 #[test]
 fn a_person_reviews_an_agents_rounds_in_vs_code() {
     run_scenario("human.mjs");
+}
+
+/// A person asks a chosen one of two agents about selected lines and sees
+/// where the question stands (waiting, delivered, read, answered; an agent
+/// that left, and the question sent to another), then reviews Claude Code's
+/// plans through the real plan hook: changes requested with a suggestion,
+/// the revision approved with comments, and a plan answered in the host.
+#[test]
+fn a_person_asks_agents_and_reviews_plans_in_vs_code() {
+    run_scenario("agents.mjs");
 }

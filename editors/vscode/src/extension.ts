@@ -2,9 +2,10 @@
 
 import * as vscode from 'vscode';
 import { exportToTerminals, offerMcpServer } from './agents';
+import { AskingController } from './asking/controller';
 import { HubClient } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
-import { FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
+import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
 import { Log } from './log';
 import { ignoredWorkspaceValue, programSetting } from './programSettings';
 import { ReviewPanel, ReviewStore } from './review/panel';
@@ -44,6 +45,7 @@ export function activate(context: vscode.ExtensionContext): void {
   let threads: ThreadsController | undefined;
   let selection: SelectionReporter | undefined;
   let rounds: RoundsController | undefined;
+  let asking: AskingController | undefined;
 
   const hub = new HubClient({
     resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), executable(log), process.env, (line) => log.info(line)),
@@ -71,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (method === 'feedback/changed') threads?.onChanged(params as FeedbackChanged);
       else if (method === 'round/requested') rounds?.onRequested(params as WaitingRound);
       else if (method === 'round/changed') rounds?.onChanged(params as RoundChanged);
+      else if (method === 'agents/changed') asking?.onChanged(params as AgentsChanged);
     },
     onRequest: async (method) => {
       if (method === 'selection/get') {
@@ -93,6 +96,8 @@ export function activate(context: vscode.ExtensionContext): void {
       }
       // Rounds waiting since before this window connected (or while it was away) are told now.
       await rounds?.onConnected().catch((error: Error) => log.info(`reading the rounds waiting for review failed: ${error.message}`));
+      // A daemon without agents (older than asking them) refuses agents/list: the window works without them.
+      await asking?.onConnected().catch((error: Error) => log.info(`listing the agents at work failed: ${error.message}`));
       log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes });
     },
   });
@@ -103,7 +108,8 @@ export function activate(context: vscode.ExtensionContext): void {
   selection = new SelectionReporter(hub, panel);
   const author = threads.author.bind(threads);
   rounds = new RoundsController(hub, log, author, workspaceFolders);
-  context.subscriptions.push(panel, threads, selection, rounds, { dispose: () => hub.stop() });
+  asking = new AskingController(hub, log, threads, workspaceFolders);
+  context.subscriptions.push(panel, threads, selection, rounds, asking, { dispose: () => hub.stop() });
   context.subscriptions.push(
     threads.onDidChangeCount((open) => status.setThreads(open)),
     store.onDidChange(({ live }) => {
@@ -125,6 +131,9 @@ export function activate(context: vscode.ExtensionContext): void {
   command('parley.reopenThread', (args) => threads?.reopen(args));
   command('parley.showThreads', () => threads?.showThreads());
   command('parley.showLog', () => log.show());
+  command('parley.askAgent', () => asking?.ask());
+  command('parley.resendToAgent', (args) => asking?.resend(args));
+  command('parley.showAgents', () => asking?.showAgents());
   command('parley.reviewAgentChanges', () => rounds?.reviewAgentChanges());
   command('parley.submitReview', () => rounds?.submit());
   command('parley.suggestChange', () => rounds?.comments.suggestChange());

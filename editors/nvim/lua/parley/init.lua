@@ -1,10 +1,12 @@
 -- Parley for Neovim: connects this window to the Parley daemon as an editor,
 -- shows the reviews agents present and the feedback threads on its files,
--- lets the person review an agent's change when the agent asks a human
--- (review rounds), and answers agents' requests for the selection.
+-- lets the person review an agent's change or plan when the agent asks a
+-- human (review rounds), ask a chosen agent about lines of code, and
+-- answers agents' requests for the selection.
 --
 --   require("parley").setup({})   -- options: :help parley-options, lua/parley/config.lua
 
+local asking = require("parley.asking")
 local config = require("parley.config")
 local rpc = require("parley.rpc")
 local review = require("parley.review")
@@ -102,6 +104,33 @@ local function commands()
   command("ParleyThreads", function()
     threads.to_quickfix()
   end, { desc = "Parley: list open threads in the quickfix list" })
+  command("ParleyAsk", function(o)
+    asking.ask(o)
+  end, {
+    range = true,
+    nargs = "*",
+    complete = function(lead, line)
+      if line:match("Ask%s+%S+%s") then
+        return {}
+      end
+      return vim.tbl_filter(function(name)
+        return name:sub(1, #lead) == lead
+      end, asking.names())
+    end,
+    desc = "Parley: ask an agent at work about these lines ([agent] [message])",
+  })
+  command("ParleyResend", function(o)
+    asking.resend(o.args)
+  end, {
+    nargs = "?",
+    complete = function()
+      return asking.names()
+    end,
+    desc = "Parley: send the thread's waiting message to another agent",
+  })
+  command("ParleyAgents", function()
+    asking.list()
+  end, { desc = "Parley: the agents at work" })
   command("ParleyInbox", function()
     rounds.inbox()
   end, { desc = "Parley: review rounds and threads waiting on you, in the quickfix list" })
@@ -227,6 +256,7 @@ function M.setup(opts)
   autocmds()
   sync.attach()
   rounds.attach()
+  asking.attach()
   rpc.request_handlers["selection/get"] = function()
     return selection.current() or vim.NIL
   end

@@ -7,6 +7,7 @@
 -- (buffer/changed, debounced) so the daemon re-anchors the threads in it.
 
 local config = require("parley.config")
+local deliveries = require("parley.deliveries")
 local paths = require("parley.paths")
 local rpc = require("parley.rpc")
 local selection = require("parley.selection")
@@ -88,8 +89,14 @@ end
 
 -- Where the thread stands with the agents, when one has done something
 -- with it since a person last commented: "seen by claude", "addressed by
--- claude". Nil for an open thread (and from a daemon that does not say).
+-- claude"; for a thread with a message to an agent, where the newest stands
+-- ("waiting for claude-1", "read by claude-1"). Nil for an open thread (and
+-- from a daemon that does not say).
 local function standing(thread)
+  local delivery = deliveries.of_thread(thread)
+  if delivery then
+    return delivery
+  end
   if thread.standing == "seen" then
     return "seen by " .. (thread.seen_by or "an agent")
   elseif thread.standing == "addressed" then
@@ -340,6 +347,16 @@ function M.apply(change, thread, live)
   end
 end
 
+-- The agents at work changed: threads whose message waits for one that came
+-- or went are drawn again (they say when it has gone).
+function M.agents_changed()
+  for _, thread in pairs(M.threads) do
+    if deliveries.newest(thread) then
+      show(thread)
+    end
+  end
+end
+
 -- Replaces every thread with `list` (the open threads of this window's folders).
 function M.replace_all(list)
   local fresh = {}
@@ -411,16 +428,15 @@ local function with_text(prompt, given, next)
   end)
 end
 
--- :ParleyComment — a thread on the selection (or the command's line range).
--- `opts` is what nvim_create_user_command passes: range, line1, line2, args.
-function M.comment(opts)
+-- The text a command with a range is about: the visual selection when the
+-- range is the one just selected, else the range's whole lines (the cursor's
+-- line without a range). Nil, with what is wrong, when the buffer has no file.
+function M.chosen(opts)
   local buf = api.nvim_get_current_buf()
   local file = paths.of_buffer(buf)
   if not file then
-    return fail("comment on a file: this buffer has no file on disk")
+    return nil, "this buffer has no file on disk"
   end
-  -- In a buffer with unsaved edits the daemon finds the selected text on
-  -- disk, nearest the selection, and refuses text only the buffer has.
   local chosen
   local s = api.nvim_buf_get_mark(buf, "<")
   local e = api.nvim_buf_get_mark(buf, ">")
@@ -434,7 +450,23 @@ function M.comment(opts)
     chosen = selection.from_positions(buf, line1, 0, line2, 0, "V")
   end
   if not chosen then
-    return fail("select some text to comment on")
+    return nil, "select some lines first"
+  end
+  return chosen
+end
+
+M.author = author
+M.fail = fail
+M.with_text = with_text
+
+-- :ParleyComment — a thread on the selection (or the command's line range).
+-- `opts` is what nvim_create_user_command passes: range, line1, line2, args.
+function M.comment(opts)
+  -- In a buffer with unsaved edits the daemon finds the selected text on
+  -- disk, nearest the selection, and refuses text only the buffer has.
+  local chosen, problem = M.chosen(opts)
+  if not chosen then
+    return fail("comment on a file: " .. problem)
   end
   with_text("Comment: ", opts.args, function(body)
     local params = {

@@ -252,7 +252,7 @@ export interface ReviewUpdated {
   seq: number;
 }
 
-export type ThreadChange = 'created' | 'replied' | 'resolved' | 'reopened' | 'moved' | 'seen';
+export type ThreadChange = 'created' | 'replied' | 'resolved' | 'reopened' | 'moved' | 'seen' | 'delivery';
 
 export interface FeedbackChanged {
   change: ThreadChange;
@@ -397,4 +397,57 @@ export interface SubmitResult {
   threads: string[];
   /** Left out when there are none. */
   warnings?: string[];
+}
+
+/** One agent at work: an MCP host's parley-mcp (docs/protocol.md, agents/list). */
+export interface AgentInfo {
+  /** The short name a person types: `claude-1`. */
+  name: string;
+  host: string;
+  host_version: string;
+  host_pid?: number;
+  shim_pid?: number;
+  workspace?: string;
+  since: string;
+  last_call?: string;
+  last_call_at?: string;
+  /** The Parley call it is waiting in now (`await_review`), if any. */
+  waiting_in?: string;
+  channel: boolean;
+  messages_waiting: number;
+}
+
+export interface AgentsListParams {
+  workspace?: string;
+}
+
+export interface AgentsListResult {
+  agents: AgentInfo[];
+}
+
+/** agents/changed: every agent at work now. */
+export interface AgentsChanged {
+  agents: AgentInfo[];
+}
+
+export interface AgentAskParams {
+  agent?: string;
+  /** The absolute file. */
+  path: string;
+  start_line: number;
+  end_line?: number;
+  message: string;
+  author?: string;
+}
+
+export interface AgentResendParams {
+  thread_id: string;
+  agent: string;
+}
+
+/** agent/ask's and agent/resend's answer. */
+export interface AgentAskResult {
+  agent: string;
+  delivery: Delivery;
+  thread: Thread;
 }

@@ -15,6 +15,7 @@ import {
   draftKey,
   draftLabel,
   earlierLabel,
+  isPlan,
   lineCount,
   parseComment,
   parseRoundPath,
@@ -169,7 +170,7 @@ export class RoundComments implements vscode.Disposable {
       const shown = this.earlierComments(comment);
       const thread = this.controller.createCommentThread(roundUri(detail, version, comment.path), new vscode.Range(start, 0, end, 0), shown);
       for (const c of shown) c.parent = thread;
-      thread.label = earlierLabel(comment);
+      thread.label = earlierLabel(comment, isPlan(detail));
       thread.contextValue = 'earlier';
       thread.canReply = false;
       const resolved = comment.state === 'resolved';

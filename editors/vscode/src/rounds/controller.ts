@@ -5,7 +5,7 @@ import { HubClient } from '../hub/client';
 import { InboxParams, RoundChanged, RoundDetail, RoundGetParams, RoundSubmitParams, SubmitResult, WaitingRound } from '../hub/types';
 import { Log } from '../log';
 import { ROUND_CONTROLLER_ID, RoundComments, roundUri } from './comments';
-import { DiffMode, SCHEME, agentName, diffSides, parseRoundPath, requestText, shortSummary, sortWaiting, submittedText, textOf, verdictChoices, waitingLabel } from './model';
+import { DiffMode, SCHEME, agentName, diffSides, diffTitle, endedText, isPlan, parseRoundPath, planTitle, requestText, shortSummary, sortWaiting, submittedText, textOf, verdictChoices, waitingLabel } from './model';
 import { RoundTree, VIEW_ID } from './tree';
 import { authorName } from '../author';
 
@@ -111,13 +111,16 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
       return;
     }
     const waiting = this.waiting.get(change.review_id);
-    if (waiting && waiting.round <= change.round) this.waiting.delete(change.review_id);
+    const listed = waiting !== undefined && waiting.round <= change.round;
+    if (listed) this.waiting.delete(change.review_id);
     this.renderStatus();
-    if (ours) {
-      this.close();
-      if (this.submitting === change.review_id) return;
-      const what = change.state === 'cancelled' ? 'was cancelled by the agent' : change.state === 'answered_elsewhere' ? 'was answered in the agent\'s host' : `was submitted elsewhere${change.verdict ? ` (${change.verdict.replace(/_/g, ' ')})` : ''}`;
-      void vscode.window.showInformationMessage(`Parley: round ${change.round} of review ${change.review_id} ${what}.`);
+    if (ours) this.close();
+    if (this.submitting === change.review_id) return;
+    // The review being read, or a plan the person was told of: say where it went (a plan answered in the host leaves the list).
+    if (ours || (listed && change.state === 'answered_elsewhere')) {
+      const round = ours && open ? { ...open, plan: isPlan(open) } : { ...change, ...waiting };
+      this.log.trace('round-ended', { review_id: change.review_id, round: change.round, state: change.state });
+      void vscode.window.showInformationMessage(endedText(round, change.state, change.verdict));
     }
   }
 
@@ -152,8 +155,9 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
       return;
     }
     const newest = sortWaiting([...this.waiting.values()])[0];
-    this.status.text = `$(git-pull-request) ${waitingLabel(count)}`;
-    this.status.tooltip = count === 1 && newest ? `${requestText(newest)}\nClick to review.` : `Agents wait for your review of ${count} changes. Click to pick one.`;
+    const plans = [...this.waiting.values()].filter((r) => isPlan(r)).length;
+    this.status.text = `$(git-pull-request) ${waitingLabel(count, plans)}`;
+    this.status.tooltip = count === 1 && newest ? `${requestText(newest)}\nClick to review.` : `Agents wait for your review of ${count} ${plans === count ? 'plans' : 'changes'}. Click to pick one.`;
     this.status.show();
   }
 
@@ -175,7 +179,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
   private async pick(rounds: WaitingRound[], placeHolder: string): Promise<WaitingRound | undefined> {
     const picked = await vscode.window.showQuickPick(
       rounds.map((round) => ({
-        label: `${agentName(round.asked_by)}: ${shortSummary(round.summary, 80)}`,
+        label: isPlan(round) ? `${agentName(round.asked_by)}'s plan: ${planTitle(round.summary, 80)}` : `${agentName(round.asked_by)}: ${shortSummary(round.summary, 80)}`,
         description: `${round.review_id} · round ${round.round}`,
         detail: `${round.files.length === 1 ? '1 file' : `${round.files.length} files`}${round.drafts > 0 ? ` · ${round.drafts} draft(s)` : ''} · asked ${new Date(round.requested_at).toLocaleString()}`,
         round,
@@ -234,9 +238,8 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
       return;
     }
     const { left, right } = diffSides(file, this.mode);
-    const since = this.mode === 'since' && left === 'previous' ? `since round ${detail.previous_round}` : 'whole change';
-    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
-    await vscode.commands.executeCommand('vscode.diff', roundUri(detail, left, file.path), roundUri(detail, right, file.path), `${name} (round ${detail.round}: ${since})`, { preview: false });
+    const title = diffTitle(detail, file.path, this.mode === 'since' && left === 'previous');
+    await vscode.commands.executeCommand('vscode.diff', roundUri(detail, left, file.path), roundUri(detail, right, file.path), title, { preview: false });
   }
 
   /** Switches between the whole change and the changes since the previous round, reopening the diffs shown. */
@@ -286,9 +289,11 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
       if (!detail) return;
     }
     const drafts = this.comments.current().length;
+    const plan = isPlan(detail);
+    const what = plan ? `${agentName(detail.asked_by)}'s plan` : `round ${detail.round}`;
     const choice = await vscode.window.showQuickPick(
-      verdictChoices(drafts).map((c) => ({ label: c.label, detail: c.detail, verdict: c.verdict })),
-      { title: `Submit your review of round ${detail.round} (${drafts === 1 ? '1 comment' : `${drafts} comments`})`, placeHolder: 'Your verdict', ignoreFocusOut: true },
+      verdictChoices(drafts, plan).map((c) => ({ label: c.label, detail: c.detail, verdict: c.verdict })),
+      { title: `Submit your review of ${what} (${drafts === 1 ? '1 comment' : `${drafts} comments`})`, placeHolder: 'Your verdict', ignoreFocusOut: true },
     );
     if (!choice) return;
     const summary = await vscode.window.showInputBox({
@@ -317,7 +322,7 @@ export class RoundsController implements vscode.Disposable, vscode.TextDocumentC
     this.renderStatus();
     if (this.open?.review_id === detail.review_id) this.close();
     const warnings = (result.warnings ?? []).length > 0 ? ` Warnings: ${(result.warnings ?? []).join('; ')}` : '';
-    void vscode.window.showInformationMessage(`${submittedText(result, detail.asked_by, drafts)}${warnings}`);
+    void vscode.window.showInformationMessage(`${submittedText(result, detail.asked_by, drafts, plan)}${warnings}`);
   }
 
   /** Closes the review: its threads, its tree and its diff tabs. */

@@ -193,9 +193,9 @@ const STATE_WORDS: Record<EarlierComment['state'], string> = {
   resolved: 'resolved',
 };
 
-/** An earlier round's comment's label: `Round 1 · addressed by the agent`. */
-export function earlierLabel(comment: EarlierComment): string {
-  return `Round ${comment.round} · ${STATE_WORDS[comment.state] ?? comment.state}`;
+/** An earlier round's comment's label: `Round 1 · addressed by the agent` (`Plan 1 · …` on a plan). */
+export function earlierLabel(comment: EarlierComment, plan = false): string {
+  return `${plan ? 'Plan' : 'Round'} ${comment.round} · ${STATE_WORDS[comment.state] ?? comment.state}`;
 }
 
 /** The line an earlier comment is shown on in a text of `lines` lines (its line may be past the end now). */
@@ -215,15 +215,52 @@ export function shortSummary(summary: string, max = 120): string {
   return first.length > max ? `${first.slice(0, max - 1)}…` : first;
 }
 
-/** The notification: `Claude asks you to review: <summary>` (with the round after the first). */
+/** Whether a round reviews an agent's plan rather than a change (`plan` in the inbox, `scope: "plan"` in round/get). */
+export function isPlan(round: { plan?: boolean; scope?: string }): boolean {
+  return round.plan === true || round.scope === 'plan';
+}
+
+/** A plan's title: its summary without the `Plan: ` the daemon puts before it. */
+export function planTitle(summary: string, max = 120): string {
+  return shortSummary(summary.replace(/^\s*Plan:\s*/, ''), max);
+}
+
+/** The notification: `Claude asks you to review: <summary>` (with the round after the first); for a plan, `Claude asks you to review its plan: <title>`. */
 export function requestText(round: WaitingRound): string {
+  if (isPlan(round)) {
+    const again = round.round > 1 ? ` (revised, plan ${round.round})` : '';
+    return `${agentName(round.asked_by)} asks you to review its plan${again}: ${planTitle(round.summary)}`;
+  }
   const again = round.round > 1 ? ` (round ${round.round})` : '';
   return `${agentName(round.asked_by)} asks you to review${again}: ${shortSummary(round.summary)}`;
 }
 
-/** The status bar's words for the waiting rounds. */
-export function waitingLabel(count: number): string {
+/** The status bar's words for the waiting rounds: plans are named so when all are plans. */
+export function waitingLabel(count: number, plans = 0): string {
+  if (plans === count && count > 0) return count === 1 ? '1 plan waiting' : `${count} plans waiting`;
   return count === 1 ? '1 review waiting' : `${count} reviews waiting`;
+}
+
+/** The Parley Review view's message and description for the open round. */
+export function reviewHeading(detail: RoundDetail, mode: DiffMode): { message: string; description: string } {
+  const since = detail.previous_round !== null && mode === 'since';
+  if (isPlan(detail)) {
+    return {
+      message: `${agentName(detail.asked_by)}'s plan: ${planTitle(detail.summary, 200)}`,
+      description: `plan ${detail.round} · ${since ? `changes since plan ${detail.previous_round}` : 'whole plan'}`,
+    };
+  }
+  return {
+    message: `${agentName(detail.asked_by)} asks: ${shortSummary(detail.summary, 200)}`,
+    description: `round ${detail.round} · ${since ? `changes since round ${detail.previous_round}` : 'whole change'}`,
+  };
+}
+
+/** A diff tab's title: `lib.rs (round 2: since round 1)`, or for a plan `plan.md (plan 2: since plan 1)`. */
+export function diffTitle(detail: RoundDetail, path: string, since: boolean): string {
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  const word = isPlan(detail) ? 'plan' : 'round';
+  return `${name} (${word} ${detail.round}: ${since ? `since ${word} ${detail.previous_round}` : isPlan(detail) ? 'whole plan' : 'whole change'})`;
 }
 
 /** Newest first, as the inbox lists them. */
@@ -249,9 +286,17 @@ export interface VerdictChoice {
   detail: string;
 }
 
-/** The verdicts offered on submit, with what the agent will get. */
-export function verdictChoices(drafts: number): VerdictChoice[] {
+/** The verdicts offered on submit, with what the agent will get; a plan's are approve (with comments, when there are) and request changes. */
+export function verdictChoices(drafts: number, plan = false): VerdictChoice[] {
   const comments = drafts === 1 ? '1 comment' : `${drafts} comments`;
+  if (plan) {
+    return [
+      drafts > 0
+        ? { verdict: 'approve', label: 'Approve with comments', detail: `The agent goes ahead with the plan; your ${comments} reach it as notes` }
+        : { verdict: 'approve', label: 'Approve', detail: 'The agent goes ahead with the plan' },
+      { verdict: 'request_changes', label: 'Request changes', detail: drafts > 0 ? `The agent revises the plan, with your ${comments} and summary` : 'The agent revises the plan, with your summary' },
+    ];
+  }
   return [
     { verdict: 'approve', label: 'Approve', detail: drafts > 0 ? `The agent may go on; your ${comments} are suggestions (lgtm_with_suggestions)` : 'The agent may go on (lgtm)' },
     { verdict: 'request_changes', label: 'Request changes', detail: `The agent must change its work and ask again (needs_changes, with your ${comments})` },
@@ -260,8 +305,23 @@ export function verdictChoices(drafts: number): VerdictChoice[] {
 }
 
 /** What the person is told once the review is sent, with the number of comments they wrote (the review the agent gets may add the summary as one). */
-export function submittedText(result: SubmitResult, askedBy: string, comments: number): string {
+export function submittedText(result: SubmitResult, askedBy: string, comments: number, plan = false): string {
+  const count = comments === 0 ? 'no comments' : comments === 1 ? '1 comment' : `${comments} comments`;
+  if (plan) {
+    const verdict = result.verdict === 'needs_changes' ? 'changes requested' : comments > 0 ? 'approved with comments' : 'approved';
+    return `Your verdict on ${agentName(askedBy)}'s plan ${result.round} is sent: ${verdict}, ${count}.`;
+  }
   const verdict = result.verdict.replace(/_/g, ' ');
   const threads = result.threads.length > 0 ? `; ${result.threads.length === 1 ? '1 comment is' : `${result.threads.length} comments are`} now a thread on the code` : '';
-  return `Review of round ${result.round} sent to ${agentName(askedBy)}: ${verdict}, ${comments === 0 ? 'no comments' : comments === 1 ? '1 comment' : `${comments} comments`}${threads}.`;
+  return `Review of round ${result.round} sent to ${agentName(askedBy)}: ${verdict}, ${count}${threads}.`;
+}
+
+/** What a window says when a round it listed ends elsewhere: cancelled, submitted from elsewhere, or a plan answered in the agent's host. */
+export function endedText(round: { review_id: string; round: number; summary?: string; asked_by?: string; plan?: boolean; scope?: string }, state: string, verdict?: string): string {
+  const agent = agentName(round.asked_by ?? '');
+  const what = isPlan(round) ? `${agent}'s plan${round.summary ? ` "${planTitle(round.summary, 80)}"` : ''}` : `Round ${round.round} of review ${round.review_id}`;
+  const hosts: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex' };
+  if (state === 'answered_elsewhere') return `Parley: ${what} was answered in ${hosts[round.asked_by ?? ''] ?? "the agent's host"}; it no longer waits for you.`;
+  if (state === 'cancelled') return `Parley: ${what} was cancelled by the agent.`;
+  return `Parley: ${what} was submitted elsewhere${verdict ? ` (${verdict.replace(/_/g, ' ')})` : ''}.`;
 }

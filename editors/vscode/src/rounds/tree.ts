@@ -2,7 +2,7 @@
 
 import * as vscode from 'vscode';
 import { Draft, RoundDetail, RoundFile } from '../hub/types';
-import { DiffMode, agentName, fileDescription, groupFiles, shortSummary } from './model';
+import { DiffMode, fileDescription, groupFiles, isPlan, reviewHeading } from './model';
 
 export const VIEW_ID = 'parley.roundReview';
 
@@ -26,9 +26,9 @@ export class RoundTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     this.mode = mode;
     this.drafts = drafts;
     if (detail) {
-      const since = detail.previous_round !== null && mode === 'since' ? `changes since round ${detail.previous_round}` : 'whole change';
-      this.view.description = `round ${detail.round} · ${since}`;
-      this.view.message = `${agentName(detail.asked_by)} asks: ${shortSummary(detail.summary, 200)}`;
+      const heading = reviewHeading(detail, mode);
+      this.view.description = heading.description;
+      this.view.message = heading.message;
     } else {
       this.view.description = undefined;
       this.view.message = 'No review open. Parley: Review Agent Changes opens one an agent asked for.';
@@ -54,7 +54,7 @@ export class RoundTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
 
   getTreeItem(node: Node): vscode.TreeItem {
     if (node.kind === 'unchanged') {
-      const item = new vscode.TreeItem(`Unchanged since round ${node.since}`, vscode.TreeItemCollapsibleState.Collapsed);
+      const item = new vscode.TreeItem(`Unchanged since ${this.detail && isPlan(this.detail) ? 'plan' : 'round'} ${node.since}`, vscode.TreeItemCollapsibleState.Collapsed);
       item.description = `${node.files.length}`;
       item.tooltip = 'Files the agent did not change since you last reviewed them';
       item.iconPath = new vscode.ThemeIcon('fold');
@@ -65,11 +65,13 @@ export class RoundTree implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const slash = file.path.lastIndexOf('/');
     const item = new vscode.TreeItem(file.path.slice(slash + 1), vscode.TreeItemCollapsibleState.None);
     const drafts = this.drafts.filter((d) => d.path === file.path).length;
-    const parts = [slash > 0 ? file.path.slice(0, slash) : '', node.unchanged ? 'unchanged' : fileDescription(file), drafts > 0 ? (drafts === 1 ? '1 draft' : `${drafts} drafts`) : ''];
+    const plan = this.detail !== undefined && isPlan(this.detail);
+    const status = plan ? (file.status === 'added' ? 'the plan' : 'the plan, revised') : fileDescription(file);
+    const parts = [slash > 0 ? file.path.slice(0, slash) : '', node.unchanged ? 'unchanged' : status, drafts > 0 ? (drafts === 1 ? '1 draft' : `${drafts} drafts`) : ''];
     item.description = parts.filter((p) => p !== '').join(' · ');
-    item.tooltip = `${file.path}: ${fileDescription(file)}${this.mode === 'since' && !file.changed_since_previous ? ', unchanged since the previous round' : ''}`;
+    item.tooltip = `${file.path}: ${status}${this.mode === 'since' && !file.changed_since_previous ? ', unchanged since the previous round' : ''}`;
     item.iconPath = new vscode.ThemeIcon(
-      file.status === 'added' ? 'diff-added' : file.status === 'deleted' ? 'diff-removed' : file.status === 'renamed' ? 'diff-renamed' : 'diff-modified',
+      plan ? 'checklist' : file.status === 'added' ? 'diff-added' : file.status === 'deleted' ? 'diff-removed' : file.status === 'renamed' ? 'diff-renamed' : 'diff-modified',
       node.unchanged ? new vscode.ThemeColor('disabledForeground') : undefined,
     );
     item.contextValue = 'round-file';

@@ -43,6 +43,8 @@ class ParleyComment implements vscode.Comment {
     public author: vscode.CommentAuthorInformation,
     public timestamp: Date,
     public contextValue?: string,
+    /** Shown beside the author: where a message to an agent stands. */
+    public label?: string,
   ) {}
 }
 
@@ -86,6 +88,8 @@ export class ThreadsController implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly countChanged = new vscode.EventEmitter<number>();
   readonly onDidChangeCount = this.countChanged.event;
+  /** The agents at work (agents/changed); undefined until the daemon has said. */
+  private agentsAtWork: Set<string> | undefined;
 
   constructor(
     private readonly hub: HubClient,
@@ -118,6 +122,43 @@ export class ThreadsController implements vscode.Disposable {
       }),
       vscode.window.onDidChangeTextEditorVisibleRanges((event) => this.scheduleWindow(event.textEditor.document.uri.toString())),
     );
+  }
+
+  /** Whether `agent` is at work, as far as this window knows (undefined: not known yet). */
+  private atWork(): ((agent: string) => boolean) | undefined {
+    const names = this.agentsAtWork;
+    return names ? (agent) => names.has(agent) : undefined;
+  }
+
+  /** The agents at work changed: threads whose messages wait for one that came or went show it. */
+  setAgentsAtWork(names: string[]): void {
+    const before = this.agentsAtWork;
+    this.agentsAtWork = new Set(names);
+    for (const entry of this.entries.values()) {
+      const agents = (entry.data.deliveries ?? []).filter((d) => d.state === 'waiting').map((d) => d.agent);
+      if (entry.vs && agents.some((a) => before?.has(a) !== this.agentsAtWork?.has(a))) this.show(entry);
+    }
+  }
+
+  /** The thread `id`, as this window has it. */
+  thread(id: string): Thread | undefined {
+    return this.entries.get(id)?.data;
+  }
+
+  /** A thread the person just made or changed here (asking an agent): shown, open, wherever they scroll. */
+  showMine(thread: Thread, range?: vscode.Range): void {
+    this.apply(thread);
+    const entry = this.entries.get(thread.id);
+    if (!entry) return;
+    entry.pinned = true;
+    if (range) entry.range = range;
+    this.show(entry);
+    if (entry.vs) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+  }
+
+  /** The thread under the cursor, or the one a thread action was run on. */
+  threadFor(args: unknown): Thread | undefined {
+    return (this.entryFor((args as vscode.CommentReply | undefined)?.thread ?? (args as vscode.CommentThread | undefined)) ?? this.threadAtCursor())?.data;
   }
 
   /** The author comments are signed with. */
@@ -172,7 +213,7 @@ export class ThreadsController implements vscode.Disposable {
   apply(thread: Thread, inBuffer = false, notify = true, placeNow = true): void {
     const uri = vscode.Uri.file(thread.file);
     const key = uri.toString();
-    const fileLevel = threadView(thread).fileLevel;
+    const fileLevel = threadView(thread, this.atWork()).fileLevel;
     const range = fileLevel ? undefined : toRange(thread.range);
     let entry = this.entries.get(thread.id);
     const isNew = !entry;
@@ -278,11 +319,11 @@ export class ThreadsController implements vscode.Disposable {
 
   /** Creates or updates `entry`'s VS Code thread, setting only what changed: each set makes VS Code render the thread again. */
   private show(entry: Entry): void {
-    const view = threadView(entry.data);
+    const view = threadView(entry.data, this.atWork());
     const commentsKey = JSON.stringify(view.comments);
     const canReply = !view.resolved && !entry.replyLater;
     const comments = () =>
-      view.comments.map((c) => new ParleyComment(new vscode.MarkdownString(inertImages(c.body)), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment'));
+      view.comments.map((c) => new ParleyComment(new vscode.MarkdownString(inertImages(c.body)), { name: c.author }, c.timestamp, c.author === 'Parley' ? 'note' : 'comment', c.label));
     let wasExpanded = false;
     if (entry.vs && (entry.vs.range === undefined) !== (entry.range === undefined)) {
       // VS Code does not move a thread between a range and the whole file: make it anew.

@@ -1,16 +1,21 @@
 // How a daemon thread looks in VS Code's Comments UI: its label, its contextValue (which drives the thread's actions in package.json's menus), whether it sits on a range or on the whole file, and its comments. Imports nothing from vscode.
 
-import { Thread } from '../hub/types';
+import { Delivery, Thread } from '../hub/types';
 
 export interface CommentView {
   author: string;
   body: string;
   timestamp: Date;
+  /** Where the comment stands as a message to an agent: `waiting for claude-1`. */
+  label?: string;
 }
 
 export interface ThreadView {
-  /** `open…` threads have Reply and Resolve; `resolved` has Reopen. Matched by regex in package.json. */
-  contextValue: 'open' | 'open-moved' | 'open-modified' | 'open-orphaned' | 'open-unreadable' | 'resolved';
+  /**
+   * `open…` threads have Reply and Resolve; `resolved` has Reopen; `…-gone` (a message waits for
+   * an agent no longer at work) has Send to Another Agent. Matched by regex in package.json.
+   */
+  contextValue: string;
   label: string;
   resolved: boolean;
   /** Shown on the whole file, not on a range: its text is gone or unreadable. */
@@ -31,15 +36,21 @@ function quoteBlock(text: string): string {
   return `${fence}\n${text}\n${fence}`;
 }
 
-export function threadView(thread: Thread): ThreadView {
-  const comments: CommentView[] = thread.comments.map((comment) => ({
-    author: comment.author,
-    body: comment.body,
-    timestamp: new Date(comment.created_at),
-  }));
+/**
+ * How `thread` shows; `atWork` tells whether an agent (by its short name) is at work now, so that a
+ * message waiting for one that has gone says so (undefined: not known, nothing said).
+ */
+export function threadView(thread: Thread, atWork?: (agent: string) => boolean): ThreadView {
+  const deliveries = new Map((thread.deliveries ?? []).map((d) => [d.comment_id, d]));
+  const comments: CommentView[] = thread.comments.map((comment) => {
+    const view: CommentView = { author: comment.author, body: comment.body, timestamp: new Date(comment.created_at) };
+    const delivery = deliveries.get(comment.id);
+    if (delivery) view.label = deliveryLabel(delivery, atWork);
+    return view;
+  });
   const fileLevel = thread.state === 'orphaned' || thread.state === 'unreadable';
   let label: string;
-  let contextValue: ThreadView['contextValue'];
+  let contextValue: string;
   switch (thread.state) {
     case 'moved':
       label = `Moved (${lineSpan(thread)})`;
@@ -79,9 +90,14 @@ export function threadView(thread: Thread): ThreadView {
     });
   }
   const standing = standingLabel(thread);
+  const newest = newestDelivery(thread);
   if (thread.resolved) {
     label = `${standing ?? 'Resolved'} · ${label}`;
     contextValue = 'resolved';
+  } else if (newest) {
+    // A message to an agent says more than the standing: who has it, and how far it got.
+    label = `${label} · ${deliveryLabel(newest, atWork)}`;
+    if (agentGone(newest, atWork)) contextValue = `${contextValue}-gone`;
   } else if (standing) {
     label = `${label} · ${standing}`;
   }
@@ -102,6 +118,47 @@ export function standingLabel(thread: Thread): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** How a message reached its agent, in the words of `delivered to claude-1 (…)`. */
+const VIA_WORDS: Record<string, string> = {
+  'tool-answer': 'in its next tool answer',
+  wait: 'in the call it was waiting in',
+  channel: 'pushed to its session',
+  hook: "through its host's hook",
+  feedback: 'found in its feedback',
+};
+
+/** Whether a message still waits for an agent no longer at work. */
+export function agentGone(delivery: Delivery, atWork?: (agent: string) => boolean): boolean {
+  return delivery.state === 'waiting' && atWork !== undefined && !atWork(delivery.agent);
+}
+
+/** Where a person's message to an agent stands: `waiting for claude-1`, `delivered to claude-1 (in its next tool answer)`, `read by claude-1`, `answered by claude-1`. */
+export function deliveryLabel(delivery: Delivery, atWork?: (agent: string) => boolean): string {
+  const agent = delivery.agent;
+  switch (delivery.state) {
+    case 'waiting':
+      return agentGone(delivery, atWork) ? `waiting for ${agent}, which is no longer at work` : `waiting for ${agent}`;
+    case 'delivered': {
+      const via = delivery.via ? VIA_WORDS[delivery.via] ?? `by ${delivery.via}` : undefined;
+      return via ? `delivered to ${agent} (${via})` : `delivered to ${agent}`;
+    }
+    case 'read':
+      return `read by ${agent}`;
+    case 'answered':
+      return `answered by ${agent}`;
+    default:
+      return `${String(delivery.state)} (${agent})`;
+  }
+}
+
+/** The thread's newest message to an agent, the one its label tells about. */
+export function newestDelivery(thread: Thread): Delivery | undefined {
+  const deliveries = thread.deliveries ?? [];
+  if (deliveries.length === 0) return undefined;
+  const order = new Map(thread.comments.map((c, i) => [c.id, i]));
+  return [...deliveries].sort((a, b) => (order.get(a.comment_id) ?? -1) - (order.get(b.comment_id) ?? -1)).at(-1);
 }
 
 /** The status bar's words for the open threads. */

@@ -218,8 +218,8 @@ export class Sandbox {
   }
 }
 
-/** An agent: the official MCP TypeScript SDK client on the real parley-mcp, working in `workspace`. */
-export async function agent(tools, sandbox, workspace) {
+/** An agent: the official MCP TypeScript SDK client on the real parley-mcp, working in `workspace`; `name` is its host's client name (`beta-agent` is the agent `beta-1`). */
+export async function agent(tools, sandbox, workspace, name = 'test-agent') {
   const sdkFile = (file) => import(path.join(tools.sdk, 'dist/esm', file));
   const { Client } = await sdkFile('client/index.js');
   const { StdioClientTransport } = await sdkFile('client/stdio.js');
@@ -230,7 +230,7 @@ export async function agent(tools, sandbox, workspace) {
     cwd: workspace,
     stderr: 'pipe',
   });
-  const client = new Client({ name: 'test-agent', version: '0.0.0' });
+  const client = new Client({ name, version: '0.0.0' });
   await client.connect(transport, { timeout: 20_000 });
   return {
     client,
@@ -240,6 +240,11 @@ export async function agent(tools, sandbox, workspace) {
       const text = result.content?.find((c) => c.type === 'text')?.text ?? '';
       if (result.isError) throw new Error(`${name} failed: ${text}`);
       return result.structuredContent ?? JSON.parse(text);
+    },
+    /** Calls a tool; returns the text of its answer (where notes for the agent are). */
+    async text(name, args = {}) {
+      const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 });
+      return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
     },
     close: () => client.close(),
   };

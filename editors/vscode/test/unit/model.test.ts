@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Thread } from '../../src/hub/types';
-import { countLabel, lineSpan, threadView } from '../../src/threads/model';
+import { countLabel, deliveryLabel, lineSpan, threadView } from '../../src/threads/model';
 
 function thread(overrides: Partial<Thread>): Thread {
   return {
@@ -83,4 +83,40 @@ test('the label says where the thread stands with the agents', () => {
   // A daemon that does not keep standings: the labels as before.
   assert.equal(threadView(thread({ resolved: true })).label, 'Resolved · Feedback');
   assert.equal(threadView(thread({})).label, 'Feedback');
+});
+
+const asked = { comment_id: 'c1', agent: 'claude-1', asked_at: '2026-11-21T06:28:26.631Z', updated_at: '2026-11-21T06:28:26.631Z' };
+
+test('a message to an agent says where it stands, on its comment and in the thread label', () => {
+  const waiting = threadView(thread({ standing: 'open', deliveries: [{ ...asked, state: 'waiting' }] }), () => true);
+  assert.equal(waiting.label, 'Feedback · waiting for claude-1');
+  assert.equal(waiting.comments[0].label, 'waiting for claude-1');
+  assert.equal(waiting.contextValue, 'open');
+  assert.equal(deliveryLabel({ ...asked, state: 'delivered', via: 'tool-answer' }), 'delivered to claude-1 (in its next tool answer)');
+  assert.equal(deliveryLabel({ ...asked, state: 'delivered', via: 'wait' }), 'delivered to claude-1 (in the call it was waiting in)');
+  assert.equal(deliveryLabel({ ...asked, state: 'delivered', via: 'channel' }), 'delivered to claude-1 (pushed to its session)');
+  assert.equal(deliveryLabel({ ...asked, state: 'delivered', via: 'hook' }), "delivered to claude-1 (through its host's hook)");
+  assert.equal(deliveryLabel({ ...asked, state: 'read', via: 'tool-answer' }), 'read by claude-1');
+  assert.equal(deliveryLabel({ ...asked, state: 'answered' }), 'answered by claude-1');
+});
+
+test('a message waiting for an agent that has gone says so and can be sent to another', () => {
+  const view = threadView(thread({ deliveries: [{ ...asked, state: 'waiting' }] }), (name) => name === 'codex-1');
+  assert.equal(view.label, 'Feedback · waiting for claude-1, which is no longer at work');
+  assert.equal(view.contextValue, 'open-gone');
+  // Not known yet whether it is at work: nothing said.
+  assert.equal(threadView(thread({ deliveries: [{ ...asked, state: 'waiting' }] })).contextValue, 'open');
+  // Delivered already: nothing to send again.
+  assert.equal(threadView(thread({ deliveries: [{ ...asked, state: 'delivered', via: 'hook' }] }), () => false).contextValue, 'open');
+});
+
+test('the newest message is the one the label tells about', () => {
+  const comments = [
+    { id: 'c1', body: 'Why?', author: 'ana', created_at: '2026-11-21T06:28:26.631Z' },
+    { id: 'c2', body: 'Because.', author: 'claude-1', created_at: '2026-11-21T06:29:26.631Z' },
+    { id: 'c3', body: 'And here?', author: 'ana', created_at: '2026-11-21T06:30:26.631Z' },
+  ];
+  const view = threadView(thread({ comments, deliveries: [{ ...asked, comment_id: 'c3', state: 'waiting' }, { ...asked, state: 'answered' }] }), () => true);
+  assert.equal(view.label, 'Feedback · waiting for claude-1');
+  assert.deepEqual(view.comments.map((c) => c.label), ['answered by claude-1', undefined, 'waiting for claude-1']);
 });

@@ -8,7 +8,10 @@ import {
   commentableLines,
   composeComment,
   diffSides,
+  diffTitle,
   draftKey,
+  earlierLabel,
+  endedText,
   groupFiles,
   lineCount,
   parseComment,
@@ -16,12 +19,14 @@ import {
   reconcile,
   renderDraft,
   requestText,
+  reviewHeading,
   roundPath,
   sideOf,
   sortWaiting,
   submittedText,
   textOf,
   verdictChoices,
+  waitingLabel,
 } from '../../src/rounds/model';
 
 function file(overrides: Partial<RoundFile>): RoundFile {
@@ -213,4 +218,55 @@ test('the person is told the verdict, their comments and the threads they became
   const result = { review_id: 'r', round: 1, verdict: 'needs_changes', status: 'needs_changes', review: { comments: [1, 2, 3] }, markdown: '', threads: ['t1'] };
   assert.equal(submittedText(result, 'claude-code', 2), 'Review of round 1 sent to Claude: needs changes, 2 comments; 1 comment is now a thread on the code.');
   assert.equal(submittedText({ ...result, verdict: 'lgtm', threads: [] }, 'x', 0), 'Review of round 1 sent to x: lgtm, no comments.');
+});
+
+const planDetail = (round: number): RoundDetail => ({
+  review_id: '2026-11-26-001',
+  round,
+  workspace: '/w',
+  summary: 'Plan: Tax in cart totals',
+  focus_areas: [],
+  asked_by: 'claude-code',
+  requested_at: '',
+  scope: 'plan',
+  previous_round: round > 1 ? round - 1 : null,
+  files: [file({ path: 'tax-in-cart-totals.md', status: round > 1 ? 'modified' : 'added' })],
+  drafts: [],
+  earlier: [],
+});
+
+test("a plan reads as the agent's plan, not as changes", () => {
+  const plan = waiting({ summary: 'Plan: Tax in cart totals', plan: true, files: ['tax-in-cart-totals.md'] });
+  assert.equal(requestText(plan), 'Claude asks you to review its plan: Tax in cart totals');
+  assert.equal(requestText({ ...plan, round: 2 }), 'Claude asks you to review its plan (revised, plan 2): Tax in cart totals');
+  assert.equal(waitingLabel(1, 1), '1 plan waiting');
+  assert.equal(waitingLabel(2, 1), '2 reviews waiting');
+  assert.deepEqual(reviewHeading(planDetail(1), 'whole'), { message: "Claude's plan: Tax in cart totals", description: 'plan 1 · whole plan' });
+  assert.deepEqual(reviewHeading(planDetail(2), 'since'), { message: "Claude's plan: Tax in cart totals", description: 'plan 2 · changes since plan 1' });
+  assert.equal(diffTitle(planDetail(2), 'tax-in-cart-totals.md', true), 'tax-in-cart-totals.md (plan 2: since plan 1)');
+  assert.equal(diffTitle(planDetail(1), 'tax-in-cart-totals.md', false), 'tax-in-cart-totals.md (plan 1: whole plan)');
+});
+
+test("a plan's verdicts are approve, approve with comments and request changes", () => {
+  assert.deepEqual(verdictChoices(0, true).map((c) => [c.label, c.verdict]), [['Approve', 'approve'], ['Request changes', 'request_changes']]);
+  const [approve, changes] = verdictChoices(2, true);
+  assert.equal(approve.label, 'Approve with comments');
+  assert.match(approve.detail, /your 2 comments reach it as notes/);
+  assert.match(changes.detail, /revises the plan/);
+  const result = { review_id: 'r', round: 2, verdict: 'lgtm_with_suggestions', status: 'approved', review: {}, markdown: '', threads: ['t1'] };
+  assert.equal(submittedText(result, 'claude-code', 1, true), "Your verdict on Claude's plan 2 is sent: approved with comments, 1 comment.");
+  assert.equal(submittedText({ ...result, verdict: 'needs_changes' }, 'claude-code', 0, true), "Your verdict on Claude's plan 2 is sent: changes requested, no comments.");
+});
+
+test('a plan answered in the host says so; other ends name the round', () => {
+  const plan = { review_id: 'r', round: 2, summary: 'Plan: Tax in cart totals', asked_by: 'claude-code', plan: true };
+  assert.equal(endedText(plan, 'answered_elsewhere'), 'Parley: Claude\'s plan "Tax in cart totals" was answered in Claude Code; it no longer waits for you.');
+  assert.equal(endedText({ review_id: 'r', round: 1 }, 'cancelled'), 'Parley: Round 1 of review r was cancelled by the agent.');
+  assert.equal(endedText({ review_id: 'r', round: 1 }, 'submitted', 'needs_changes'), 'Parley: Round 1 of review r was submitted elsewhere (needs changes).');
+});
+
+test("an earlier plan's comment is labelled with the plan it was on", () => {
+  const comment = { round: 1, path: 'plan.md', line: 3, body: 'Keep it', state: 'open' as const, thread_id: 't' };
+  assert.equal(earlierLabel(comment, true), 'Plan 1 · open');
+  assert.equal(earlierLabel(comment), 'Round 1 · open');
 });

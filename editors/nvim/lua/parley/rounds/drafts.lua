@@ -349,6 +349,7 @@ function M.submit(args)
   if summary and summary ~= "" then
     params.summary = summary
   end
+  local plan = model.is_plan(model.rounds[id]) or model.is_plan(model.waiting[id])
   -- round/changed may come before the answer: it is ours, and needs no message.
   model.submitted_here[id] = true
   rpc.request("round/submit", params, function(err, result)
@@ -372,6 +373,12 @@ function M.submit(args)
       plural(comments, "comment"),
       plural(opened, "thread")
     )
+    if plan then
+      local said = value(result.verdict) == "needs_changes" and "changes requested: the agent revises the plan"
+        or (comments > 0 and "approved with comments: the agent goes ahead, your comments reach it as notes")
+        or "approved: the agent goes ahead"
+      message = string.format("plan %s (version %s): %s (%s)", full, tostring(result.round or "?"), said, plural(comments, "comment"))
+    end
     for _, warning in ipairs(result.warnings or {}) do
       message = message .. "\n" .. tostring(warning)
     end

@@ -26,6 +26,20 @@ local function announce(waiting)
   if not config.options.notify then
     return
   end
+  if model.is_plan(waiting) then
+    local again = (tonumber(waiting.round) or 1) > 1 and (" (revised, plan " .. waiting.round .. ")") or ""
+    vim.notify(
+      string.format(
+        "Parley: %s asks you to review its plan%s: %s — :ParleyReviewRound %s",
+        value(waiting.asked_by) or "an agent",
+        again,
+        model.plan_title(waiting.summary),
+        waiting.review_id
+      ),
+      vim.log.levels.INFO
+    )
+    return
+  end
   local again = (tonumber(waiting.round) or 1) > 1 and (" again (round " .. waiting.round .. ")") or ""
   vim.notify(
     string.format(
@@ -69,6 +83,7 @@ local function on_changed(params)
   if waiting and (not params.round or tonumber(params.round) == tonumber(waiting.round)) then
     model.waiting[id] = nil
   end
+  local plan = model.is_plan(waiting) or model.is_plan(round)
   if not same_round then
     return
   end
@@ -82,7 +97,9 @@ local function on_changed(params)
     if params.state == "cancelled" then
       info("review " .. id .. " was cancelled by the agent")
     elseif params.state == "answered_elsewhere" then
-      info("review " .. id .. " was answered in the agent's host")
+      local asked_by = (waiting and waiting.asked_by) or (round and round.asked_by)
+      local what = plan and ("the plan " .. id .. " (" .. model.plan_title((waiting or round).summary) .. ")") or ("review " .. id)
+      info(what .. " was answered in " .. model.host_name(asked_by) .. "; it no longer waits for you")
     else
       local verdict = value(params.verdict)
       info("review " .. id .. " was submitted" .. (verdict and (" (" .. verdict .. ")") or "") .. " elsewhere")
@@ -180,13 +197,16 @@ function M.inbox()
     for _, w in ipairs(model.waiting_list()) do
       local files = #(w.files or {})
       local drafts = tonumber(w.drafts) or 0
+      local plan = model.is_plan(w)
       local text = string.format(
-        "review %s round %s · %s: %s (%s%s) — :ParleyReviewRound %s",
+        "%s %s %s %s · %s: %s (%s%s) — :ParleyReviewRound %s",
+        plan and "plan" or "review",
         w.review_id,
+        plan and "version" or "round",
         tostring(w.round),
         value(w.asked_by) or "an agent",
-        first_line(w.summary),
-        plural(files, "file"),
+        plan and model.plan_title(w.summary) or first_line(w.summary),
+        plan and "the plan" or plural(files, "file"),
         drafts > 0 and (", " .. plural(drafts, "draft")) or "",
         w.review_id
       )

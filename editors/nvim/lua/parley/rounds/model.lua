@@ -104,6 +104,23 @@ function M.waiting_list()
   return list
 end
 
+-- Whether a round reviews an agent's plan rather than a change (`plan` in
+-- the inbox and round/requested, `scope` "plan" in round/get).
+function M.is_plan(round)
+  return type(round) == "table" and (round.plan == true or round.scope == "plan")
+end
+
+-- A plan's title: its summary without the "Plan: " the daemon puts first.
+function M.plan_title(summary)
+  return (M.first_line(summary):gsub("^%s*Plan:%s*", ""))
+end
+
+-- The host a plan came from, as people name it: "Claude Code" for claude-code.
+function M.host_name(asked_by)
+  local hosts = { ["claude-code"] = "Claude Code", codex = "Codex" }
+  return hosts[M.value(asked_by) or ""] or "the agent's host"
+end
+
 -- The number of drafts on `path` in `round`.
 function M.drafts_on(round, path)
   local n = 0

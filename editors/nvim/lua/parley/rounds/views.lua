@@ -91,7 +91,15 @@ function M.render_list(id)
     "Review " .. id .. ", round " .. tostring(round.round) .. " · asked by " .. (value(round.asked_by) or "an agent"),
     model.first_line(round.summary),
   }
-  if view.mode == "since" then
+  if model.is_plan(round) then
+    lines[1] = "Plan " .. tostring(round.round) .. " of " .. (value(round.asked_by) or "an agent") .. " · review " .. id
+    lines[2] = model.plan_title(round.summary)
+  end
+  if model.is_plan(round) and view.mode == "since" then
+    lines[#lines + 1] = "Changes since plan " .. previous .. " (s: the whole plan)"
+  elseif model.is_plan(round) then
+    lines[#lines + 1] = previous and ("The whole plan (s: changes since plan " .. previous .. ")") or "The whole plan"
+  elseif view.mode == "since" then
     lines[#lines + 1] = "Changes since round " .. previous .. " (s: the whole change)"
   elseif previous then
     lines[#lines + 1] = "The whole change (s: changes since round " .. previous .. ")"
@@ -99,7 +107,11 @@ function M.render_list(id)
     lines[#lines + 1] = "The whole change"
   end
   local drafts = #(round.drafts or {})
-  lines[#lines + 1] = model.plural(drafts, "draft") .. " · <CR> opens a file · :ParleyRoundSubmit sends"
+  if model.is_plan(round) then
+    lines[#lines + 1] = model.plural(drafts, "draft") .. " · <CR> opens the plan · :ParleyRoundSubmit approve|request_changes sends"
+  else
+    lines[#lines + 1] = model.plural(drafts, "draft") .. " · <CR> opens a file · :ParleyRoundSubmit sends"
+  end
   lines[#lines + 1] = ""
   view.lines = {}
   for _, file in ipairs(round.files or {}) do
