@@ -321,7 +321,7 @@ enum Command {
     Agents {
         folder: Option<PathBuf>,
         asker: Option<u64>,
-        reply: oneshot::Sender<Vec<wire::AgentInfo>>,
+        reply: oneshot::Sender<wire::AgentsListResult>,
     },
     TakeMessages {
         agent: String,
@@ -714,7 +714,7 @@ impl StateHandle {
 
     /// The agents at work, of `folder` only when given, by name. The
     /// connection `asker`, when given, is sent `agents/changed` from now on.
-    pub async fn agents(&self, folder: Option<PathBuf>, asker: Option<u64>) -> Result<Vec<wire::AgentInfo>, Stopped> {
+    pub async fn agents(&self, folder: Option<PathBuf>, asker: Option<u64>) -> Result<wire::AgentsListResult, Stopped> {
         self.ask(|reply| Command::Agents { folder, asker, reply }).await
     }
 
@@ -1082,7 +1082,8 @@ impl State {
                 if let Some(client) = asker.and_then(|id| self.clients.get_mut(&id)) {
                     client.hears_agents = true;
                 }
-                let _ = reply.send(self.agents_at_work(folder.as_deref()));
+                let agents = self.agents_at_work(folder.as_deref());
+                let _ = reply.send(wire::AgentsListResult { agents, absent: self.absent_agents() });
             }
             Command::TakeMessages { agent, via, reply } => {
                 let _ = reply.send(self.take_messages(&agent, via));

@@ -1330,6 +1330,18 @@ pub struct AgentsListParams {
 pub struct AgentsListResult {
     /// By name.
     pub agents: Vec<AgentInfo>,
+    /// Agents no longer at work that a person's messages still wait for,
+    /// by name (`agent/resend` sends them to another).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<AbsentAgent>,
+}
+
+/// An agent no longer at work, with the threads whose messages wait for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbsentAgent {
+    pub name: String,
+    /// Oldest first.
+    pub threads: Vec<String>,
 }
 
 /// One agent at work: an MCP host's `parley-mcp`.

@@ -161,7 +161,8 @@ fn texts(result: &Value) -> Vec<String> {
 fn agents(sandbox: &Sandbox) -> Vec<Value> {
     let (code, out, err) = sandbox.cli(&["agents", "--json"]);
     assert_eq!(code, 0, "{out}{err}");
-    serde_json::from_str::<Vec<Value>>(&out).expect("agents --json prints a list")
+    let listed: Value = serde_json::from_str(&out).expect("agents --json prints JSON");
+    listed["agents"].as_array().cloned().expect("a list of agents")
 }
 
 fn names(agents: &[Value]) -> Vec<String> {
@@ -340,6 +341,28 @@ async fn a_question_reaches_only_the_chosen_agent_at_the_end_of_its_next_tool_an
 }
 
 #[tokio::test]
+async fn a_persons_answer_in_a_thread_an_agent_opened_reaches_that_agent() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let (mut first, mut second) = two_claudes(&sandbox, &repo).await;
+    let opened = second
+        .call("add_feedback", json!({"filePath": "src/auth.rs", "startLine": 2, "body": "Should the token be cached?"}))
+        .await;
+    let thread = opened["structuredContent"]["threadId"].as_str().expect("a thread id").to_owned();
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "reply", &thread, "Yes, for a minute"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(texts(&first.call("get_feedback_summary", json!({})).await).len(), 1, "claude-1 did not open it");
+    let told = second.call("get_feedback_summary", json!({})).await;
+    let note = texts(&told).get(1).cloned().unwrap_or_default();
+    assert!(
+        note.contains("Yes, for a minute") && note.contains(&thread) && note.contains("wrote in the thread"),
+        "{told}"
+    );
+    let delivery = &deliveries(&sandbox, &repo, &thread)[0];
+    assert_eq!((&delivery["agent"], &delivery["state"]), (&json!("claude-2"), &json!("delivered")));
+}
+
+#[tokio::test]
 async fn an_agent_waiting_in_await_review_is_shown_waiting_and_told_in_that_calls_answer() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox);
@@ -440,6 +463,15 @@ async fn a_message_to_an_agent_that_has_gone_waits_and_can_be_sent_to_another() 
     let (_, listing, _) = cli_in(&sandbox, &repo, &["feedback", "list"]);
     assert!(listing.contains("to claude-2: waiting; claude-2 is not at work"), "{listing}");
     assert!(listing.contains(&format!("parley ask --resend {thread} --agent NAME")), "{listing}");
+    let (_, table, _) = sandbox.cli(&["agents"]);
+    assert!(
+        table.contains(&format!("claude-2 is not at work; your message waits for it in thread(s) {thread}")),
+        "{table}"
+    );
+    // A new agent is not given the name a message still waits for.
+    let mut third = Host::start(&sandbox, &repo, "claude-code", false).await;
+    third.call("get_feedback_summary", json!({})).await;
+    assert_eq!(names(&agents(&sandbox)), ["claude-1", "claude-3"]);
 
     let (code, out, err) = cli_in(&sandbox, &repo, &["ask", "--resend", &thread[..8], "--agent", "claude-1"]);
     assert_eq!(code, 0, "{out}{err}");

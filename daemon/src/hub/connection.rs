@@ -430,6 +430,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         author: p.author.unwrap_or_else(crate::config::user_name),
         finding: None,
         ask: None,
+        opened_by: None,
     };
     let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
@@ -525,7 +526,7 @@ async fn review_cancel(peer: &Peer<'_>, p: wire::ReviewCancelParams) -> Result<w
 
 async fn agents_list(peer: &Peer<'_>, p: wire::AgentsListParams) -> Result<wire::AgentsListResult, ErrorObject> {
     let folder = p.workspace.map(|w| absolute(&w, "workspace")).transpose()?;
-    Ok(wire::AgentsListResult { agents: agents::list_and_follow(peer.cx, folder.as_deref(), peer.id).await? })
+    Ok(agents::list_and_follow(peer.cx, folder.as_deref(), peer.id).await?)
 }
 
 async fn agent_ask(peer: &Peer<'_>, p: wire::AgentAskParams) -> Result<wire::AgentAskResult, ErrorObject> {

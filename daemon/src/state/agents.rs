@@ -206,6 +206,19 @@ impl State {
         agents
     }
 
+    /// The agents not at work that messages still wait for, by name.
+    pub(super) fn absent_agents(&self) -> Vec<wire::AbsentAgent> {
+        let mut absent: Vec<wire::AbsentAgent> = self
+            .agents
+            .waiting
+            .iter()
+            .filter(|(name, _)| !self.agents.live.values().any(|l| l.name.as_ref() == Some(*name)))
+            .map(|(name, ids)| wire::AbsentAgent { name: name.clone(), threads: ids.iter().cloned().collect() })
+            .collect();
+        absent.sort_by(|a, b| a.name.cmp(&b.name));
+        absent
+    }
+
     fn agent_info(&self, live: &Live) -> Option<wire::AgentInfo> {
         let name = live.name.clone()?;
         let host = live.host.as_ref()?;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use parley_protocol::hello::PositionEncoding;
-use parley_protocol::methods::{AgentInfo, Position, Range};
+use parley_protocol::methods::{AgentInfo, AgentsListResult, Position, Range};
 
 use super::Context;
 use super::feedback::{self as threads, NewThread};
@@ -57,12 +57,17 @@ pub async fn left(cx: &Context, id: u64) {
 
 /// The agents at work, of the repository holding `folder` only when given.
 pub async fn list(cx: &Context, folder: Option<&Path>) -> Result<Vec<AgentInfo>, Stopped> {
-    cx.state.agents(folder.map(Path::to_owned), None).await
+    Ok(cx.state.agents(folder.map(Path::to_owned), None).await?.agents)
 }
 
 /// [`list`] for a client connection, which is kept up to date from now on
 /// (`agents/changed`).
-pub async fn list_and_follow(cx: &Context, folder: Option<&Path>, connection: u64) -> Result<Vec<AgentInfo>, Stopped> {
+/// Answers the agents absent with messages still waiting for them too.
+pub async fn list_and_follow(
+    cx: &Context,
+    folder: Option<&Path>,
+    connection: u64,
+) -> Result<AgentsListResult, Stopped> {
     cx.state.agents(folder.map(Path::to_owned), Some(connection)).await
 }
 
@@ -127,6 +132,7 @@ pub async fn ask(cx: &Context, ask: Ask) -> Result<(Thread, String, Delivery), F
         author: ask.author,
         finding: None,
         ask: Some(agent.name.clone()),
+        opened_by: None,
     };
     let thread = threads::create(cx, new).await?;
     let delivery = thread.standing.deliveries.last().cloned().ok_or(FeedbackError::NotFound)?;
@@ -279,7 +285,7 @@ pub fn note(thread: &Thread, comment_id: &str) -> String {
     let (first, last) = (thread.span.start_line + 1, thread.span.end_line + 1);
     let lines = if first == last { format!("{first}") } else { format!("{first}-{last}") };
     let first_comment = thread.comments.first().is_some_and(|c| c.id == comment_id);
-    let what = if first_comment { "asks you about" } else { "wrote again in the thread on" };
+    let what = if first_comment { "asks you about" } else { "wrote in the thread on" };
     format!(
         "{author} {what} {}:{lines} (thread {}): {question}\nAnswer with reply_feedback (threadId {}); get_feedback shows the thread.",
         thread.path, thread.id, thread.id

@@ -630,7 +630,16 @@ example!(ShutdownParams, ShutdownParams { reason: Some("handover".into()) });
 example!(ShutdownResult, ShutdownResult { stopping: true });
 example!(DaemonStopping, DaemonStopping { reason: "requested".into() });
 example!(AgentsListParams, AgentsListParams { workspace: Some(shop()) });
-example!(AgentsListResult, AgentsListResult { agents: vec![agent_info()] });
+example!(
+    AgentsListResult,
+    AgentsListResult {
+        agents: vec![agent_info()],
+        absent: vec![AbsentAgent {
+            name: "codex-2".into(),
+            threads: vec!["9b1f0c4e-2d7a-4c55-8e61-0f3a5b7d9c21".into()],
+        }],
+    }
+);
 example!(AgentsChanged, AgentsChanged { agents: vec![agent_info()] });
 example!(
     AgentAskParams,
