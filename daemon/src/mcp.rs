@@ -342,6 +342,7 @@ impl ServerHandler for ParleyMcp {
         }
         let agent = self.agent.clone();
         let peer = context.peer.clone();
+        let cx = self.context.clone();
         // Asked in the background: the client answers only after it has seen
         // this notification handled.
         tokio::spawn(async move {
@@ -355,8 +356,9 @@ impl ServerHandler for ParleyMcp {
                             path.display()
                         );
                         if let Ok(mut workspace) = agent.workspace.write() {
-                            *workspace = Some(path);
+                            *workspace = Some(path.clone());
                         }
+                        crate::usecases::agents::workspace_known(&cx, agent.connection_id, path).await;
                     }
                 }
                 Ok(Err(e)) => tracing::debug!(connection = agent.connection_id, "roots/list failed: {e}"),

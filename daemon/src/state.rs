@@ -309,6 +309,10 @@ enum Command {
         host: HostFacts,
         reply: oneshot::Sender<Option<String>>,
     },
+    AgentWorkspace {
+        id: u64,
+        workspace: PathBuf,
+    },
     AgentCall {
         id: u64,
         tool: Option<String>,
@@ -700,6 +704,11 @@ impl StateHandle {
         self.ask(|reply| Command::AgentHost { id, host, reply }).await
     }
 
+    /// Agent connection `id` works in `workspace` (its host's roots said so).
+    pub async fn agent_workspace(&self, id: u64, workspace: PathBuf) {
+        self.tell(Command::AgentWorkspace { id, workspace }).await;
+    }
+
     /// Agent `id` started the Parley tool call `tool` (`waiting`: one that
     /// waits), or (`None`) ended the call it waited in.
     pub async fn agent_call(&self, id: u64, tool: Option<String>, waiting: bool) {
@@ -1077,6 +1086,7 @@ impl State {
                 let _ = reply.send(self.agent_host(id, host));
             }
             Command::AgentCall { id, tool, waiting } => self.agent_call(id, tool, waiting),
+            Command::AgentWorkspace { id, workspace } => self.agent_workspace(id, workspace),
             Command::AgentLeft { id, daemon_stopping } => self.agent_left(id, daemon_stopping),
             Command::Agents { folder, asker, reply } => {
                 if let Some(client) = asker.and_then(|id| self.clients.get_mut(&id)) {

@@ -43,6 +43,12 @@ impl Host {
     /// Starts a host named `client` in `cwd` (declaring Claude Code's
     /// channel when `channel`), and says `initialize`.
     async fn start(sandbox: &Sandbox, cwd: &Path, client: &str, channel: bool) -> Host {
+        let capabilities = if channel { json!({"experimental": {"claude/channel": {}}}) } else { json!({}) };
+        Host::start_with(sandbox, cwd, client, capabilities).await
+    }
+
+    /// Like [`Host::start`], declaring `capabilities`.
+    async fn start_with(sandbox: &Sandbox, cwd: &Path, client: &str, capabilities: Value) -> Host {
         // The shell waits for the shim (no exec): it is the shim's parent.
         let shim = sandbox.command("parley-mcp");
         let mut command = tokio::process::Command::new("sh");
@@ -64,7 +70,6 @@ impl Host {
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let mut host = Host { child, stdin, lines, notifications: VecDeque::new(), next_id: 0 };
-        let capabilities = if channel { json!({"experimental": {"claude/channel": {}}}) } else { json!({}) };
         let init = host
             .request(
                 "initialize",
@@ -252,6 +257,29 @@ async fn two_hosts_agents_are_listed_by_name_host_and_workspace() {
 }
 
 #[tokio::test]
+async fn an_agent_whose_host_offers_roots_works_in_its_first_root() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let elsewhere = sandbox.dir.path().join("home");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let mut host = Host::start_with(&sandbox, &elsewhere, "code", json!({"roots": {}})).await;
+    let asked = host.read().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    let mut editor = sandbox.editor("code", &[&repo]).await;
+    editor.call("agents/list", json!({})).await;
+    let root = format!("file://{}", repo.display());
+    host.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": root}]}})).await;
+    let real = std::fs::canonicalize(&repo).expect("real path");
+    loop {
+        let changed = next_agents_changed(&mut editor).await;
+        if changed["agents"][0]["workspace"] == json!(real) {
+            break;
+        }
+    }
+    assert_eq!(agents(&sandbox)[0]["workspace"], json!(real));
+}
+
+#[tokio::test]
 async fn a_gone_agent_leaves_the_list_and_editors_are_told() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox);
@@ -426,7 +454,7 @@ async fn a_claude_code_host_with_channels_is_sent_the_question_at_once() {
 async fn a_host_hook_takes_the_messages_of_the_agent_under_the_same_host() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox);
-    let (first, second) = two_claudes(&sandbox, &repo).await;
+    let (first, mut second) = two_claudes(&sandbox, &repo).await;
     let thread = ask(&sandbox, &repo, Some("claude-2"), "src/auth.rs:2-3", "Why twice?");
     let mut hook = sandbox.editor("hook", &[]).await;
 
@@ -444,6 +472,10 @@ async fn a_host_hook_takes_the_messages_of_the_agent_under_the_same_host() {
     assert_eq!((&delivery["state"], &delivery["via"]), (&json!("delivered"), &json!("hook")));
     let again = hook.call("messages/take", json!({"host_pid": second.pid()})).await;
     assert_eq!(again["messages"], json!([]), "taken once");
+    // Reading the feedback resource reads the thread.
+    let read = second.request("resources/read", json!({"uri": "parley://feedback"})).await;
+    assert!(read["result"]["contents"][0]["text"].as_str().is_some_and(|t| t.contains(&thread)), "{read}");
+    assert_eq!(deliveries(&sandbox, &repo, &thread)[0]["state"], "read");
 
     // With one agent left on the repository, the workspace finds it.
     second.quit().await;

@@ -13,8 +13,8 @@
 //! - pushed to a Claude Code host that declared channels
 //!   (`notifications/claude/channel`), at once (`channel`).
 //!
-//! Reading a thread (get_feedback) marks its messages read; replying to it
-//! or resolving it marks them answered.
+//! Reading a thread (get_feedback; the resource, in `resources`) marks its
+//! messages read; replying to it or resolving it marks them answered.
 
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::ToolCallContext;

@@ -38,6 +38,11 @@ pub async fn host_known(cx: &Context, id: u64, host: HostFacts) -> Option<String
     cx.state.agent_host(id, host).await.ok().flatten()
 }
 
+/// Agent `id`'s workspace is `workspace` (its host's first root).
+pub async fn workspace_known(cx: &Context, id: u64, workspace: PathBuf) {
+    cx.state.agent_workspace(id, workspace).await;
+}
+
 /// Agent `id` started Parley tool `tool`; `waiting` for a call that waits
 /// (a review round, a person's verdict).
 pub async fn call_started(cx: &Context, id: u64, tool: &str, waiting: bool) {
