@@ -712,7 +712,14 @@ impl StateHandle {
     /// Agent `id` started the Parley tool call `tool` (`waiting`: one that
     /// waits), or (`None`) ended the call it waited in.
     pub async fn agent_call(&self, id: u64, tool: Option<String>, waiting: bool) {
-        self.tell(Command::AgentCall { id, tool, waiting }).await;
+        let command = Command::AgentCall { id, tool: tool.clone(), waiting };
+        if tool.is_some() && !waiting {
+            // Only the last call changes: a tool call never waits for the
+            // owner to take it (it may be busy compacting threads).
+            let _ = self.tx.try_send(command);
+        } else {
+            self.tell(command).await;
+        }
     }
 
     /// Agent connection `id` ended; `daemon_stopping` keeps its name for its
