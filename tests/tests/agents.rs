@@ -427,6 +427,15 @@ async fn an_agent_waiting_in_await_review_is_shown_waiting_and_told_in_that_call
     assert_eq!((&delivery["state"], &delivery["via"]), (&json!("delivered"), &json!("wait")));
     assert_eq!(texts(&first.call("get_feedback_summary", json!({})).await).len(), 1, "claude-1 was not asked");
     assert!(agents(&sandbox).iter().all(|a| a.get("waiting_in").is_none()));
+
+    // A question asked between two waits ends the next one at once.
+    let later = ask(&sandbox, &repo, Some("claude-2"), "src/auth.rs:1", "And the name?");
+    let answer =
+        tokio::time::timeout(DEADLINE, second.call("await_review", json!({"review_id": review, "wait_seconds": 45})))
+            .await
+            .expect("answered at once");
+    assert_eq!(answer["structuredContent"]["status"], "pending", "{answer}");
+    assert!(texts(&answer).iter().any(|t| t.contains("And the name?") && t.contains(&later)), "{answer}");
 }
 
 #[tokio::test]
