@@ -1436,6 +1436,10 @@ pub struct MessagesTakeParams {
     /// agent whose shim has the same parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<u32>,
+    /// The hook's further ancestors, nearest first, tried in turn after
+    /// `host_pid`: a host may run its hooks through a shell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ancestors: Vec<u32>,
     /// The hook's working directory: when no agent has `host_pid`, the
     /// only agent working on the repository holding it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -471,7 +471,9 @@ async fn a_host_hook_takes_the_messages_of_the_agent_under_the_same_host() {
     assert_eq!((&none["agent"], &none["messages"]), (&json!("claude-1"), &json!([])), "{none}");
     let ambiguous = hook.call("messages/take", json!({"cwd": repo})).await;
     assert_eq!(ambiguous, json!({"messages": []}), "two agents work there: neither is guessed");
-    let taken = hook.call("messages/take", json!({"host_pid": second.pid(), "cwd": repo})).await;
+    // Run through a shell, a hook's parent is not the host: its ancestors are tried.
+    let taken =
+        hook.call("messages/take", json!({"host_pid": 1, "ancestors": [second.pid(), first.pid()], "cwd": repo})).await;
     assert_eq!(taken["agent"], "claude-2", "{taken}");
     let messages = taken["messages"].as_array().expect("messages");
     assert_eq!(messages.len(), 1, "{taken}");

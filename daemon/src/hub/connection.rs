@@ -557,7 +557,8 @@ async fn agent_resend(peer: &Peer<'_>, p: wire::AgentResendParams) -> Result<wir
 
 async fn messages_take(peer: &Peer<'_>, p: wire::MessagesTakeParams) -> Result<wire::MessagesTakeResult, ErrorObject> {
     let cwd = p.cwd.map(|c| absolute(&c, "cwd")).transpose()?;
-    let (agent, messages) = agents::take_for_hook(peer.cx, p.host_pid, cwd.as_deref()).await?;
+    let hosts: Vec<u32> = p.host_pid.into_iter().chain(p.ancestors).collect();
+    let (agent, messages) = agents::take_for_hook(peer.cx, &hosts, cwd.as_deref()).await?;
     let messages = messages
         .into_iter()
         .map(|m| wire::AgentMessage { thread_id: m.thread_id, comment_id: m.comment_id, text: m.text })

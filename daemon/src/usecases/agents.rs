@@ -229,17 +229,19 @@ pub async fn take(cx: &Context, agent: &str, via: &'static str) -> Vec<Message> 
         .collect()
 }
 
-/// A hook asks for the messages of its agent: the agent whose host is
-/// `host_pid` (the hook's parent), else the only agent working on the
-/// repository holding `cwd`. Answers the agent found and its messages,
-/// marked delivered by `hook`.
+/// A hook asks for the messages of its agent: the agent whose host is the
+/// first of `hosts` (the hook's parent, then its ancestors) that is any
+/// agent's host, else the only agent working on the repository holding
+/// `cwd`. Answers the agent found and its messages, marked delivered by
+/// `hook`.
 pub async fn take_for_hook(
     cx: &Context,
-    host_pid: Option<u32>,
+    hosts: &[u32],
     cwd: Option<&Path>,
 ) -> Result<(Option<String>, Vec<Message>), Stopped> {
     let agents = list(cx, None).await?;
-    let by_host: Vec<&AgentInfo> = agents.iter().filter(|a| host_pid.is_some() && a.host_pid == host_pid).collect();
+    let host = hosts.iter().find(|pid| agents.iter().any(|a| a.host_pid == Some(**pid)));
+    let by_host: Vec<&AgentInfo> = agents.iter().filter(|a| host.is_some() && a.host_pid == host.copied()).collect();
     let found = match (by_host.as_slice(), cwd) {
         ([one], _) => Some(one.name.clone()),
         ([], Some(cwd)) => {

@@ -654,7 +654,10 @@ example!(
 );
 example!(AgentAskResult, AgentAskResult { thread: thread(), agent: "claude-1".into(), delivery: delivery() });
 example!(AgentResendParams, AgentResendParams { thread_id: "573dda29".into(), agent: "codex-1".into() });
-example!(MessagesTakeParams, MessagesTakeParams { host_pid: Some(48213), cwd: Some(in_shop("src")) });
+example!(
+    MessagesTakeParams,
+    MessagesTakeParams { host_pid: Some(48290), ancestors: vec![48213, 3120], cwd: Some(in_shop("src")) }
+);
 example!(
     MessagesTakeResult,
     MessagesTakeResult {
