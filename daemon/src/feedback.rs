@@ -199,6 +199,9 @@ pub struct Standing {
     /// A person's messages in the thread addressed to an agent, oldest
     /// first, with where each stands (most threads have none).
     pub deliveries: Vec<Delivery>,
+    /// The agent (its short name) that opened the thread (`add_feedback`):
+    /// a person's answer in it is a message to that agent.
+    pub opened_by: Option<String>,
 }
 
 /// A person's message to one agent (a comment of the thread), and where it
@@ -264,9 +267,10 @@ impl Standing {
         changed
     }
 
-    /// The agent the thread's newest message went to, if any.
+    /// The agent a person's new word in the thread goes to: the one its
+    /// newest message went to, else the one that opened it.
     pub fn asked_agent(&self) -> Option<&str> {
-        self.deliveries.last().map(|d| d.agent.as_str())
+        self.deliveries.last().map(|d| d.agent.as_str()).or(self.opened_by.as_deref())
     }
 }
 

@@ -68,6 +68,7 @@ Feedback threads are comments on ranges of your workspace's files, left by human
 - add_feedback opens a thread on lines of a file: ask the human about that code there, or leave a note where it matters. Their answer arrives in the thread.
 - The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again. Earlier revisions of the review (a walkthrough a review round replaced, each round's review) stay readable: parley://review/history lists them, parley://review/{revision} reads one.
 - The prompts address-feedback and review-loop walk through the two usual loops.
+- A person may ask you about lines of a file while you work: the question is a thread addressed to you, and it reaches you as a note at the end of one of your Parley tool answers (or ends an await_review wait early). Answer it with reply_feedback on that thread, then go on with your task.
 
 Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want. Each finding with a file and line also becomes a feedback thread there (with `finding` in get_feedback): reply to it saying what you did, or why not, and resolve it when done; the next round's reviewer reads those replies, and the open comments people left on the files you changed. When the user wants to review your change themselves, pass reviewer \"human\": they review the diff in their editor (or at a terminal) and their verdict comes back through await_review in the same format, which can take minutes or hours; keep calling await_review (or do other work and come back to it).
 
@@ -379,6 +380,7 @@ impl ServerHandler for ParleyMcp {
         }
         let agent = self.agent.clone();
         let peer = context.peer.clone();
+        let cx = self.context.clone();
         // Asked in the background: the client answers only after it has seen
         // this notification handled.
         tokio::spawn(async move {
@@ -392,8 +394,9 @@ impl ServerHandler for ParleyMcp {
                             path.display()
                         );
                         if let Ok(mut workspace) = agent.workspace.write() {
-                            *workspace = Some(path);
+                            *workspace = Some(path.clone());
                         }
+                        crate::usecases::agents::workspace_known(&cx, agent.connection_id, path).await;
                     }
                 }
                 Ok(Err(e)) => tracing::debug!(connection = agent.connection_id, "roots/list failed: {e}"),

@@ -309,6 +309,10 @@ enum Command {
         host: HostFacts,
         reply: oneshot::Sender<Option<String>>,
     },
+    AgentWorkspace {
+        id: u64,
+        workspace: PathBuf,
+    },
     AgentCall {
         id: u64,
         tool: Option<String>,
@@ -321,7 +325,7 @@ enum Command {
     Agents {
         folder: Option<PathBuf>,
         asker: Option<u64>,
-        reply: oneshot::Sender<Vec<wire::AgentInfo>>,
+        reply: oneshot::Sender<wire::AgentsListResult>,
     },
     TakeMessages {
         agent: String,
@@ -700,10 +704,22 @@ impl StateHandle {
         self.ask(|reply| Command::AgentHost { id, host, reply }).await
     }
 
+    /// Agent connection `id` works in `workspace` (its host's roots said so).
+    pub async fn agent_workspace(&self, id: u64, workspace: PathBuf) {
+        self.tell(Command::AgentWorkspace { id, workspace }).await;
+    }
+
     /// Agent `id` started the Parley tool call `tool` (`waiting`: one that
     /// waits), or (`None`) ended the call it waited in.
     pub async fn agent_call(&self, id: u64, tool: Option<String>, waiting: bool) {
-        self.tell(Command::AgentCall { id, tool, waiting }).await;
+        let command = Command::AgentCall { id, tool: tool.clone(), waiting };
+        if tool.is_some() && !waiting {
+            // Only the last call changes: a tool call never waits for the
+            // owner to take it (it may be busy compacting threads).
+            let _ = self.tx.try_send(command);
+        } else {
+            self.tell(command).await;
+        }
     }
 
     /// Agent connection `id` ended; `daemon_stopping` keeps its name for its
@@ -714,7 +730,7 @@ impl StateHandle {
 
     /// The agents at work, of `folder` only when given, by name. The
     /// connection `asker`, when given, is sent `agents/changed` from now on.
-    pub async fn agents(&self, folder: Option<PathBuf>, asker: Option<u64>) -> Result<Vec<wire::AgentInfo>, Stopped> {
+    pub async fn agents(&self, folder: Option<PathBuf>, asker: Option<u64>) -> Result<wire::AgentsListResult, Stopped> {
         self.ask(|reply| Command::Agents { folder, asker, reply }).await
     }
 
@@ -1077,12 +1093,14 @@ impl State {
                 let _ = reply.send(self.agent_host(id, host));
             }
             Command::AgentCall { id, tool, waiting } => self.agent_call(id, tool, waiting),
+            Command::AgentWorkspace { id, workspace } => self.agent_workspace(id, workspace),
             Command::AgentLeft { id, daemon_stopping } => self.agent_left(id, daemon_stopping),
             Command::Agents { folder, asker, reply } => {
                 if let Some(client) = asker.and_then(|id| self.clients.get_mut(&id)) {
                     client.hears_agents = true;
                 }
-                let _ = reply.send(self.agents_at_work(folder.as_deref()));
+                let agents = self.agents_at_work(folder.as_deref());
+                let _ = reply.send(wire::AgentsListResult { agents, absent: self.absent_agents() });
             }
             Command::TakeMessages { agent, via, reply } => {
                 let _ = reply.send(self.take_messages(&agent, via));

@@ -1478,6 +1478,18 @@ pub struct AgentsListParams {
 pub struct AgentsListResult {
     /// By name.
     pub agents: Vec<AgentInfo>,
+    /// Agents no longer at work that a person's messages still wait for,
+    /// by name (`agent/resend` sends them to another).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<AbsentAgent>,
+}
+
+/// An agent no longer at work, with the threads whose messages wait for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbsentAgent {
+    pub name: String,
+    /// Oldest first.
+    pub threads: Vec<String>,
 }
 
 /// One agent at work: an MCP host's `parley-mcp`.
@@ -1572,6 +1584,10 @@ pub struct MessagesTakeParams {
     /// agent whose shim has the same parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_pid: Option<u32>,
+    /// The hook's further ancestors, nearest first, tried in turn after
+    /// `host_pid`: a host may run its hooks through a shell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ancestors: Vec<u32>,
     /// The hook's working directory: when no agent has `host_pid`, the
     /// only agent working on the repository holding it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -136,7 +136,8 @@ fn cli_in(sandbox: &Sandbox, cwd: &Path, args: &[&str]) -> String {
 async fn next_thread_event(editor: &mut Editor) -> Value {
     loop {
         let event = editor.next_notification().await;
-        if event.method == "feedback/changed" && event.params["change"] != "seen" {
+        // A thread read, or a message in it delivered: receipts, not changes.
+        if event.method == "feedback/changed" && !matches!(event.params["change"].as_str(), Some("seen" | "delivery")) {
             return event.params;
         }
     }

@@ -43,6 +43,12 @@ impl Host {
     /// Starts a host named `client` in `cwd` (declaring Claude Code's
     /// channel when `channel`), and says `initialize`.
     async fn start(sandbox: &Sandbox, cwd: &Path, client: &str, channel: bool) -> Host {
+        let capabilities = if channel { json!({"experimental": {"claude/channel": {}}}) } else { json!({}) };
+        Host::start_with(sandbox, cwd, client, capabilities).await
+    }
+
+    /// Like [`Host::start`], declaring `capabilities`.
+    async fn start_with(sandbox: &Sandbox, cwd: &Path, client: &str, capabilities: Value) -> Host {
         // The shell waits for the shim (no exec): it is the shim's parent.
         let shim = sandbox.command("parley-mcp");
         let mut command = tokio::process::Command::new("sh");
@@ -64,7 +70,6 @@ impl Host {
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
         let mut host = Host { child, stdin, lines, notifications: VecDeque::new(), next_id: 0 };
-        let capabilities = if channel { json!({"experimental": {"claude/channel": {}}}) } else { json!({}) };
         let init = host
             .request(
                 "initialize",
@@ -161,7 +166,8 @@ fn texts(result: &Value) -> Vec<String> {
 fn agents(sandbox: &Sandbox) -> Vec<Value> {
     let (code, out, err) = sandbox.cli(&["agents", "--json"]);
     assert_eq!(code, 0, "{out}{err}");
-    serde_json::from_str::<Vec<Value>>(&out).expect("agents --json prints a list")
+    let listed: Value = serde_json::from_str(&out).expect("agents --json prints JSON");
+    listed["agents"].as_array().cloned().expect("a list of agents")
 }
 
 fn names(agents: &[Value]) -> Vec<String> {
@@ -248,6 +254,29 @@ async fn two_hosts_agents_are_listed_by_name_host_and_workspace() {
     let named = rmcp::ServiceExt::serve((), transport).await.expect("handshake");
     named.call_tool(rmcp::model::CallToolRequestParams::new("get_feedback_summary")).await.expect("call");
     assert_eq!(names(&agents(&sandbox)), ["claude-1", "codex-1", "reviewer"]);
+}
+
+#[tokio::test]
+async fn an_agent_whose_host_offers_roots_works_in_its_first_root() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let elsewhere = sandbox.dir.path().join("home");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let mut host = Host::start_with(&sandbox, &elsewhere, "code", json!({"roots": {}})).await;
+    let asked = host.read().await;
+    assert_eq!(asked["method"], "roots/list", "{asked}");
+    let mut editor = sandbox.editor("code", &[&repo]).await;
+    editor.call("agents/list", json!({})).await;
+    let root = format!("file://{}", repo.display());
+    host.send(&json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"roots": [{"uri": root}]}})).await;
+    let real = std::fs::canonicalize(&repo).expect("real path");
+    loop {
+        let changed = next_agents_changed(&mut editor).await;
+        if changed["agents"][0]["workspace"] == json!(real) {
+            break;
+        }
+    }
+    assert_eq!(agents(&sandbox)[0]["workspace"], json!(real));
 }
 
 #[tokio::test]
@@ -340,6 +369,28 @@ async fn a_question_reaches_only_the_chosen_agent_at_the_end_of_its_next_tool_an
 }
 
 #[tokio::test]
+async fn a_persons_answer_in_a_thread_an_agent_opened_reaches_that_agent() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let (mut first, mut second) = two_claudes(&sandbox, &repo).await;
+    let opened = second
+        .call("add_feedback", json!({"filePath": "src/auth.rs", "startLine": 2, "body": "Should the token be cached?"}))
+        .await;
+    let thread = opened["structuredContent"]["threadId"].as_str().expect("a thread id").to_owned();
+    let (code, out, err) = cli_in(&sandbox, &repo, &["feedback", "reply", &thread, "Yes, for a minute"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(texts(&first.call("get_feedback_summary", json!({})).await).len(), 1, "claude-1 did not open it");
+    let told = second.call("get_feedback_summary", json!({})).await;
+    let note = texts(&told).get(1).cloned().unwrap_or_default();
+    assert!(
+        note.contains("Yes, for a minute") && note.contains(&thread) && note.contains("wrote in the thread"),
+        "{told}"
+    );
+    let delivery = &deliveries(&sandbox, &repo, &thread)[0];
+    assert_eq!((&delivery["agent"], &delivery["state"]), (&json!("claude-2"), &json!("delivered")));
+}
+
+#[tokio::test]
 async fn an_agent_waiting_in_await_review_is_shown_waiting_and_told_in_that_calls_answer() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox);
@@ -376,6 +427,15 @@ async fn an_agent_waiting_in_await_review_is_shown_waiting_and_told_in_that_call
     assert_eq!((&delivery["state"], &delivery["via"]), (&json!("delivered"), &json!("wait")));
     assert_eq!(texts(&first.call("get_feedback_summary", json!({})).await).len(), 1, "claude-1 was not asked");
     assert!(agents(&sandbox).iter().all(|a| a.get("waiting_in").is_none()));
+
+    // A question asked between two waits ends the next one at once.
+    let later = ask(&sandbox, &repo, Some("claude-2"), "src/auth.rs:1", "And the name?");
+    let answer =
+        tokio::time::timeout(DEADLINE, second.call("await_review", json!({"review_id": review, "wait_seconds": 45})))
+            .await
+            .expect("answered at once");
+    assert_eq!(answer["structuredContent"]["status"], "pending", "{answer}");
+    assert!(texts(&answer).iter().any(|t| t.contains("And the name?") && t.contains(&later)), "{answer}");
 }
 
 #[tokio::test]
@@ -403,7 +463,7 @@ async fn a_claude_code_host_with_channels_is_sent_the_question_at_once() {
 async fn a_host_hook_takes_the_messages_of_the_agent_under_the_same_host() {
     let sandbox = Sandbox::new();
     let repo = project(&sandbox);
-    let (first, second) = two_claudes(&sandbox, &repo).await;
+    let (first, mut second) = two_claudes(&sandbox, &repo).await;
     let thread = ask(&sandbox, &repo, Some("claude-2"), "src/auth.rs:2-3", "Why twice?");
     let mut hook = sandbox.editor("hook", &[]).await;
 
@@ -411,7 +471,9 @@ async fn a_host_hook_takes_the_messages_of_the_agent_under_the_same_host() {
     assert_eq!((&none["agent"], &none["messages"]), (&json!("claude-1"), &json!([])), "{none}");
     let ambiguous = hook.call("messages/take", json!({"cwd": repo})).await;
     assert_eq!(ambiguous, json!({"messages": []}), "two agents work there: neither is guessed");
-    let taken = hook.call("messages/take", json!({"host_pid": second.pid(), "cwd": repo})).await;
+    // Run through a shell, a hook's parent is not the host: its ancestors are tried.
+    let taken =
+        hook.call("messages/take", json!({"host_pid": 1, "ancestors": [second.pid(), first.pid()], "cwd": repo})).await;
     assert_eq!(taken["agent"], "claude-2", "{taken}");
     let messages = taken["messages"].as_array().expect("messages");
     assert_eq!(messages.len(), 1, "{taken}");
@@ -421,6 +483,10 @@ async fn a_host_hook_takes_the_messages_of_the_agent_under_the_same_host() {
     assert_eq!((&delivery["state"], &delivery["via"]), (&json!("delivered"), &json!("hook")));
     let again = hook.call("messages/take", json!({"host_pid": second.pid()})).await;
     assert_eq!(again["messages"], json!([]), "taken once");
+    // Reading the feedback resource reads the thread.
+    let read = second.request("resources/read", json!({"uri": "parley://feedback"})).await;
+    assert!(read["result"]["contents"][0]["text"].as_str().is_some_and(|t| t.contains(&thread)), "{read}");
+    assert_eq!(deliveries(&sandbox, &repo, &thread)[0]["state"], "read");
 
     // With one agent left on the repository, the workspace finds it.
     second.quit().await;
@@ -440,6 +506,15 @@ async fn a_message_to_an_agent_that_has_gone_waits_and_can_be_sent_to_another() 
     let (_, listing, _) = cli_in(&sandbox, &repo, &["feedback", "list"]);
     assert!(listing.contains("to claude-2: waiting; claude-2 is not at work"), "{listing}");
     assert!(listing.contains(&format!("parley ask --resend {thread} --agent NAME")), "{listing}");
+    let (_, table, _) = sandbox.cli(&["agents"]);
+    assert!(
+        table.contains(&format!("claude-2 is not at work; your message waits for it in thread(s) {thread}")),
+        "{table}"
+    );
+    // A new agent is not given the name a message still waits for.
+    let mut third = Host::start(&sandbox, &repo, "claude-code", false).await;
+    third.call("get_feedback_summary", json!({})).await;
+    assert_eq!(names(&agents(&sandbox)), ["claude-1", "claude-3"]);
 
     let (code, out, err) = cli_in(&sandbox, &repo, &["ask", "--resend", &thread[..8], "--agent", "claude-1"]);
     assert_eq!(code, 0, "{out}{err}");

@@ -18,17 +18,30 @@ async fn client() -> anyhow::Result<HubClient> {
 /// `parley agents [--json]`: every agent at work, wherever it works.
 pub async fn list(json: bool) -> anyhow::Result<i32> {
     let mut client = client().await?;
-    let agents = at_work(&mut client).await.context("cannot list the agents at work")?;
+    let listed = at_work(&mut client).await.context("cannot list the agents at work")?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&agents)?);
+        println!("{}", serde_json::to_string_pretty(&listed)?);
         return Ok(0);
     }
+    let agents = &listed.agents;
     if agents.is_empty() {
         say!("No agent is at work: an agent appears here once its host starts parley-mcp.");
-        return Ok(0);
+    } else {
+        print_agents(agents);
     }
+    for absent in &listed.absent {
+        say!(
+            "{} is not at work; your message waits for it in thread(s) {}: `parley ask --resend THREAD --agent NAME` sends one to another agent",
+            absent.name,
+            absent.threads.join(", ")
+        );
+    }
+    Ok(0)
+}
+
+fn print_agents(agents: &[parley_protocol::methods::AgentInfo]) {
     say!("{:<12} {:<24} {:<26} {:<20} WORKSPACE", "NAME", "HOST", "DOING", "SINCE");
-    for agent in &agents {
+    for agent in agents {
         let host = format!("{} {}", agent.host, agent.host_version);
         let doing = match (&agent.waiting_in, &agent.last_call) {
             (Some(tool), _) => format!("waiting in {tool}"),
@@ -50,7 +63,6 @@ pub async fn list(json: bool) -> anyhow::Result<i32> {
         }
         say!("{:<12} {}", "", notes.join("; "));
     }
-    Ok(0)
 }
 
 /// `parley ask [--agent NAME] FILE:LINE[-LINE] MESSAGE`.

@@ -139,7 +139,7 @@ pub async fn list(file: Option<PathBuf>, folder: &Path, all: bool, json: bool) -
     // Who is at work, to say of a message to an agent that has gone.
     let working: Vec<String> = match json {
         true => Vec::new(),
-        false => at_work(&mut client).await?.into_iter().map(|a| a.name).collect(),
+        false => at_work(&mut client).await?.agents.into_iter().map(|a| a.name).collect(),
     };
     let (mut offset, mut printed, mut orphaned, mut listed) = (0, 0, 0, Vec::new());
     loop {
@@ -381,9 +381,8 @@ pub async fn import(file: &Path) -> anyhow::Result<i32> {
 }
 
 /// The agents at work, as the daemon lists them.
-pub(super) async fn at_work(client: &mut HubClient) -> anyhow::Result<Vec<wire::AgentInfo>> {
-    let result: wire::AgentsListResult = client.call(wire::AGENTS_LIST, json!({})).await?;
-    Ok(result.agents)
+pub(super) async fn at_work(client: &mut HubClient) -> anyhow::Result<wire::AgentsListResult> {
+    client.call(wire::AGENTS_LIST, json!({})).await
 }
 
 /// Where a message stands, in words: `waiting`, `delivered (tool-answer)`, …

@@ -432,6 +432,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         author: p.author.unwrap_or_else(crate::config::user_name),
         finding: None,
         ask: None,
+        opened_by: None,
     };
     let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
@@ -527,7 +528,7 @@ async fn review_cancel(peer: &Peer<'_>, p: wire::ReviewCancelParams) -> Result<w
 
 async fn agents_list(peer: &Peer<'_>, p: wire::AgentsListParams) -> Result<wire::AgentsListResult, ErrorObject> {
     let folder = p.workspace.map(|w| absolute(&w, "workspace")).transpose()?;
-    Ok(wire::AgentsListResult { agents: agents::list_and_follow(peer.cx, folder.as_deref(), peer.id).await? })
+    Ok(agents::list_and_follow(peer.cx, folder.as_deref(), peer.id).await?)
 }
 
 async fn agent_ask(peer: &Peer<'_>, p: wire::AgentAskParams) -> Result<wire::AgentAskResult, ErrorObject> {
@@ -558,7 +559,8 @@ async fn agent_resend(peer: &Peer<'_>, p: wire::AgentResendParams) -> Result<wir
 
 async fn messages_take(peer: &Peer<'_>, p: wire::MessagesTakeParams) -> Result<wire::MessagesTakeResult, ErrorObject> {
     let cwd = p.cwd.map(|c| absolute(&c, "cwd")).transpose()?;
-    let (agent, messages) = agents::take_for_hook(peer.cx, p.host_pid, cwd.as_deref()).await?;
+    let hosts: Vec<u32> = p.host_pid.into_iter().chain(p.ancestors).collect();
+    let (agent, messages) = agents::take_for_hook(peer.cx, &hosts, cwd.as_deref()).await?;
     let messages = messages
         .into_iter()
         .map(|m| wire::AgentMessage { thread_id: m.thread_id, comment_id: m.comment_id, text: m.text })

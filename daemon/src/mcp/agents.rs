@@ -13,8 +13,8 @@
 //! - pushed to a Claude Code host that declared channels
 //!   (`notifications/claude/channel`), at once (`channel`).
 //!
-//! Reading a thread (get_feedback) marks its messages read; replying to it
-//! or resolving it marks them answered.
+//! Reading a thread (get_feedback; the resource, in `resources`) marks its
+//! messages read; replying to it or resolving it marks them answered.
 
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -107,17 +107,22 @@ impl ParleyMcp {
         let id = self.agent.connection_id;
         agents::call_started(&self.context, id, &tool, waiting_call).await;
         let mut waiting = self.agent.waiting.clone();
-        waiting.borrow_and_update();
+        waiting.mark_unchanged();
         // await_review's wait ends early when a message arrives: its own
         // token, so the request itself is not cancelled.
         let ends_early = (tool == "await_review").then(|| context.ct.child_token());
         if let Some(token) = &ends_early {
             context.ct = token.clone();
         }
+        // A message already waiting when a wait starts ends it at once.
+        let waiting_already = waiting_call && *waiting.borrow() > 0;
+        if let (true, Some(token)) = (waiting_already, &ends_early) {
+            token.cancel();
+        }
         let call = self.tool_router.call(ToolCallContext::new(self, request, context));
         let (answer, arrived_while_waiting) = if waiting_call {
             tokio::pin!(call);
-            let mut arrived = false;
+            let mut arrived = waiting_already;
             loop {
                 tokio::select! {
                     answer = &mut call => break (answer, arrived),

@@ -550,6 +550,7 @@ impl ParleyMcp {
             body: args.body,
             author: author_of(&context),
             scope: scope.clone(),
+            agent: self.agent.name.get().cloned(),
         };
         let thread = threads::create_for_agent(&self.context, ask).await?;
         Ok(Json(added(thread, &scope)))

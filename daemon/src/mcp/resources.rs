@@ -83,6 +83,11 @@ impl ParleyMcp {
                 let found = threads::list_for_agent(&self.context, &scope, None, &author_of(context))
                     .await
                     .map_err(|e| ErrorData::internal_error(errors::feedback(e), None))?;
+                // The agent has read the threads: a person's messages in them too.
+                if let Some(name) = self.agent.name.get() {
+                    let ids = found.iter().map(|t| t.id.clone()).collect();
+                    crate::usecases::agents::read(&self.context, name, ids).await;
+                }
                 let items: Vec<_> = found.into_iter().map(|t| feedback::item(t, &scope)).collect();
                 let json = serde_json::to_string_pretty(&items).expect("feedback items always serialize");
                 ResourceContents::text(json, FEEDBACK_RESOURCE).with_mime_type("application/json")

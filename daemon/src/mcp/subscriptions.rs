@@ -47,7 +47,7 @@ pub fn touched(change: &Changed, workspace: &Path) -> Option<&'static str> {
     }
     match change.what {
         ChangedWhat::Review => Some(REVIEW_RESOURCE),
-        ChangedWhat::Thread("moved" | "seen") => None,
+        ChangedWhat::Thread("moved" | "seen" | "delivery") => None,
         ChangedWhat::Thread(_) => Some(FEEDBACK_RESOURCE),
     }
 }

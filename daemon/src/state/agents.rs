@@ -23,6 +23,9 @@ use crate::feedback::{DeliveryState, Thread};
 use crate::store::Write;
 use crate::{views, workspace};
 
+/// How many names of agents that left are kept for their return.
+const LEFT_KEPT: usize = 1024;
+
 /// An agent's connection as its MCP server registers it.
 #[derive(Debug)]
 pub struct NewAgent {
@@ -72,6 +75,10 @@ pub(super) struct Registry {
     remembered: HashMap<String, String>,
     /// Agent name → ids of the threads holding a message waiting for it.
     waiting: HashMap<String, BTreeSet<String>>,
+    /// Names of agents that left while this daemon ran, by key: a shim
+    /// whose connection broke and came back gets its name again (and the
+    /// messages waiting for it). Not stored, and not reserved for it.
+    left: HashMap<String, String>,
 }
 
 impl Registry {
@@ -139,7 +146,10 @@ impl State {
         let key = key_of(&live.new);
         let given = live.new.given_name.clone();
         let word = name_word(&live.host.as_ref().map(|h| h.name.clone()).unwrap_or_default());
-        let remembered = key.as_ref().and_then(|k| self.agents.remembered.get(k)).filter(|n| !taken.contains(*n));
+        let remembered = key
+            .as_ref()
+            .and_then(|k| self.agents.remembered.get(k).or_else(|| self.agents.left.get(k)))
+            .filter(|n| !taken.contains(*n));
         let name = match (remembered, given) {
             (Some(name), _) => name.clone(),
             (None, Some(given)) => free_name(&given, true, &taken, &self.agents),
@@ -157,6 +167,18 @@ impl State {
         self.signal_agent(&name);
         self.publish_agents();
         Some(name)
+    }
+
+    /// Agent `id` works in `workspace` (its host's roots said so).
+    pub(super) fn agent_workspace(&mut self, id: u64, workspace: PathBuf) {
+        let Some(live) = self.agents.live.get_mut(&id) else { return };
+        live.new.workspace = Some(workspace.clone());
+        if let Some(host) = &mut live.host {
+            host.workspace = Some(workspace);
+        }
+        if live.name.is_some() {
+            self.publish_agents();
+        }
     }
 
     /// Agent `id` started a Parley tool call (`waiting`: one that waits, such
@@ -182,7 +204,13 @@ impl State {
         let Some(live) = self.agents.live.remove(&id) else { return };
         if !daemon_stopping && let Some(key) = key_of(&live.new) {
             self.agents.remembered.remove(&key);
-            self.stage(Write::AgentName { key, name: None }, Effect::Derived);
+            self.stage(Write::AgentName { key: key.clone(), name: None }, Effect::Derived);
+            if self.agents.left.len() >= LEFT_KEPT {
+                self.agents.left.clear();
+            }
+            if let Some(name) = &live.name {
+                self.agents.left.insert(key, name.clone());
+            }
         }
         if live.name.is_some() {
             self.publish_agents();
@@ -204,6 +232,19 @@ impl State {
             .collect();
         agents.sort_by(|a, b| a.name.cmp(&b.name));
         agents
+    }
+
+    /// The agents not at work that messages still wait for, by name.
+    pub(super) fn absent_agents(&self) -> Vec<wire::AbsentAgent> {
+        let mut absent: Vec<wire::AbsentAgent> = self
+            .agents
+            .waiting
+            .iter()
+            .filter(|(name, _)| !self.agents.live.values().any(|l| l.name.as_ref() == Some(*name)))
+            .map(|(name, ids)| wire::AbsentAgent { name: name.clone(), threads: ids.iter().cloned().collect() })
+            .collect();
+        absent.sort_by(|a, b| a.name.cmp(&b.name));
+        absent
     }
 
     fn agent_info(&self, live: &Live) -> Option<wire::AgentInfo> {

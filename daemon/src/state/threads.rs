@@ -560,7 +560,8 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             // A person brought it back: it waits for an agent again (its
             // messages to agents stay as they stand).
             let deliveries = std::mem::take(&mut standing.deliveries);
-            *standing = feedback::Standing { deliveries, ..feedback::Standing::default() };
+            let opened_by = standing.opened_by.take();
+            *standing = feedback::Standing { deliveries, opened_by, ..feedback::Standing::default() };
             "reopened"
         }
     };
@@ -605,6 +606,54 @@ mod tests {
 
     fn comment(author: &str, body: &str) -> Comment {
         Comment { id: feedback::new_id(), body: body.into(), author: author.into(), created_at: "t".into() }
+    }
+
+    /// A person's new word in a thread asked of an agent (or opened by one)
+    /// waits for that agent; receipts only move on; a resend readdresses
+    /// the message still unanswered; reopening keeps the receipts.
+    #[test]
+    fn a_persons_messages_to_an_agent_wait_move_on_and_can_be_sent_to_another() {
+        let waiting = |agent: &str, comment: &Comment| feedback::Delivery {
+            comment_id: comment.id.clone(),
+            agent: agent.into(),
+            state: feedback::DeliveryState::Waiting,
+            via: None,
+            asked_at: "t".into(),
+            updated_at: "t".into(),
+        };
+        let mut asked = thread();
+        asked.standing.deliveries.push(waiting("claude-2", &asked.comments[0].clone()));
+        assert!(asked.standing.advance("claude-2", feedback::DeliveryState::Delivered, Some("channel"), "t1"));
+        assert!(!asked.standing.advance("claude-2", feedback::DeliveryState::Delivered, Some("hook"), "t2"));
+        assert!(asked.standing.advance("claude-2", feedback::DeliveryState::Read, Some("feedback"), "t3"));
+        let first = &asked.standing.deliveries[0];
+        assert_eq!((first.state, first.via.as_deref()), (feedback::DeliveryState::Read, Some("channel")));
+
+        let again = comment("ana", "And the test?");
+        apply_edit(&mut asked, &ThreadEdit::Reply(again.clone()), "t4").expect("reply");
+        assert_eq!(asked.standing.deliveries.len(), 2);
+        assert_eq!(
+            asked.standing.deliveries[1],
+            feedback::Delivery { asked_at: "t4".into(), updated_at: "t4".into(), ..waiting("claude-2", &again) }
+        );
+
+        apply_edit(&mut asked, &ThreadEdit::Resend { agent: "codex-1".into() }, "t5").expect("resend");
+        assert_eq!(asked.standing.deliveries[1].agent, "codex-1", "the newest unanswered message");
+        assert_eq!(asked.standing.deliveries[0].agent, "claude-2", "the read one stays");
+
+        let mut opened = thread();
+        opened.standing.opened_by = Some("claude-1".into());
+        apply_edit(&mut opened, &ThreadEdit::Reply(comment("ana", "Yes")), "t6").expect("reply");
+        assert_eq!(opened.standing.deliveries[0].agent, "claude-1");
+        apply_edit(&mut opened, &ThreadEdit::Resolve, "t7").expect("resolve");
+        apply_edit(&mut opened, &ThreadEdit::Reopen, "t8").expect("reopen");
+        assert_eq!((opened.standing.deliveries.len(), opened.standing.opened_by.as_deref()), (1, Some("claude-1")));
+
+        let mut plain = thread();
+        apply_edit(&mut plain, &ThreadEdit::Reply(comment("ana", "Hm")), "t9").expect("reply");
+        assert!(plain.standing.deliveries.is_empty(), "nobody was asked");
+        let refused = apply_edit(&mut plain, &ThreadEdit::Resend { agent: "codex-1".into() }, "t10");
+        assert!(matches!(refused, Err(ThreadError::Invalid(message)) if message.contains("no unanswered message")));
     }
 
     /// Compacting rewrites every thread in memory: each must come back as

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use parley_protocol::hello::PositionEncoding;
-use parley_protocol::methods::{AgentInfo, Position, Range};
+use parley_protocol::methods::{AgentInfo, AgentsListResult, Position, Range};
 
 use super::Context;
 use super::feedback::{self as threads, NewThread};
@@ -38,6 +38,11 @@ pub async fn host_known(cx: &Context, id: u64, host: HostFacts) -> Option<String
     cx.state.agent_host(id, host).await.ok().flatten()
 }
 
+/// Agent `id`'s workspace is `workspace` (its host's first root).
+pub async fn workspace_known(cx: &Context, id: u64, workspace: PathBuf) {
+    cx.state.agent_workspace(id, workspace).await;
+}
+
 /// Agent `id` started Parley tool `tool`; `waiting` for a call that waits
 /// (a review round, a person's verdict).
 pub async fn call_started(cx: &Context, id: u64, tool: &str, waiting: bool) {
@@ -57,12 +62,17 @@ pub async fn left(cx: &Context, id: u64) {
 
 /// The agents at work, of the repository holding `folder` only when given.
 pub async fn list(cx: &Context, folder: Option<&Path>) -> Result<Vec<AgentInfo>, Stopped> {
-    cx.state.agents(folder.map(Path::to_owned), None).await
+    Ok(cx.state.agents(folder.map(Path::to_owned), None).await?.agents)
 }
 
 /// [`list`] for a client connection, which is kept up to date from now on
 /// (`agents/changed`).
-pub async fn list_and_follow(cx: &Context, folder: Option<&Path>, connection: u64) -> Result<Vec<AgentInfo>, Stopped> {
+/// Answers the agents absent with messages still waiting for them too.
+pub async fn list_and_follow(
+    cx: &Context,
+    folder: Option<&Path>,
+    connection: u64,
+) -> Result<AgentsListResult, Stopped> {
     cx.state.agents(folder.map(Path::to_owned), Some(connection)).await
 }
 
@@ -127,6 +137,7 @@ pub async fn ask(cx: &Context, ask: Ask) -> Result<(Thread, String, Delivery), F
         author: ask.author,
         finding: None,
         ask: Some(agent.name.clone()),
+        opened_by: None,
     };
     let thread = threads::create(cx, new).await?;
     let delivery = thread.standing.deliveries.last().cloned().ok_or(FeedbackError::NotFound)?;
@@ -218,17 +229,19 @@ pub async fn take(cx: &Context, agent: &str, via: &'static str) -> Vec<Message> 
         .collect()
 }
 
-/// A hook asks for the messages of its agent: the agent whose host is
-/// `host_pid` (the hook's parent), else the only agent working on the
-/// repository holding `cwd`. Answers the agent found and its messages,
-/// marked delivered by `hook`.
+/// A hook asks for the messages of its agent: the agent whose host is the
+/// first of `hosts` (the hook's parent, then its ancestors) that is any
+/// agent's host, else the only agent working on the repository holding
+/// `cwd`. Answers the agent found and its messages, marked delivered by
+/// `hook`.
 pub async fn take_for_hook(
     cx: &Context,
-    host_pid: Option<u32>,
+    hosts: &[u32],
     cwd: Option<&Path>,
 ) -> Result<(Option<String>, Vec<Message>), Stopped> {
     let agents = list(cx, None).await?;
-    let by_host: Vec<&AgentInfo> = agents.iter().filter(|a| host_pid.is_some() && a.host_pid == host_pid).collect();
+    let host = hosts.iter().find(|pid| agents.iter().any(|a| a.host_pid == Some(**pid)));
+    let by_host: Vec<&AgentInfo> = agents.iter().filter(|a| host.is_some() && a.host_pid == host.copied()).collect();
     let found = match (by_host.as_slice(), cwd) {
         ([one], _) => Some(one.name.clone()),
         ([], Some(cwd)) => {
@@ -279,7 +292,7 @@ pub fn note(thread: &Thread, comment_id: &str) -> String {
     let (first, last) = (thread.span.start_line + 1, thread.span.end_line + 1);
     let lines = if first == last { format!("{first}") } else { format!("{first}-{last}") };
     let first_comment = thread.comments.first().is_some_and(|c| c.id == comment_id);
-    let what = if first_comment { "asks you about" } else { "wrote again in the thread on" };
+    let what = if first_comment { "asks you about" } else { "wrote in the thread on" };
     format!(
         "{author} {what} {}:{lines} (thread {}): {question}\nAnswer with reply_feedback (threadId {}); get_feedback shows the thread.",
         thread.path, thread.id, thread.id

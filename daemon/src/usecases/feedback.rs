@@ -212,6 +212,9 @@ pub struct AgentThread {
     pub end_line: u32,
     pub body: String,
     pub author: String,
+    /// The agent's short name, when it has one: a person's answer in the
+    /// thread is a message to it.
+    pub agent: Option<String>,
 }
 
 /// Opens a thread on lines `start_line..=end_line` of a file, quoting them
@@ -278,6 +281,7 @@ pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, 
         author: ask.author,
         finding: None,
         ask: None,
+        opened_by: ask.agent,
     };
     let author = new.author.clone();
     let mut thread = create(cx, new).await?;

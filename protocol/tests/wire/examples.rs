@@ -693,7 +693,16 @@ example!(
     PlanNotesResult { review_id: Some("2026-11-26-001".into()), round: Some(2), comments: vec![plan_comment()] }
 );
 example!(AgentsListParams, AgentsListParams { workspace: Some(shop()) });
-example!(AgentsListResult, AgentsListResult { agents: vec![agent_info()] });
+example!(
+    AgentsListResult,
+    AgentsListResult {
+        agents: vec![agent_info()],
+        absent: vec![AbsentAgent {
+            name: "codex-2".into(),
+            threads: vec!["9b1f0c4e-2d7a-4c55-8e61-0f3a5b7d9c21".into()],
+        }],
+    }
+);
 example!(AgentsChanged, AgentsChanged { agents: vec![agent_info()] });
 example!(
     AgentAskParams,
@@ -708,7 +717,10 @@ example!(
 );
 example!(AgentAskResult, AgentAskResult { thread: thread(), agent: "claude-1".into(), delivery: delivery() });
 example!(AgentResendParams, AgentResendParams { thread_id: "573dda29".into(), agent: "codex-1".into() });
-example!(MessagesTakeParams, MessagesTakeParams { host_pid: Some(48213), cwd: Some(in_shop("src")) });
+example!(
+    MessagesTakeParams,
+    MessagesTakeParams { host_pid: Some(48290), ancestors: vec![48213, 3120], cwd: Some(in_shop("src")) }
+);
 example!(
     MessagesTakeResult,
     MessagesTakeResult {

@@ -109,6 +109,9 @@ pub struct ThreadV1 {
     /// Added later: a person's messages to agents; none in older records.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     deliveries: Vec<DeliveryV1>,
+    /// Added later: the agent that opened the thread, by its short name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    opened_by: Option<String>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -405,6 +408,7 @@ impl ThreadRecord {
                 addressed: t.addressed.map(Mark::boxed),
                 resolved: t.resolved_by.map(Mark::boxed),
                 deliveries: t.deliveries.into_iter().map(Delivery::from).collect(),
+                opened_by: t.opened_by,
             },
         };
         (thread, Context { prefix: t.prefix, suffix: t.suffix })
@@ -490,6 +494,7 @@ impl From<&Thread> for ThreadRecord {
             addressed: t.standing.addressed.as_deref().map(MarkV1::from),
             resolved_by: t.standing.resolved.as_deref().map(MarkV1::from),
             deliveries: t.standing.deliveries.iter().map(DeliveryV1::from).collect(),
+            opened_by: t.standing.opened_by.clone(),
         })
     }
 }
@@ -568,13 +573,27 @@ mod tests {
             seen: Some(mark("claude", true)),
             addressed: None,
             resolved: Some(mark("human", false)),
-            deliveries: Vec::new(),
+            ..Standing::default()
         };
         let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
         let back = Thread::from(serde_json::from_str::<ThreadRecord>(&json).expect("loads"));
         assert_eq!(back.standing, thread.standing);
         // Marks not set are not written, so records stay as small as before.
-        assert!(!json.contains("addressed"), "{json}");
+        assert!(!json.contains("addressed") && !json.contains("deliveries") && !json.contains("opened_by"), "{json}");
+
+        // Messages to agents and the agent that opened it are kept too.
+        thread.standing.opened_by = Some("claude-1".into());
+        thread.standing.deliveries.push(crate::feedback::Delivery {
+            comment_id: "c1".into(),
+            agent: "claude-1".into(),
+            state: DeliveryState::Read,
+            via: Some("hook".into()),
+            asked_at: "t1".into(),
+            updated_at: "t2".into(),
+        });
+        let json = serde_json::to_string(&ThreadRecord::from(&thread)).expect("serializes");
+        let back = Thread::from(serde_json::from_str::<ThreadRecord>(&json).expect("loads"));
+        assert_eq!(back.standing, thread.standing);
     }
 
     #[test]

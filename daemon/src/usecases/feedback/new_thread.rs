@@ -32,6 +32,9 @@ pub struct NewThread {
     /// The agent a person asks with this thread: its first comment is a
     /// message waiting for that agent.
     pub ask: Option<String>,
+    /// The agent opening the thread, by its short name: a person's answer
+    /// in it goes to that agent.
+    pub opened_by: Option<String>,
 }
 
 /// Makes a thread on a range of a file on disk; answers once it is durable.
@@ -121,7 +124,7 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         updated_at: now.into(),
         resolved: false,
         finding: new.finding,
-        standing: feedback::Standing { deliveries, ..feedback::Standing::default() },
+        standing: feedback::Standing { deliveries, opened_by: new.opened_by, ..feedback::Standing::default() },
     };
     cx.state.create_thread(thread).await
 }

@@ -140,6 +140,7 @@ pub(super) async fn open_threads(
                         suggested_fix: comment.suggested_fix.clone(),
                     })),
                     ask: None,
+                    opened_by: None,
                 };
                 threads::create(cx, new).await.map(drop).map_err(|e| e.to_string())
             }

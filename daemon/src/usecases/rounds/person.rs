@@ -831,6 +831,7 @@ async fn open_threads(
             body,
             author: draft.author.clone(),
             ask: None,
+            opened_by: None,
             finding: Some(Box::new(Finding {
                 review_id: session.id.clone(),
                 round: round.round,
