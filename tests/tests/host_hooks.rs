@@ -157,7 +157,8 @@ fn codex_stop(repo: &Path) -> Value {
 fn name_of(sandbox: &Sandbox, pid: u32) -> String {
     let (code, out, err) = sandbox.cli(&["agents", "--json"]);
     assert_eq!(code, 0, "{out}{err}");
-    let agents: Vec<Value> = serde_json::from_str(&out).expect("agents --json prints a list");
+    let listed: Value = serde_json::from_str(&out).expect("agents --json prints JSON");
+    let agents = listed["agents"].as_array().cloned().unwrap_or_default();
     let agent = agents.iter().find(|a| a["host_pid"] == pid).unwrap_or_else(|| panic!("host {pid} in {agents:?}"));
     agent["name"].as_str().expect("a name").to_owned()
 }

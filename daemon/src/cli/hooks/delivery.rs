@@ -26,10 +26,10 @@ pub async fn take(cwd: &Path) -> Result<Option<String>, HookError> {
     let Some(mut client) = HubClient::open(&opening).await? else {
         return Ok(None);
     };
-    let at_work: wire::AgentsListResult = client.call(wire::AGENTS_LIST, json!({})).await?;
-    let host_pid = ancestors().into_iter().find(|pid| at_work.agents.iter().any(|agent| agent.host_pid == Some(*pid)));
-    let took: wire::MessagesTakeResult =
-        client.call(wire::MESSAGES_TAKE, json!({ "host_pid": host_pid, "cwd": cwd })).await?;
+    let mut ancestors = ancestors();
+    let host_pid = ancestors.remove(0);
+    let params = json!({ "host_pid": host_pid, "ancestors": ancestors, "cwd": cwd });
+    let took: wire::MessagesTakeResult = client.call(wire::MESSAGES_TAKE, params).await?;
     if took.messages.is_empty() {
         return Ok(None);
     }
