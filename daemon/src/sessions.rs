@@ -245,6 +245,10 @@ pub struct PlanOrigin {
     /// instead (RFC 3339); cleared by the next plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_in_host: Option<String>,
+    /// The round whose notes (a plan approved with comments) the host was
+    /// handed: they are handed over once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes_given: Option<u32>,
 }
 
 /// The status of a plan review whose last round was answered in the host.

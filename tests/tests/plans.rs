@@ -283,6 +283,8 @@ async fn a_hook_killed_while_it_waits_leaves_the_round_answered_in_the_host() {
     let post = input("claude-post-plan.json", &repo, None);
     let (_, notes, _) = run_hook(&sandbox, "claude-post-plan", &post).await;
     assert!(notes.contains("Use the carts with discounts too"), "{notes}");
+    let (_, again, _) = run_hook(&sandbox, "claude-post-plan", &post).await;
+    assert_eq!(again.trim(), "{}", "the notes are handed over once");
 
     // A third plan answered in Claude Code's dialog: the second one's notes are not handed over again.
     let mut third: Value = serde_json::from_str(&input("claude-plan-2.json", &repo, None)).expect("JSON");
@@ -332,9 +334,21 @@ async fn codex_stop_reviews_a_proposed_plan_and_lets_a_turn_without_one_end() {
     let hook = start_hook(&sandbox, "codex-stop", &input("codex-stop-plan-revised.json", &repo, Some(&transcript)));
     let told = requested(&mut window).await;
     assert_eq!((told["review_id"].as_str(), told["round"].as_u64()), (Some(id.as_str()), Some(2)));
+    cli_ok(&sandbox, &["review", "comment", &id, "plan.md:2", "Log each refresh"]);
     cli_ok(&sandbox, &["review", "submit", &id, "--approve"]);
     let (code, out, err) = finish(hook).await;
     assert_eq!((code, out.trim()), (0, "{}"), "{err}");
+
+    // Approved with a comment: the person's next prompt carries it, once.
+    let prompt = input("codex-prompt.json", &repo, None);
+    let (code, out, err) = run_hook(&sandbox, "codex-prompt", &prompt).await;
+    assert_eq!(code, 0, "{err}");
+    let added: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(added["hookSpecificOutput"]["hookEventName"], "UserPromptSubmit", "{out}");
+    let context = added["hookSpecificOutput"]["additionalContext"].as_str().unwrap_or_default();
+    assert!(context.contains("Log each refresh"), "{out}");
+    let (code, out, _) = run_hook(&sandbox, "codex-prompt", &prompt).await;
+    assert_eq!((code, out.trim()), (0, "{}"), "the notes are handed over once");
 }
 
 #[tokio::test]
@@ -476,6 +490,10 @@ fn hooks_install_merges_the_entries_keeping_everything_else_once_with_a_backup()
     let codex: Value =
         serde_json::from_str(&std::fs::read_to_string(home.join(".codex/hooks.json")).expect("created")).expect("JSON");
     assert_eq!(codex["hooks"]["Stop"][0]["hooks"][0]["command"], format!("{} hook codex-stop", parley.display()));
+    assert_eq!(
+        codex["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"],
+        format!("{} hook codex-prompt", parley.display())
+    );
     assert!(codex["hooks"]["Stop"][0]["hooks"][0]["timeout"].as_u64().is_some_and(|t| t >= 86_400));
 
     // doctor says so.

@@ -1,6 +1,6 @@
 //! `parley hook NAME`: the commands agent hosts run at points of their own
 //! (Claude Code's `PermissionRequest`, `PostToolUse`, `Stop` and
-//! `UserPromptSubmit`, Codex's `Stop`),
+//! `UserPromptSubmit`, Codex's `Stop` and `UserPromptSubmit`),
 //! each reading the host's JSON on stdin and printing the host's answer on
 //! stdout; and `parley hooks install`, which writes them into the hosts'
 //! settings.
@@ -17,6 +17,7 @@ mod claude_post_plan;
 mod claude_post_tool;
 mod claude_prompt;
 mod claude_stop;
+mod codex_prompt;
 mod codex_stop;
 mod delivery;
 mod input;
@@ -52,6 +53,10 @@ pub enum Hook {
     /// in Parley, and changes asked for continue the turn; a person's
     /// message waiting for this agent continues it too.
     CodexStop,
+    /// Codex `UserPromptSubmit` hook: adds the notes of a plan approved with
+    /// comments, and a person's messages waiting for this agent, to the
+    /// prompt.
+    CodexPrompt,
 }
 
 impl Hook {
@@ -63,6 +68,7 @@ impl Hook {
             Hook::ClaudeStop => "claude-stop",
             Hook::ClaudePrompt => "claude-prompt",
             Hook::CodexStop => "codex-stop",
+            Hook::CodexPrompt => "codex-prompt",
         }
     }
 }
@@ -133,5 +139,6 @@ async fn answer(hook: Hook, input: HookInput) -> Result<Option<String>, HookErro
         Hook::ClaudeStop => claude_stop::answer(input).await,
         Hook::ClaudePrompt => claude_prompt::answer(input).await,
         Hook::CodexStop => codex_stop::answer(input).await,
+        Hook::CodexPrompt => codex_prompt::answer(input).await,
     }
 }

@@ -73,7 +73,15 @@ impl HookHost {
                 },
             ],
             HookHost::Codex => {
-                vec![Entry { event: "Stop", matcher: None, hook: "codex-stop", timeout: PLAN_TIMEOUT_SECONDS }]
+                vec![
+                    Entry { event: "Stop", matcher: None, hook: "codex-stop", timeout: PLAN_TIMEOUT_SECONDS },
+                    Entry {
+                        event: "UserPromptSubmit",
+                        matcher: None,
+                        hook: "codex-prompt",
+                        timeout: NOTES_TIMEOUT_SECONDS,
+                    },
+                ]
             }
         }
     }

@@ -127,6 +127,7 @@ pub async fn open(cx: &Context, ask: PlanAsk) -> Result<Opened, RoundError> {
                 folder,
                 last_plan: String::new(),
                 answered_in_host: None,
+                notes_given: None,
             };
             cx.state
                 .edit_session(session.id.clone(), move |s: &mut Session| {
@@ -334,8 +335,9 @@ pub async fn answered_elsewhere(cx: &Context, id: &str, round: u32) -> Result<bo
 }
 
 /// The comments of the host session's last plan round, when the person
-/// approved it with comments. A round of it still waiting was answered in
-/// the host (the host ran its next step): it is marked so first.
+/// approved it with comments, handed over once: asked again, there are
+/// none. A round of it still waiting was answered in the host (the host ran
+/// its next step): it is marked so first.
 pub async fn notes(
     cx: &Context,
     host: &str,
@@ -357,8 +359,22 @@ pub async fn notes(
     }
     match session.rounds.last() {
         Some(last) if last.verdict == Assessment::LgtmWithSuggestions => {
+            let round = last.round;
+            if session.plan.as_ref().is_some_and(|p| p.notes_given == Some(round)) {
+                return Ok((Some(session.id), None, Vec::new()));
+            }
             let verdict = verdict_of(&session, last);
-            Ok((Some(session.id.clone()), Some(last.round), verdict.comments))
+            // Marked before they are answered: a host that loses the answer
+            // loses the notes, but no host is handed them twice.
+            cx.state
+                .edit_session(session.id.clone(), move |s: &mut Session| {
+                    if let Some(origin) = s.plan.as_deref_mut() {
+                        origin.notes_given = Some(round);
+                    }
+                    Ok(())
+                })
+                .await?;
+            Ok((Some(session.id.clone()), Some(round), verdict.comments))
         }
         _ => Ok((Some(session.id), None, Vec::new())),
     }

@@ -423,6 +423,15 @@ export interface AgentsListParams {
 
 export interface AgentsListResult {
   agents: AgentInfo[];
+  /** Agents no longer at work that a person's messages still wait for. */
+  absent?: AbsentAgent[];
+}
+
+/** An agent no longer at work, with the threads whose messages wait for it. */
+export interface AbsentAgent {
+  name: string;
+  /** Oldest first. */
+  threads: string[];
 }
 
 /** agents/changed: every agent at work now. */
