@@ -16,8 +16,9 @@
 //!   agent's next `get_feedback_summary` answer, which carries the note.
 //!   Against the same call with nothing waiting, made just before. Every
 //!   other question, the call is made 20 ms after the ask instead and timed
-//!   on its own, which separates what the note costs the call from the
-//!   daemon's work right after the ask. Then the
+//!   on its own against a plain call made after 20 ms idle too, which
+//!   separates what the note costs the call from the daemon's work right
+//!   after the ask. Then the
 //!   same agent waiting in `await_review`: from sending the ask to that
 //!   call's answer carrying the question, against the ask's own answer.
 //!
@@ -160,6 +161,7 @@ fn plan_verdicts(report: &mut Report) {
     let daemon = start_daemon(&sandbox);
     let mut person = HubClient::connect(&sandbox.socket, &repo);
     let (mut reached, mut answered, mut status, mut opened) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut after_answer = Vec::new();
     let (mut denied, mut allowed) = (Vec::new(), Vec::new());
     for session in 0..SESSIONS {
         let session_id = format!("bench-{session:04}-{}", std::process::id());
@@ -189,10 +191,12 @@ fn plan_verdicts(report: &mut Report) {
             let verdict = if approve { "approve" } else { "request_changes" };
             let submitted = Instant::now();
             person.call("round/submit", json!({ "review_id": id, "verdict": verdict }));
-            answered.push(submitted.elapsed());
+            let own = submitted.elapsed();
+            answered.push(own);
             let (line, at) = hook.output();
             let took = at.duration_since(submitted);
             reached.push(took);
+            after_answer.push(took.saturating_sub(own));
             let decision: Value = serde_json::from_str(&line).expect("the hook prints JSON");
             let behavior = &decision["hookSpecificOutput"]["decision"]["behavior"];
             if approve {
@@ -209,12 +213,14 @@ fn plan_verdicts(report: &mut Report) {
     }
     let (reached, answered, status, opened) =
         (Stats::of(reached), Stats::of(answered), Stats::of(status), Stats::of(opened));
+    let after_answer = Stats::of(after_answer);
     println!("\n## a person's verdict → the waiting `parley hook claude-plan` ({SESSIONS} sessions, two plans each)");
     Stats::print_table(&[
         ("submit sent → the hook's stdout line", reached),
         ("… request changes (the hook denies, with the comment)", Stats::of(denied)),
         ("… approve (the hook allows, tool_input echoed)", Stats::of(allowed)),
         ("submit sent → the person's own answer", answered),
+        ("the person's answer → the hook's line (0 when the line came first)", after_answer),
         ("`status` round trip over the hub, while the hook waits", status),
         ("hook started → its plan in the person's inbox", opened),
     ]);
@@ -241,6 +247,10 @@ fn plan_verdicts(report: &mut Report) {
             fmt_duration(answered.median),
             ratio(reached.median, answered.median)
         ),
+    );
+    report.info(
+        "the person's own answer → the hook's line, per plan (p50 / p99)",
+        format!("{} / {}", fmt_duration(after_answer.median), fmt_duration(after_answer.p99)),
     );
     report.info(
         "hook started → its plan in the person's inbox (p50 / p99)",
@@ -305,13 +315,19 @@ fn questions(report: &mut Report) {
     println!("asking {chosen}, with {other} on the same repository");
     let file = repo.join("src/auth.rs");
 
-    let (mut noted, mut noted_quiet, mut plain, mut status, mut asks) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut noted, mut noted_quiet, mut plain, mut plain_quiet) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut status, mut asks) = (Vec::new(), Vec::new());
     let mut missed = 0;
     for n in 0..ASKS {
+        // In the quiet half, the plain call also comes after a pause, so that
+        // both pay the same wake-up of idle threads.
+        let quiet = n % 2 == 1;
+        if quiet {
+            std::thread::sleep(QUIET);
+        }
         let sent = Instant::now();
         let answer = second.call_value(&summary);
-        plain.push(sent.elapsed());
+        if quiet { &mut plain_quiet } else { &mut plain }.push(sent.elapsed());
         let sent = Instant::now();
         person.call("status", Value::Null);
         status.push(sent.elapsed());
@@ -326,7 +342,6 @@ fn questions(report: &mut Report) {
         let asked_at = Instant::now();
         asks.push(asked_at.duration_since(sent));
         assert_eq!(asked["agent"], json!(chosen), "{asked}");
-        let quiet = n % 2 == 1;
         if quiet {
             std::thread::sleep(QUIET);
         }
@@ -346,8 +361,9 @@ fn questions(report: &mut Report) {
         missed += usize::from(tries > 0);
         assert!(!carries(&first.call_value(&summary), &question), "{other} was told of a question to {chosen}");
     }
-    let (noted, noted_quiet, plain, status, asks) =
-        (Stats::of(noted), Stats::of(noted_quiet), Stats::of(plain), Stats::of(status), Stats::of(asks));
+    let (noted, noted_quiet, plain, plain_quiet) =
+        (Stats::of(noted), Stats::of(noted_quiet), Stats::of(plain), Stats::of(plain_quiet));
+    let (status, asks) = (Stats::of(status), Stats::of(asks));
 
     watchdog::phase("a question reaching the chosen agent waiting in await_review");
     let pending = second.call_value(&Call::new(
@@ -381,6 +397,7 @@ fn questions(report: &mut Report) {
         ("ask answered → the agent's next get_feedback_summary answer, with the note", noted),
         ("the same call carrying the note, made 20 ms after the ask (sent → answer)", noted_quiet),
         ("get_feedback_summary with nothing waiting", plain),
+        ("get_feedback_summary with nothing waiting, made after 20 ms idle", plain_quiet),
         ("`status` round trip over the hub", status),
         ("agent/ask sent → its own answer", asks),
         ("agent/ask sent → the waiting agent's await_review answer, with the question", woken),
@@ -401,12 +418,13 @@ fn questions(report: &mut Report) {
         ),
     );
     report.info(
-        "the note's own cost: the call carrying it, made 20 ms after the ask, vs the same call with nothing waiting (p50)",
+        "the note's own cost: the call carrying it, made 20 ms after the ask, vs the same call with nothing waiting \
+         after 20 ms idle (p50)",
         format!(
             "{} vs {} ({:.2}×)",
             fmt_duration(noted_quiet.median),
-            fmt_duration(plain.median),
-            ratio(noted_quiet.median, plain.median)
+            fmt_duration(plain_quiet.median),
+            ratio(noted_quiet.median, plain_quiet.median)
         ),
     );
     report.info(
