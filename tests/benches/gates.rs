@@ -119,6 +119,7 @@ impl PlanHook {
         loop {
             match self.child.try_wait().expect("the hook's status") {
                 Some(status) => {
+                    watchdog::release(self.child.id());
                     assert!(status.success(), "the hook failed ({status}) after printing {line:?}");
                     return (line, at);
                 }
@@ -127,6 +128,18 @@ impl PlanHook {
                     std::thread::sleep(Duration::from_millis(1));
                 }
             }
+        }
+    }
+}
+
+impl Drop for PlanHook {
+    /// A hook still waiting when the bench gives up would wait (and start
+    /// daemons) for days: it is ended with the bench.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            watchdog::release(self.child.id());
         }
     }
 }
