@@ -403,6 +403,12 @@ pub mod watchdog {
     pub fn guard(pid: u32) {
         PIDS.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
     }
+
+    /// A guarded process that has ended (and been waited for): its id may be
+    /// reused by another process, which the watchdog must not kill.
+    pub fn release(pid: u32) {
+        PIDS.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| *p != pid);
+    }
 }
 
 // --- the hub --------------------------------------------------------------------
