@@ -539,7 +539,9 @@ async fn bad_questions_say_what_to_do() {
             assert!(!err.contains(name), "{args:?}: {err:?} names {name}");
         }
     };
-    refused(&["ask", "src/auth.rs:2", "Why?"], &repo, &["no agent is at work on", "start one"]);
+    refused(&["ask", "src/auth.rs:2", "Why?"], &repo, &["no agent is at work", "start one in", "parley-mcp"]);
+    let (_, _, err) = cli_in(&sandbox, &repo, &["ask", "src/auth.rs:2", "Why?"]);
+    assert!(!err.contains("--agent"), "no agent to choose from: {err}");
     let (mut first, mut second) = two_claudes(&sandbox, &repo).await;
     refused(&["ask", "src/auth.rs:2", "Why?"], &repo, &["2 agents are at work", "claude-1, claude-2", "--agent"]);
     refused(

@@ -40,17 +40,39 @@ pub async fn list(json: bool) -> anyhow::Result<i32> {
 }
 
 fn print_agents(agents: &[parley_protocol::methods::AgentInfo]) {
-    say!("{:<12} {:<24} {:<26} {:<20} WORKSPACE", "NAME", "HOST", "DOING", "SINCE");
-    for agent in agents {
-        let host = format!("{} {}", agent.host, agent.host_version);
-        let doing = match (&agent.waiting_in, &agent.last_call) {
-            (Some(tool), _) => format!("waiting in {tool}"),
-            (None, Some(tool)) => format!("last called {tool}"),
-            (None, None) => "idle".into(),
-        };
-        let since = agent.since.get(..19).unwrap_or(&agent.since).replace('T', " ");
-        let workspace = agent.workspace.as_ref().map_or("?".into(), |w| w.display().to_string());
-        say!("{:<12} {:<24} {:<26} {:<20} {workspace}", agent.name, host, doing, since);
+    let rows: Vec<[String; 5]> = agents
+        .iter()
+        .map(|agent| {
+            let doing = match (&agent.waiting_in, &agent.last_call) {
+                (Some(tool), _) => format!("waiting in {tool}"),
+                (None, Some(tool)) => format!("last called {tool}"),
+                (None, None) => "idle".into(),
+            };
+            [
+                agent.name.clone(),
+                format!("{} {}", agent.host, agent.host_version),
+                doing,
+                agent.since.get(..19).unwrap_or(&agent.since).replace('T', " "),
+                agent.workspace.as_ref().map_or("?".into(), |w| w.display().to_string()),
+            ]
+        })
+        .collect();
+    let header = ["NAME", "HOST", "DOING", "SINCE", "WORKSPACE"].map(str::to_owned);
+    // Each column as wide as its widest cell, so a long host or call name
+    // never pushes the columns after it out of line.
+    let mut widths = header.clone().map(|h| h.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String; 5]| {
+        let padded: Vec<String> = cells.iter().zip(widths).map(|(cell, width)| format!("{cell:<width$}")).collect();
+        padded.join("  ").trim_end().to_owned()
+    };
+    say!("{}", line(&header));
+    for (agent, row) in agents.iter().zip(&rows) {
+        say!("{}", line(row));
         let mut notes = Vec::new();
         if agent.messages_waiting > 0 {
             notes.push(format!("{} message(s) waiting for it", agent.messages_waiting));
@@ -61,7 +83,7 @@ fn print_agents(agents: &[parley_protocol::methods::AgentInfo]) {
         if let Some(pid) = agent.host_pid {
             notes.push(format!("host pid {pid}"));
         }
-        say!("{:<12} {}", "", notes.join("; "));
+        say!("{:<width$}  {}", "", notes.join("; "), width = widths[0]);
     }
 }
 
@@ -85,8 +107,10 @@ pub async fn ask(agent: Option<String>, location: &str, message: &str, json: boo
     let asked: wire::AgentAskResult = match client.call(wire::AGENT_ASK, params).await {
         Ok(asked) => asked,
         Err(e) => {
-            let choose =
-                if agent.is_none() { " (choose one with --agent NAME; `parley agents` lists them)" } else { "" };
+            // The daemon says to name an agent when several (or only others)
+            // are at work: at the terminal, that is --agent.
+            let choose = agent.is_none() && format!("{e:#}").contains("name one");
+            let choose = if choose { " (choose one with --agent NAME; `parley agents` lists them)" } else { "" };
             return Err(e.context(format!("cannot ask about {location}{choose}")));
         }
     };
@@ -109,15 +133,9 @@ fn print_asked(asked: &wire::AgentAskResult, json: bool) -> anyhow::Result<i32> 
         return Ok(0);
     }
     let t = &asked.thread;
-    say!(
-        "Asked {} about {}:{}-{} in thread {} ({}).",
-        asked.agent,
-        t.path,
-        t.range.start.line + 1,
-        t.range.end.line + 1,
-        t.id,
-        delivery_words(&asked.delivery)
-    );
+    let (first, last) = (t.range.start.line + 1, t.range.end.line + 1);
+    let lines = if first == last { first.to_string() } else { format!("{first}-{last}") };
+    say!("Asked {} about {}:{lines} in thread {} ({}).", asked.agent, t.path, t.id, delivery_words(&asked.delivery));
     say!("Its answer arrives in the thread: `parley feedback list` shows it.");
     Ok(0)
 }

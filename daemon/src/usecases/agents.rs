@@ -167,7 +167,7 @@ fn choose<'a>(agents: &'a [AgentInfo], named: Option<&str>, file: &Path) -> Resu
     match on_it.as_slice() {
         [one] => Ok(one),
         [] if agents.is_empty() => Err(FeedbackError::Invalid(format!(
-            "no agent is at work on {}: start one there, or name one that is",
+            "no agent is at work: start one in {} (an agent appears once its host starts parley-mcp)",
             repository.display()
         ))),
         [] => Err(FeedbackError::Invalid(format!(
@@ -176,7 +176,7 @@ fn choose<'a>(agents: &'a [AgentInfo], named: Option<&str>, file: &Path) -> Resu
             names(&mut agents.iter())
         ))),
         several => Err(FeedbackError::Invalid(format!(
-            "{} agents are at work on {}: {}; name the one to ask",
+            "{} agents are at work on {}: {}; name one to ask",
             several.len(),
             repository.display(),
             names(&mut several.iter().copied())
