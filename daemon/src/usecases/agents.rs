@@ -22,14 +22,20 @@ pub const VIA_TOOL_ANSWER: &str = "tool-answer";
 pub const VIA_WAIT: &str = "wait";
 pub const VIA_CHANNEL: &str = "channel";
 pub const VIA_HOOK: &str = "hook";
+/// Typed into the terminal the agent runs in, as the person confirmed.
+pub const VIA_TERMINAL: &str = "terminal";
 /// The agent found the thread itself, listing feedback.
 pub const VIA_FEEDBACK: &str = "feedback";
 
 /// The longest question a note repeats; the thread holds the whole text.
 const NOTE_QUESTION_CHARS: usize = 600;
 
-/// Registers an agent's MCP connection.
-pub async fn connected(cx: &Context, agent: NewAgent) {
+/// Registers an agent's MCP connection, with its host's ancestry (so an
+/// editor can tell which of its terminals runs it).
+pub async fn connected(cx: &Context, mut agent: NewAgent) {
+    if let Some(host) = agent.host_pid {
+        agent.host_ancestors = tokio::task::spawn_blocking(move || crate::ancestry::of(host)).await.unwrap_or_default();
+    }
     cx.state.agent_connected(agent).await;
 }
 
@@ -205,6 +211,46 @@ pub async fn resend(cx: &Context, thread_id: &str, agent: &str) -> Result<(Threa
         .cloned()
         .ok_or(FeedbackError::NotFound)?;
     Ok((thread, delivery))
+}
+
+/// A thread's waiting message, about to be typed into the terminal its
+/// agent runs in (the person confirmed it in the editor): marks it
+/// delivered by `terminal` and answers the thread, the agent and the one
+/// line to type. Refused when no message of the thread waits, or its agent
+/// is not at work (it has no terminal to type into).
+pub async fn typed(cx: &Context, thread_id: &str) -> Result<(Thread, String, String), FeedbackError> {
+    let id = super::ids::thread(cx, thread_id, None).await?;
+    let thread = cx.state.thread(id.clone()).await?.ok_or(FeedbackError::NotFound)?;
+    let Some(waiting) = thread.standing.deliveries.iter().rev().find(|d| d.state == DeliveryState::Waiting) else {
+        return Err(FeedbackError::Invalid(format!(
+            "no message in thread {} waits for an agent: ask the agent first, or reply in the thread",
+            thread.id
+        )));
+    };
+    let agent = waiting.agent.clone();
+    let agents = list(cx, None).await?;
+    if !agents.iter().any(|a| a.name == agent) {
+        return Err(FeedbackError::Invalid(format!(
+            "{agent} is not at work, so it has no terminal to type into: send the message to another agent"
+        )));
+    }
+    let taken = cx.state.take_thread_messages(agent.clone(), id, VIA_TERMINAL).await?;
+    let Some((thread, _)) = taken.first().cloned() else {
+        return Err(FeedbackError::Invalid(format!(
+            "no message in thread {} waits for {agent} any more: it was delivered meanwhile",
+            thread.id
+        )));
+    };
+    let text = taken.iter().map(|(thread, comment)| one_line(&note(thread, comment))).collect::<Vec<_>>().join(" ");
+    Ok((thread, agent, text))
+}
+
+/// `text` made safe to type into a terminal as one line: every run of
+/// whitespace (a newline would submit it early) and every control
+/// character (an escape sequence, a Ctrl-C) becomes one space.
+pub fn one_line(text: &str) -> String {
+    let spaced: String = text.chars().map(|c| if c.is_control() || c.is_whitespace() { ' ' } else { c }).collect();
+    spaced.split(' ').filter(|word| !word.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 /// A message handed to an agent.

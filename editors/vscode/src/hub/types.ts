@@ -209,7 +209,7 @@ export interface Delivery {
   comment_id: string;
   agent: string;
   state: 'waiting' | 'delivered' | 'read' | 'answered';
-  /** How it reached the agent: `tool-answer`, `wait`, `channel`, `hook` or `feedback`. */
+  /** How it reached the agent: `tool-answer`, `wait`, `channel`, `hook`, `terminal` or `feedback`. */
   via?: string;
   asked_at: string;
   updated_at: string;

@@ -126,6 +126,7 @@ const VIA_WORDS: Record<string, string> = {
   wait: 'in the call it was waiting in',
   channel: 'pushed to its session',
   hook: "through its host's hook",
+  terminal: 'typed into its terminal',
   feedback: 'found in its feedback',
 };
 
