@@ -1600,11 +1600,16 @@ pub struct AgentResendParams {
 pub struct AgentTypedParams {
     /// Whole, or a unique beginning of at least 4 characters.
     pub thread_id: String,
+    /// Only answer the line, changing nothing: what the editor shows the
+    /// person to confirm.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentTypedResult {
-    /// The thread, its message now delivered by `terminal`.
+    /// The thread, its message now delivered by `terminal` (still waiting
+    /// on a preview).
     pub thread: Thread,
     /// The agent the message was for.
     pub agent: String,

@@ -552,7 +552,10 @@ async fn a_message_typed_into_the_agents_terminal_is_one_line_delivered_by_termi
     assert!(missing.error.is_some_and(|e| e.message.contains("thread_id")), "a missing id is named");
 
     let thread = ask(&sandbox, &repo, None, "src/auth.rs:2-3", "Why twice?\nAnd is \u{1b}[31mthis\u{7} safe?");
+    let preview = editor.call("agent/typed", json!({"thread_id": &thread[..8], "preview": true})).await;
+    assert_eq!(deliveries(&sandbox, &repo, &thread)[0]["state"], "waiting", "a preview marks nothing");
     let typed = editor.call("agent/typed", json!({"thread_id": &thread[..8]})).await;
+    assert_eq!(preview["text"], typed["text"], "the person confirms the very line typed");
     assert_eq!(typed["agent"], "claude-1", "{typed}");
     let text = typed["text"].as_str().expect("text");
     assert!(!text.chars().any(char::is_control), "one line, nothing a terminal would act on: {text:?}");

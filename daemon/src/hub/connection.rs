@@ -559,7 +559,7 @@ async fn agent_resend(peer: &Peer<'_>, p: wire::AgentResendParams) -> Result<wir
 }
 
 async fn agent_typed(peer: &Peer<'_>, p: wire::AgentTypedParams) -> Result<wire::AgentTypedResult, ErrorObject> {
-    let (thread, agent, text) = agents::typed(peer.cx, &p.thread_id).await?;
+    let (thread, agent, text) = agents::typed(peer.cx, &p.thread_id, p.preview).await?;
     Ok(wire::AgentTypedResult { thread: views::thread(&thread, peer.facts.encoding), agent, text })
 }
 

@@ -216,9 +216,10 @@ pub async fn resend(cx: &Context, thread_id: &str, agent: &str) -> Result<(Threa
 /// A thread's waiting message, about to be typed into the terminal its
 /// agent runs in (the person confirmed it in the editor): marks it
 /// delivered by `terminal` and answers the thread, the agent and the one
-/// line to type. Refused when no message of the thread waits, or its agent
-/// is not at work (it has no terminal to type into).
-pub async fn typed(cx: &Context, thread_id: &str) -> Result<(Thread, String, String), FeedbackError> {
+/// line to type. With `preview`, only answers them, marking nothing (what
+/// the person is shown to confirm). Refused when no message of the thread
+/// waits, or its agent is not at work (it has no terminal to type into).
+pub async fn typed(cx: &Context, thread_id: &str, preview: bool) -> Result<(Thread, String, String), FeedbackError> {
     let id = super::ids::thread(cx, thread_id, None).await?;
     let thread = cx.state.thread(id.clone()).await?.ok_or(FeedbackError::NotFound)?;
     let Some(waiting) = thread.standing.deliveries.iter().rev().find(|d| d.state == DeliveryState::Waiting) else {
@@ -233,6 +234,18 @@ pub async fn typed(cx: &Context, thread_id: &str) -> Result<(Thread, String, Str
         return Err(FeedbackError::Invalid(format!(
             "{agent} is not at work, so it has no terminal to type into: send the message to another agent"
         )));
+    }
+    if preview {
+        let waiting: Vec<(Thread, String)> = thread
+            .standing
+            .deliveries
+            .iter()
+            .filter(|d| d.agent == agent && d.state == DeliveryState::Waiting)
+            .map(|d| (thread.clone(), d.comment_id.clone()))
+            .collect();
+        let text =
+            waiting.iter().map(|(thread, comment)| one_line(&note(thread, comment))).collect::<Vec<_>>().join(" ");
+        return Ok((thread, agent, text));
     }
     let taken = cx.state.take_thread_messages(agent.clone(), id, VIA_TERMINAL).await?;
     let Some((thread, _)) = taken.first().cloned() else {

@@ -719,7 +719,7 @@ example!(
 );
 example!(AgentAskResult, AgentAskResult { thread: thread(), agent: "claude-1".into(), delivery: delivery() });
 example!(AgentResendParams, AgentResendParams { thread_id: "573dda29".into(), agent: "codex-1".into() });
-example!(AgentTypedParams, AgentTypedParams { thread_id: "573dda29".into() });
+example!(AgentTypedParams, AgentTypedParams { thread_id: "573dda29".into(), preview: true });
 example!(
     AgentTypedResult,
     AgentTypedResult {

@@ -407,6 +407,10 @@ export interface AgentInfo {
   host_version: string;
   host_pid?: number;
   shim_pid?: number;
+  /** The host's ancestors, nearest first: a terminal whose shell is the host or one of these runs the agent. */
+  host_ancestors?: number[];
+  /** The window whose terminal runs the agent (PARLEY_EDITOR_ID in its environment). */
+  editor_id?: string;
   workspace?: string;
   since: string;
   last_call?: string;
@@ -423,6 +427,15 @@ export interface AgentsListParams {
 
 export interface AgentsListResult {
   agents: AgentInfo[];
+  /** Agents no longer at work that a person's messages still wait for. */
+  absent?: AbsentAgent[];
+}
+
+/** An agent no longer at work, with the threads whose messages wait for it. */
+export interface AbsentAgent {
+  name: string;
+  /** Oldest first. */
+  threads: string[];
 }
 
 /** agents/changed: every agent at work now. */
@@ -443,6 +456,19 @@ export interface AgentAskParams {
 export interface AgentResendParams {
   thread_id: string;
   agent: string;
+}
+
+export interface AgentTypedParams {
+  thread_id: string;
+  /** Only answer the line, marking nothing: what the person confirms. */
+  preview?: boolean;
+}
+
+/** agent/typed's answer: the one line to type into the agent's terminal. */
+export interface AgentTypedResult {
+  agent: string;
+  text: string;
+  thread: Thread;
 }
 
 /** agent/ask's and agent/resend's answer. */
