@@ -357,3 +357,16 @@ pub fn note(thread: &Thread, comment_id: &str) -> String {
         thread.path, thread.id, thread.id
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_line_to_type_has_no_line_breaks_nor_anything_a_terminal_acts_on() {
+        assert_eq!(one_line("Why?\nAnswer with reply_feedback."), "Why? Answer with reply_feedback.");
+        assert_eq!(one_line("a\r\n\tb \u{1b}[2Jc\u{7}\u{3}d\u{9b}e"), "a b [2Jc d e");
+        assert_eq!(one_line("  spaced   out  "), "spaced out");
+        assert_eq!(one_line("naïve café"), "naïve café");
+    }
+}
