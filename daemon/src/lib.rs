@@ -6,6 +6,7 @@
 //! environment; `reviews`, `feedback`, `anchor`, `routing`, `position` and
 //! `limits` do no IO, and `state` does none beyond handing records to `store`.
 
+pub mod ancestry;
 pub mod anchor;
 pub mod audit;
 pub mod cli;

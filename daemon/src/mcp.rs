@@ -158,6 +158,8 @@ pub async fn serve(
             connection_id: id,
             host_pid: hello.parent_pid,
             shim_pid: hello.pid,
+            host_ancestors: Vec::new(),
+            editor_id: hello.editor_id.clone(),
             given_name: hello.agent_name.as_deref().and_then(crate::state::clean_given_name),
             workspace: facts.workspaces.first().cloned(),
             waiting: waiting_tx,

@@ -332,6 +332,12 @@ enum Command {
         via: &'static str,
         reply: oneshot::Sender<Vec<(Thread, String)>>,
     },
+    TakeThreadMessages {
+        agent: String,
+        id: String,
+        via: &'static str,
+        reply: oneshot::Sender<Vec<(Thread, String)>>,
+    },
     AdvanceDeliveries {
         agent: String,
         ids: Vec<String>,
@@ -740,6 +746,17 @@ impl StateHandle {
         self.ask(|reply| Command::TakeMessages { agent, via, reply }).await
     }
 
+    /// Hands over the messages of thread `id` waiting for `agent`, marked
+    /// delivered `via`: each with the thread and its comment's id.
+    pub async fn take_thread_messages(
+        &self,
+        agent: String,
+        id: String,
+        via: &'static str,
+    ) -> Result<Vec<(Thread, String)>, Stopped> {
+        self.ask(|reply| Command::TakeThreadMessages { agent, id, via, reply }).await
+    }
+
     /// Moves `agent`'s messages in threads `ids` on to `state` (read, answered).
     pub async fn advance_deliveries(
         &self,
@@ -1104,6 +1121,9 @@ impl State {
             }
             Command::TakeMessages { agent, via, reply } => {
                 let _ = reply.send(self.take_messages(&agent, via));
+            }
+            Command::TakeThreadMessages { agent, id, via, reply } => {
+                let _ = reply.send(self.take_thread_messages(&agent, &id, via));
             }
             Command::AdvanceDeliveries { agent, ids, state, via } => {
                 let at = crate::clock::now_rfc3339();

@@ -215,6 +215,7 @@ macro_rules! for_each_method {
             $crate::methods::AgentsList,
             $crate::methods::AgentAsk,
             $crate::methods::AgentResend,
+            $crate::methods::AgentTyped,
             $crate::methods::MessagesTake,
             $crate::methods::StatusRequest,
             $crate::methods::StoreExport,
@@ -1440,6 +1441,9 @@ pub const AGENTS_CHANGED: &str = "agents/changed";
 pub const AGENT_ASK: &str = "agent/ask";
 /// Client → daemon request: a thread's waiting message sent to another agent.
 pub const AGENT_RESEND: &str = "agent/resend";
+/// Editor → daemon request: a thread's waiting message is typed into the
+/// terminal its agent runs in, as the person confirmed.
+pub const AGENT_TYPED: &str = "agent/typed";
 /// Client → daemon request (a host hook): the messages waiting for the
 /// agent of a host process, marked delivered.
 pub const MESSAGES_TAKE: &str = "messages/take";
@@ -1455,6 +1459,10 @@ method!(
 method!(
     /// A thread's message sent to another agent.
     AgentResend = AGENT_RESEND, AgentResendParams => AgentAskResult
+);
+method!(
+    /// A thread's waiting message, typed into its agent's terminal.
+    AgentTyped = AGENT_TYPED, AgentTypedParams => AgentTypedResult, FOR_CLI = false
 );
 method!(
     /// The messages waiting for a host's agent, taken by a hook.
@@ -1507,6 +1515,16 @@ pub struct AgentInfo {
     /// The shim's process id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shim_pid: Option<u32>,
+    /// The host's ancestors, nearest first (its parent, that one's parent,
+    /// …), read when the agent came; empty where the daemon cannot read
+    /// them. An editor's terminal whose shell is the host or one of these
+    /// runs the agent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_ancestors: Vec<u32>,
+    /// The editor window whose terminal the agent runs in, as its
+    /// environment says (`PARLEY_EDITOR_ID`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_id: Option<String>,
     /// The repository (or folder) it works in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<PathBuf>,
@@ -1575,6 +1593,29 @@ pub struct AgentResendParams {
     pub thread_id: String,
     /// The agent to send the thread's waiting message to instead.
     pub agent: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentTypedParams {
+    /// Whole, or a unique beginning of at least 4 characters.
+    pub thread_id: String,
+    /// Only answer the line, changing nothing: what the editor shows the
+    /// person to confirm.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preview: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentTypedResult {
+    /// The thread, its message now delivered by `terminal` (still waiting
+    /// on a preview).
+    pub thread: Thread,
+    /// The agent the message was for.
+    pub agent: String,
+    /// The line to type into the agent's terminal (and submit): the note
+    /// the other paths give, on one line, with no control characters.
+    pub text: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -49,6 +49,12 @@ impl Host {
 
     /// Like [`Host::start`], declaring `capabilities`.
     async fn start_with(sandbox: &Sandbox, cwd: &Path, client: &str, capabilities: Value) -> Host {
+        Host::start_env(sandbox, cwd, client, capabilities, &[]).await
+    }
+
+    /// Like [`Host::start_with`], with `env` in the host's environment (as
+    /// an editor's terminal gives its programs `PARLEY_EDITOR_ID`).
+    async fn start_env(sandbox: &Sandbox, cwd: &Path, client: &str, capabilities: Value, env: &[(&str, &str)]) -> Host {
         // The shell waits for the shim (no exec): it is the shim's parent.
         let shim = sandbox.command("parley-mcp");
         let mut command = tokio::process::Command::new("sh");
@@ -58,6 +64,7 @@ impl Host {
                 None => command.env_remove(key),
             };
         }
+        command.envs(env.iter().copied());
         command
             .args(["-c", "\"$0\"; exit $?"])
             .arg(bin("parley-mcp"))
@@ -521,6 +528,58 @@ async fn a_message_to_an_agent_that_has_gone_waits_and_can_be_sent_to_another() 
     assert!(out.contains("Asked claude-1"), "{out}");
     let told = first.call("get_feedback_summary", json!({})).await;
     assert!(texts(&told).get(1).is_some_and(|n| n.contains("Still needed?")), "{told}");
+}
+
+#[tokio::test]
+async fn a_message_typed_into_the_agents_terminal_is_one_line_delivered_by_terminal() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    // The host runs in an editor's terminal: its environment names the window.
+    let mut host =
+        Host::start_env(&sandbox, &repo, "claude-code", json!({}), &[("PARLEY_EDITOR_ID", "vscode-test-1")]).await;
+    host.call("get_feedback_summary", json!({})).await;
+    let listed = agents(&sandbox);
+    assert_eq!(listed[0]["editor_id"], "vscode-test-1", "{listed:#?}");
+    // The host stand-in is this test's child: its ancestry starts with this process.
+    let ancestors: Vec<u64> =
+        listed[0]["host_ancestors"].as_array().expect("host_ancestors").iter().filter_map(Value::as_u64).collect();
+    assert_eq!(ancestors.first(), Some(&u64::from(std::process::id())), "{listed:#?}");
+
+    let mut editor = sandbox.editor_with("vscode", Some("vscode-test-1"), &[&repo]).await;
+    let refused = editor.request("agent/typed", json!({"thread_id": "zzzz"})).await;
+    assert!(refused.error.is_some_and(|e| e.message.contains("zzzz")), "an unknown thread is named");
+    let missing = editor.request("agent/typed", json!({})).await;
+    assert!(missing.error.is_some_and(|e| e.message.contains("thread_id")), "a missing id is named");
+
+    let thread = ask(&sandbox, &repo, None, "src/auth.rs:2-3", "Why twice?\nAnd is \u{1b}[31mthis\u{7} safe?");
+    let preview = editor.call("agent/typed", json!({"thread_id": &thread[..8], "preview": true})).await;
+    assert_eq!(deliveries(&sandbox, &repo, &thread)[0]["state"], "waiting", "a preview marks nothing");
+    let typed = editor.call("agent/typed", json!({"thread_id": &thread[..8]})).await;
+    assert_eq!(preview["text"], typed["text"], "the person confirms the very line typed");
+    assert_eq!(typed["agent"], "claude-1", "{typed}");
+    let text = typed["text"].as_str().expect("text");
+    assert!(!text.chars().any(char::is_control), "one line, nothing a terminal would act on: {text:?}");
+    assert!(
+        text.contains("asks you about src/auth.rs:2-3") && text.contains("Why twice? And is [31mthis safe?"),
+        "{text}"
+    );
+    assert!(text.contains(&format!("reply_feedback (threadId {thread})")), "{text}");
+    let delivery = &deliveries(&sandbox, &repo, &thread)[0];
+    assert_eq!((&delivery["state"], &delivery["via"]), (&json!("delivered"), &json!("terminal")));
+    assert_eq!(typed["thread"]["deliveries"][0]["via"], "terminal", "{typed}");
+    // Typed once: the agent is not told again at the end of its tool answers.
+    assert_eq!(texts(&host.call("get_feedback_summary", json!({})).await).len(), 1);
+    let again = editor.request("agent/typed", json!({"thread_id": thread})).await;
+    let again = again.error.expect("nothing waits any more");
+    assert!(again.message.contains("no message in thread") && again.message.contains("ask the agent"), "{again:?}");
+
+    // A message for an agent that has gone is not typed anywhere.
+    let second = ask(&sandbox, &repo, None, "src/auth.rs:1", "And this?");
+    host.quit().await;
+    let gone = editor.request("agent/typed", json!({"thread_id": second})).await;
+    let gone = gone.error.expect("the agent has gone");
+    assert!(gone.message.contains("claude-1 is not at work") && gone.message.contains("another agent"), "{gone:?}");
+    assert_eq!(deliveries(&sandbox, &repo, &second)[0]["state"], "waiting");
 }
 
 #[tokio::test]

@@ -695,6 +695,66 @@ async fn a_person_asks_a_chosen_agent_in_nvim() {
     nvim.finish().await;
 }
 
+#[tokio::test]
+async fn a_waiting_message_is_typed_into_the_agents_nvim_terminal() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let _daemon = sandbox.start_daemon();
+    // An agent that does not run in Neovim's terminals.
+    let outside = sandbox.agent_with(&repo, &[("PARLEY_AGENT_NAME", "outside")]).await;
+    outside.call_ok("get_feedback_summary", json!({})).await;
+    let mut nvim = Nvim::start(&sandbox, "type_spec.lua", &repo, &repo);
+
+    let typed = sandbox.dir.path().join("typed.txt");
+    let script = parley_tests::repo_root().join("tests/fixtures/terminal_host.sh");
+    let paths = json!({"script": script, "shim": bin("parley-mcp"), "typed": typed});
+    nvim.tell("start-host", paths).await;
+    let running = nvim.reached("host-running").await;
+    let name = running["name"].as_str().expect("the agent's name").to_owned();
+    assert!(name.starts_with("claude-"), "{running}");
+
+    let ask = |agent: &str, place: &str, question: &str| {
+        let out = sandbox
+            .command("parley")
+            .args(["ask", "--agent", agent, place, question])
+            .current_dir(&repo)
+            .output()
+            .expect("run parley ask");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    ask("outside", "src/auth.rs:1", "Who calls main?");
+    ask(&name, "src/auth.rs:3", "Why login here?");
+    nvim.tell("asked-both", Value::Null).await;
+    nvim.reached("refused").await;
+
+    let done = nvim.reached("typed").await;
+    let shown = done["shown"].as_str().expect("the confirmation's text").to_owned();
+    // The spec saw the host echo the line, which it writes to the file first.
+    let got = std::fs::read_to_string(&typed).expect("the host wrote what was typed");
+    let line = got.strip_suffix('\n').unwrap_or(&got);
+    assert!(!line.contains('\n'), "one line typed: {got:?}");
+    assert!(line.contains("Why login here?") && line.contains("reply_feedback"), "{got:?}");
+    assert!(shown.ends_with(line), "the person was shown the very line typed: {shown:?} / {line:?}");
+    let listed = sandbox
+        .command("parley")
+        .args(["feedback", "list", "--all", "--json"])
+        .current_dir(&repo)
+        .output()
+        .expect("run parley feedback list");
+    let threads: Value = serde_json::from_slice(&listed.stdout).expect("feedback list --json prints JSON");
+    let thread = threads.as_array().and_then(|all| all.iter().find(|t| t["id"] == done["thread"])).expect("the thread");
+    assert_eq!(
+        (&thread["deliveries"][0]["state"], &thread["deliveries"][0]["via"]),
+        (&json!("delivered"), &json!("terminal"))
+    );
+    // The agent elsewhere still has its message waiting: nothing typed for it.
+    let told = all_text(&outside.call("get_feedback_summary", json!({})).await);
+    assert!(told.contains("Who calls main?") && !told.contains("Why login here?"), "{told}");
+    nvim.finish().await;
+}
+
 /// Starts `parley hook claude-plan` fed the fixture `name` (its folder filled
 /// in, and `edit` applied), as Claude Code runs it.
 fn plan_hook(sandbox: &Sandbox, repo: &Path, name: &str, edit: impl Fn(String) -> String) -> std::process::Child {

@@ -2,8 +2,9 @@
 //! and its end-to-end runs in a real VS Code (code-server in headless Chromium,
 //! driven by Playwright) against the real daemon and the real `parley-mcp`
 //! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`,
-//! `human.mjs`: a person reviewing an agent's rounds, and `agents.mjs`: asking
-//! a chosen agent and reviewing an agent's plans).
+//! `human.mjs`: a person reviewing an agent's rounds, `agents.mjs`: asking
+//! a chosen agent and reviewing an agent's plans, and `terminal.mjs`: a
+//! question typed into the terminal an agent runs in).
 //!
 //! Needs what scripts/test installs: the extension's npm packages, the built
 //! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
@@ -111,4 +112,12 @@ fn a_person_reviews_an_agents_rounds_in_vs_code() {
 #[test]
 fn a_person_asks_agents_and_reviews_plans_in_vs_code() {
     run_scenario("agents.mjs");
+}
+
+/// A question waiting for an agent whose host runs in the window's integrated
+/// terminal is typed there only once the person confirms the line shown; an
+/// agent running elsewhere is never offered it.
+#[test]
+fn a_person_types_a_question_into_the_agents_terminal_in_vs_code() {
+    run_scenario("terminal.mjs");
 }

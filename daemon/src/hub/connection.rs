@@ -253,6 +253,7 @@ answers! {
     AgentsList => agents_list,
     AgentAsk => agent_ask,
     AgentResend => agent_resend,
+    AgentTyped => agent_typed,
     MessagesTake => messages_take,
 }
 
@@ -555,6 +556,11 @@ async fn agent_resend(peer: &Peer<'_>, p: wire::AgentResendParams) -> Result<wir
         agent: delivery.agent.clone(),
         delivery: views::delivery(&delivery),
     })
+}
+
+async fn agent_typed(peer: &Peer<'_>, p: wire::AgentTypedParams) -> Result<wire::AgentTypedResult, ErrorObject> {
+    let (thread, agent, text) = agents::typed(peer.cx, &p.thread_id, p.preview).await?;
+    Ok(wire::AgentTypedResult { thread: views::thread(&thread, peer.facts.encoding), agent, text })
 }
 
 async fn messages_take(peer: &Peer<'_>, p: wire::MessagesTakeParams) -> Result<wire::MessagesTakeResult, ErrorObject> {

@@ -33,6 +33,10 @@ pub struct NewAgent {
     /// The host's process id (the shim's parent) and the shim's own.
     pub host_pid: Option<u32>,
     pub shim_pid: Option<u32>,
+    /// The host's ancestors, nearest first (filled in when it registers).
+    pub host_ancestors: Vec<u32>,
+    /// The editor window whose terminal it runs in (`PARLEY_EDITOR_ID`).
+    pub editor_id: Option<String>,
     /// The name a person gave it (`PARLEY_AGENT_NAME`).
     pub given_name: Option<String>,
     pub workspace: Option<PathBuf>,
@@ -257,6 +261,8 @@ impl State {
             host_version: host.version.clone(),
             host_pid: live.new.host_pid,
             shim_pid: live.new.shim_pid,
+            host_ancestors: live.new.host_ancestors.clone(),
+            editor_id: live.new.editor_id.clone(),
             workspace: host.workspace.clone().or_else(|| live.new.workspace.clone()),
             since: live.since.clone(),
             last_call: live.last_call.as_ref().map(|(tool, _)| tool.clone()),
@@ -325,6 +331,24 @@ impl State {
         }
         taken.sort_by(|a, b| a.0.updated_at.cmp(&b.0.updated_at));
         taken
+    }
+
+    /// Hands over the messages of thread `id` waiting for `agent`, marked
+    /// delivered `via`: each with the thread as it now stands and its
+    /// comment's id, oldest first. Empty when none waits.
+    pub(super) fn take_thread_messages(&mut self, agent: &str, id: &str, via: &str) -> Vec<(Thread, String)> {
+        let Some(thread) = self.thread(id) else { return Vec::new() };
+        let comments: Vec<String> = thread
+            .standing
+            .deliveries
+            .iter()
+            .filter(|d| d.agent == agent && d.state == DeliveryState::Waiting)
+            .map(|d| d.comment_id.clone())
+            .collect();
+        match self.advance_deliveries(id, agent, DeliveryState::Delivered, Some(via), &now_rfc3339()) {
+            Some(thread) => comments.into_iter().map(|c| (thread.clone(), c)).collect(),
+            None => Vec::new(),
+        }
     }
 
     /// Moves `agent`'s messages in thread `id` on to `state`; answers the

@@ -22,14 +22,20 @@ pub const VIA_TOOL_ANSWER: &str = "tool-answer";
 pub const VIA_WAIT: &str = "wait";
 pub const VIA_CHANNEL: &str = "channel";
 pub const VIA_HOOK: &str = "hook";
+/// Typed into the terminal the agent runs in, as the person confirmed.
+pub const VIA_TERMINAL: &str = "terminal";
 /// The agent found the thread itself, listing feedback.
 pub const VIA_FEEDBACK: &str = "feedback";
 
 /// The longest question a note repeats; the thread holds the whole text.
 const NOTE_QUESTION_CHARS: usize = 600;
 
-/// Registers an agent's MCP connection.
-pub async fn connected(cx: &Context, agent: NewAgent) {
+/// Registers an agent's MCP connection, with its host's ancestry (so an
+/// editor can tell which of its terminals runs it).
+pub async fn connected(cx: &Context, mut agent: NewAgent) {
+    if let Some(host) = agent.host_pid {
+        agent.host_ancestors = tokio::task::spawn_blocking(move || crate::ancestry::of(host)).await.unwrap_or_default();
+    }
     cx.state.agent_connected(agent).await;
 }
 
@@ -207,6 +213,59 @@ pub async fn resend(cx: &Context, thread_id: &str, agent: &str) -> Result<(Threa
     Ok((thread, delivery))
 }
 
+/// A thread's waiting message, about to be typed into the terminal its
+/// agent runs in (the person confirmed it in the editor): marks it
+/// delivered by `terminal` and answers the thread, the agent and the one
+/// line to type. With `preview`, only answers them, marking nothing (what
+/// the person is shown to confirm). Refused when no message of the thread
+/// waits, or its agent is not at work (it has no terminal to type into).
+pub async fn typed(cx: &Context, thread_id: &str, preview: bool) -> Result<(Thread, String, String), FeedbackError> {
+    let id = super::ids::thread(cx, thread_id, None).await?;
+    let thread = cx.state.thread(id.clone()).await?.ok_or(FeedbackError::NotFound)?;
+    let Some(waiting) = thread.standing.deliveries.iter().rev().find(|d| d.state == DeliveryState::Waiting) else {
+        return Err(FeedbackError::Invalid(format!(
+            "no message in thread {} waits for an agent: ask the agent first, or reply in the thread",
+            thread.id
+        )));
+    };
+    let agent = waiting.agent.clone();
+    let agents = list(cx, None).await?;
+    if !agents.iter().any(|a| a.name == agent) {
+        return Err(FeedbackError::Invalid(format!(
+            "{agent} is not at work, so it has no terminal to type into: send the message to another agent"
+        )));
+    }
+    if preview {
+        let waiting: Vec<(Thread, String)> = thread
+            .standing
+            .deliveries
+            .iter()
+            .filter(|d| d.agent == agent && d.state == DeliveryState::Waiting)
+            .map(|d| (thread.clone(), d.comment_id.clone()))
+            .collect();
+        let text =
+            waiting.iter().map(|(thread, comment)| one_line(&note(thread, comment))).collect::<Vec<_>>().join(" ");
+        return Ok((thread, agent, text));
+    }
+    let taken = cx.state.take_thread_messages(agent.clone(), id, VIA_TERMINAL).await?;
+    let Some((thread, _)) = taken.first().cloned() else {
+        return Err(FeedbackError::Invalid(format!(
+            "no message in thread {} waits for {agent} any more: it was delivered meanwhile",
+            thread.id
+        )));
+    };
+    let text = taken.iter().map(|(thread, comment)| one_line(&note(thread, comment))).collect::<Vec<_>>().join(" ");
+    Ok((thread, agent, text))
+}
+
+/// `text` made safe to type into a terminal as one line: every run of
+/// whitespace (a newline would submit it early) and every control
+/// character (an escape sequence, a Ctrl-C) becomes one space.
+pub fn one_line(text: &str) -> String {
+    let spaced: String = text.chars().map(|c| if c.is_control() || c.is_whitespace() { ' ' } else { c }).collect();
+    spaced.split(' ').filter(|word| !word.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
 /// A message handed to an agent.
 #[derive(Debug, Clone)]
 pub struct Message {
@@ -297,4 +356,17 @@ pub fn note(thread: &Thread, comment_id: &str) -> String {
         "{author} {what} {}:{lines} (thread {}): {question}\nAnswer with reply_feedback (threadId {}); get_feedback shows the thread.",
         thread.path, thread.id, thread.id
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_line_to_type_has_no_line_breaks_nor_anything_a_terminal_acts_on() {
+        assert_eq!(one_line("Why?\nAnswer with reply_feedback."), "Why? Answer with reply_feedback.");
+        assert_eq!(one_line("a\r\n\tb \u{1b}[2Jc\u{7}\u{3}d\u{9b}e"), "a b [2Jc d e");
+        assert_eq!(one_line("  spaced   out  "), "spaced out");
+        assert_eq!(one_line("naïve café"), "naïve café");
+    }
 }

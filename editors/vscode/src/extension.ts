@@ -108,7 +108,7 @@ export function activate(context: vscode.ExtensionContext): void {
   selection = new SelectionReporter(hub, panel);
   const author = threads.author.bind(threads);
   rounds = new RoundsController(hub, log, author, workspaceFolders);
-  asking = new AskingController(hub, log, threads, workspaceFolders);
+  asking = new AskingController(hub, log, threads, workspaceFolders, editorId);
   context.subscriptions.push(panel, threads, selection, rounds, asking, { dispose: () => hub.stop() });
   context.subscriptions.push(
     threads.onDidChangeCount((open) => status.setThreads(open)),
@@ -134,6 +134,7 @@ export function activate(context: vscode.ExtensionContext): void {
   command('parley.askAgent', () => asking?.ask());
   command('parley.resendToAgent', (args) => asking?.resend(args));
   command('parley.showAgents', () => asking?.showAgents());
+  command('parley.typeIntoTerminal', (args) => asking?.typeIntoTerminal(args));
   command('parley.reviewAgentChanges', () => rounds?.reviewAgentChanges());
   command('parley.submitReview', () => rounds?.submit());
   command('parley.suggestChange', () => rounds?.comments.suggestChange());

@@ -117,6 +117,8 @@ fn agent_info() -> AgentInfo {
         host_version: "2.1.320".into(),
         host_pid: Some(48213),
         shim_pid: Some(48240),
+        host_ancestors: vec![3120, 3101],
+        editor_id: Some("vscode-9f2c41".into()),
         workspace: Some(shop()),
         since: "2026-11-21T06:02:11.870Z".into(),
         last_call: Some("await_review".into()),
@@ -717,6 +719,15 @@ example!(
 );
 example!(AgentAskResult, AgentAskResult { thread: thread(), agent: "claude-1".into(), delivery: delivery() });
 example!(AgentResendParams, AgentResendParams { thread_id: "573dda29".into(), agent: "codex-1".into() });
+example!(AgentTypedParams, AgentTypedParams { thread_id: "573dda29".into(), preview: true });
+example!(
+    AgentTypedResult,
+    AgentTypedResult {
+        thread: thread(),
+        agent: "claude-1".into(),
+        text: "ana asks you about src/auth.rs:2-4 (thread 573dda29-f9f8-42f0-bf44-eb5690b0f283): Why is the token read twice here? Answer with reply_feedback (threadId 573dda29-f9f8-42f0-bf44-eb5690b0f283); get_feedback shows the thread.".into(),
+    }
+);
 example!(
     MessagesTakeParams,
     MessagesTakeParams { host_pid: Some(48290), ancestors: vec![48213, 3120], cwd: Some(in_shop("src")) }

@@ -2,8 +2,10 @@
 -- list (agents/list after each hello, then agents/changed), :ParleyAgents,
 -- :ParleyAsk (a thread on the lines addressed to the agent, with
 -- vim.ui.select of the agents on the file's repository when none is named,
--- and vim.ui.input for the question), and :ParleyResend, which sends a
--- message waiting for an agent that has gone to another.
+-- and vim.ui.input for the question), :ParleyResend, which sends a
+-- message waiting for an agent that has gone to another, and :ParleyType,
+-- which types a message waiting for an agent into the terminal of this
+-- Neovim that runs it, once the person has read the line and confirmed.
 
 local deliveries = require("parley.deliveries")
 local paths = require("parley.paths")
@@ -208,6 +210,90 @@ function M.resend(name)
     return
   end
   pick(candidates, "Send to which agent instead of " .. tostring(newest.agent) .. "?", send)
+end
+
+-- The terminal of this Neovim that runs `agent`, as {buf, chan, pid}, or
+-- nil: only when the agent's PARLEY_EDITOR_ID is this Neovim's, the
+-- terminal whose job is the agent's host, else the nearest of the host's
+-- ancestors (the shell the host was started from).
+function M.terminal_of(agent)
+  if type(agent) ~= "table" or agent.editor_id == nil or agent.editor_id ~= require("parley").editor_id() then
+    return nil
+  end
+  local terminals = {}
+  for _, buf in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == "terminal" then
+      local ok, pid = pcall(api.nvim_buf_get_var, buf, "terminal_job_pid")
+      local chan = vim.bo[buf].channel
+      if ok and type(pid) == "number" and chan and chan > 0 then
+        terminals[pid] = { buf = buf, chan = chan, pid = pid }
+      end
+    end
+  end
+  local chain = { agent.host_pid }
+  for _, pid in ipairs(type(agent.host_ancestors) == "table" and agent.host_ancestors or {}) do
+    chain[#chain + 1] = pid
+  end
+  for _, pid in ipairs(chain) do
+    if terminals[pid] then
+      return terminals[pid]
+    end
+  end
+  return nil
+end
+
+-- :ParleyType — the message of the thread under the cursor that waits for
+-- an agent running in one of this Neovim's terminals: the exact line is
+-- shown (vim.fn.confirm), and typed there with Enter once confirmed.
+function M.type_into_terminal()
+  local thread = threads.at_cursor()
+  if not thread then
+    return fail("no thread under the cursor (:ParleyThreads lists them)")
+  end
+  local newest = deliveries.newest(thread)
+  if not newest or newest.state ~= "waiting" then
+    return info("no message of this thread waits for an agent")
+  end
+  local agent
+  for _, candidate in ipairs(M.agents) do
+    if candidate.name == newest.agent then
+      agent = candidate
+    end
+  end
+  if not agent then
+    return info(tostring(newest.agent) .. " is no longer at work: send the message to another agent (:ParleyResend)")
+  end
+  local terminal = M.terminal_of(agent)
+  if not terminal then
+    return info(
+      agent.name
+        .. " does not run in a terminal of this Neovim; it gets the message with its next Parley tool answer or through its host's hooks"
+    )
+  end
+  rpc.request("agent/typed", { thread_id = thread.id, preview = true }, function(err, preview)
+    if err then
+      return fail("typing into " .. agent.name .. "'s terminal failed: " .. tostring(err))
+    end
+    local choice = vim.fn.confirm(
+      "Type this into " .. agent.name .. "'s terminal and press Enter?\n\n" .. preview.text,
+      "&Type\n&Cancel",
+      2
+    )
+    if choice ~= 1 then
+      return
+    end
+    rpc.request("agent/typed", { thread_id = thread.id }, function(err2, typed)
+      if err2 then
+        return fail("typing into " .. agent.name .. "'s terminal failed: " .. tostring(err2))
+      end
+      if not api.nvim_buf_is_valid(terminal.buf) then
+        return fail(agent.name .. "'s terminal was closed meanwhile: send the message again with :ParleyResend")
+      end
+      vim.fn.chansend(terminal.chan, typed.text .. "\r")
+      threads.apply("delivery", typed.thread, false)
+      info("typed into " .. agent.name .. "'s terminal")
+    end)
+  end)
 end
 
 local attached = false

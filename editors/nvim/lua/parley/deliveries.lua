@@ -15,6 +15,7 @@ local VIA = {
   wait = "in the call it was waiting in",
   channel = "pushed to its session",
   hook = "through its host's hook",
+  terminal = "typed into its terminal",
   feedback = "found in its feedback",
 }
 

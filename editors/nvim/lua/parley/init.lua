@@ -128,6 +128,9 @@ local function commands()
     end,
     desc = "Parley: send the thread's waiting message to another agent",
   })
+  command("ParleyType", function()
+    asking.type_into_terminal()
+  end, { desc = "Parley: type the thread's waiting message into the terminal its agent runs in" })
   command("ParleyAgents", function()
     asking.list()
   end, { desc = "Parley: the agents at work" })

@@ -2,6 +2,24 @@
 
 import { AgentInfo } from '../hub/types';
 
+/** The processes whose terminal runs `agent`: its host and the host's ancestors, nearest first. */
+export function hostChain(agent: AgentInfo): number[] {
+  return [...(agent.host_pid !== undefined ? [agent.host_pid] : []), ...(agent.host_ancestors ?? [])];
+}
+
+/**
+ * Which of `shells` (this window's terminals' shell process ids, undefined when not known) runs `agent`: only when the agent
+ * says it runs in this window (`editorId`), the first terminal whose shell is its host or nearest to it. Undefined when none.
+ */
+export function terminalOf(agent: AgentInfo, editorId: string, shells: readonly (number | undefined)[]): number | undefined {
+  if (agent.editor_id !== editorId) return undefined;
+  for (const pid of hostChain(agent)) {
+    const index = shells.indexOf(pid);
+    if (index >= 0) return index;
+  }
+  return undefined;
+}
+
 /** Whether `folder` holds `file` (or is it). */
 function holds(folder: string, file: string): boolean {
   return file === folder || file.startsWith(folder.endsWith('/') ? folder : `${folder}/`);

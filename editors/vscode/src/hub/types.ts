@@ -209,7 +209,7 @@ export interface Delivery {
   comment_id: string;
   agent: string;
   state: 'waiting' | 'delivered' | 'read' | 'answered';
-  /** How it reached the agent: `tool-answer`, `wait`, `channel`, `hook` or `feedback`. */
+  /** How it reached the agent: `tool-answer`, `wait`, `channel`, `hook`, `terminal` or `feedback`. */
   via?: string;
   asked_at: string;
   updated_at: string;
@@ -407,6 +407,10 @@ export interface AgentInfo {
   host_version: string;
   host_pid?: number;
   shim_pid?: number;
+  /** The host's ancestors, nearest first: a terminal whose shell is the host or one of these runs the agent. */
+  host_ancestors?: number[];
+  /** The window whose terminal runs the agent (PARLEY_EDITOR_ID in its environment). */
+  editor_id?: string;
   workspace?: string;
   since: string;
   last_call?: string;
@@ -452,6 +456,19 @@ export interface AgentAskParams {
 export interface AgentResendParams {
   thread_id: string;
   agent: string;
+}
+
+export interface AgentTypedParams {
+  thread_id: string;
+  /** Only answer the line, marking nothing: what the person confirms. */
+  preview?: boolean;
+}
+
+/** agent/typed's answer: the one line to type into the agent's terminal. */
+export interface AgentTypedResult {
+  agent: string;
+  text: string;
+  thread: Thread;
 }
 
 /** agent/ask's and agent/resend's answer. */

@@ -90,6 +90,8 @@ export class ThreadsController implements vscode.Disposable {
   readonly onDidChangeCount = this.countChanged.event;
   /** The agents at work (agents/changed); undefined until the daemon has said. */
   private agentsAtWork: Set<string> | undefined;
+  /** The agents that run in one of this window's terminals. */
+  private agentsTypeable = new Set<string>();
 
   constructor(
     private readonly hub: HubClient,
@@ -138,6 +140,21 @@ export class ThreadsController implements vscode.Disposable {
       const agents = (entry.data.deliveries ?? []).filter((d) => d.state === 'waiting').map((d) => d.agent);
       if (entry.vs && agents.some((a) => before?.has(a) !== this.agentsAtWork?.has(a))) this.show(entry);
     }
+  }
+
+  /** The agents running in this window's terminals changed: threads whose messages wait for one offer to type them there. */
+  setAgentsTypeable(names: string[]): void {
+    const before = this.agentsTypeable;
+    this.agentsTypeable = new Set(names);
+    for (const entry of this.entries.values()) {
+      const agents = (entry.data.deliveries ?? []).filter((d) => d.state === 'waiting').map((d) => d.agent);
+      if (entry.vs && agents.some((a) => before.has(a) !== this.agentsTypeable.has(a))) this.show(entry);
+    }
+  }
+
+  private typeable(): (agent: string) => boolean {
+    const names = this.agentsTypeable;
+    return (agent) => names.has(agent);
   }
 
   /** The thread `id`, as this window has it. */
@@ -319,7 +336,7 @@ export class ThreadsController implements vscode.Disposable {
 
   /** Creates or updates `entry`'s VS Code thread, setting only what changed: each set makes VS Code render the thread again. */
   private show(entry: Entry): void {
-    const view = threadView(entry.data, this.atWork());
+    const view = threadView(entry.data, this.atWork(), this.typeable());
     const commentsKey = JSON.stringify(view.comments);
     const canReply = !view.resolved && !entry.replyLater;
     const comments = () =>

@@ -13,7 +13,8 @@ export interface CommentView {
 export interface ThreadView {
   /**
    * `open…` threads have Reply and Resolve; `resolved` has Reopen; `…-gone` (a message waits for
-   * an agent no longer at work) has Send to Another Agent. Matched by regex in package.json.
+   * an agent no longer at work) has Send to Another Agent; `…-typeable` (a message waits for an agent that runs in one of
+   * this window's terminals) has Type into the Agent's Terminal. Matched by regex in package.json.
    */
   contextValue: string;
   label: string;
@@ -38,9 +39,10 @@ function quoteBlock(text: string): string {
 
 /**
  * How `thread` shows; `atWork` tells whether an agent (by its short name) is at work now, so that a
- * message waiting for one that has gone says so (undefined: not known, nothing said).
+ * message waiting for one that has gone says so (undefined: not known, nothing said); `typeable`, whether it runs in
+ * one of this window's terminals, so that a message waiting for it can be typed there.
  */
-export function threadView(thread: Thread, atWork?: (agent: string) => boolean): ThreadView {
+export function threadView(thread: Thread, atWork?: (agent: string) => boolean, typeable?: (agent: string) => boolean): ThreadView {
   const deliveries = new Map((thread.deliveries ?? []).map((d) => [d.comment_id, d]));
   const comments: CommentView[] = thread.comments.map((comment) => {
     const view: CommentView = { author: comment.author, body: comment.body, timestamp: new Date(comment.created_at) };
@@ -98,6 +100,7 @@ export function threadView(thread: Thread, atWork?: (agent: string) => boolean):
     // A message to an agent says more than the standing: who has it, and how far it got.
     label = `${label} · ${deliveryLabel(newest, atWork)}`;
     if (agentGone(newest, atWork)) contextValue = `${contextValue}-gone`;
+    else if (newest.state === 'waiting' && typeable?.(newest.agent)) contextValue = `${contextValue}-typeable`;
   } else if (standing) {
     label = `${label} · ${standing}`;
   }
@@ -126,6 +129,7 @@ const VIA_WORDS: Record<string, string> = {
   wait: 'in the call it was waiting in',
   channel: 'pushed to its session',
   hook: "through its host's hook",
+  terminal: 'typed into its terminal',
   feedback: 'found in its feedback',
 };
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AgentInfo } from '../../src/hub/types';
-import { NO_AGENT, activity, agentChoice, agentsIn, agentsOn, agentsStatus, ago, askedLines, linesName } from '../../src/asking/model';
+import { NO_AGENT, activity, agentChoice, agentsIn, agentsOn, agentsStatus, ago, askedLines, linesName, terminalOf } from '../../src/asking/model';
 
 const NOW = new Date('2026-11-21T06:30:00.000Z');
 
@@ -48,4 +48,14 @@ test('the status bar counts the agents and those waiting; with none, the person 
   assert.equal(agentsStatus([agent({})]).text, '$(hubot) 1 agent');
   assert.match(NO_AGENT, /no agent is at work/);
   assert.doesNotMatch(NO_AGENT, /agents\/list|agent\/ask/);
+});
+
+test("an agent's terminal is the one of this window whose shell is its host or the host's nearest ancestor", () => {
+  const here = agent({ editor_id: 'vscode-7', host_pid: 300, host_ancestors: [200, 100, 50] });
+  assert.equal(terminalOf(here, 'vscode-7', [undefined, 100, 200]), 2, 'the nearest ancestor wins');
+  assert.equal(terminalOf(here, 'vscode-7', [300, 200]), 0, 'a host started as the shell itself');
+  assert.equal(terminalOf(here, 'vscode-7', [400, 999]), undefined, 'no terminal of this window runs it');
+  assert.equal(terminalOf(here, 'vscode-8', [200]), undefined, "another window's terminal, whatever its process ids");
+  assert.equal(terminalOf(agent({ host_pid: 300 }), 'vscode-7', [300]), undefined, 'an agent not started in an editor terminal');
+  assert.equal(terminalOf(agent({ editor_id: 'vscode-7' }), 'vscode-7', [undefined]), undefined, 'no ancestry known');
 });

@@ -110,6 +110,18 @@ test('a message waiting for an agent that has gone says so and can be sent to an
   assert.equal(threadView(thread({ deliveries: [{ ...asked, state: 'delivered', via: 'hook' }] }), () => false).contextValue, 'open');
 });
 
+test("a message waiting for an agent in one of this window's terminals can be typed there, and only then", () => {
+  const waiting = thread({ deliveries: [{ ...asked, state: 'waiting' }] });
+  const inTerminal = (name: string) => name === 'claude-1';
+  assert.equal(threadView(waiting, () => true, inTerminal).contextValue, 'open-typeable');
+  assert.equal(threadView(waiting, () => true, () => false).contextValue, 'open', 'no terminal of this window runs it');
+  assert.equal(threadView(waiting, () => true).contextValue, 'open');
+  assert.equal(threadView(waiting, () => false, inTerminal).contextValue, 'open-gone', 'an agent that has gone is sent elsewhere, not typed to');
+  const typed = thread({ deliveries: [{ ...asked, state: 'delivered', via: 'terminal' }] });
+  assert.equal(threadView(typed, () => true, inTerminal).contextValue, 'open', 'delivered already: nothing to type');
+  assert.equal(deliveryLabel({ ...asked, state: 'delivered', via: 'terminal' }), 'delivered to claude-1 (typed into its terminal)');
+});
+
 test('the newest message is the one the label tells about', () => {
   const comments = [
     { id: 'c1', body: 'Why?', author: 'ana', created_at: '2026-11-21T06:28:26.631Z' },

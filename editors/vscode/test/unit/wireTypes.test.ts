@@ -84,6 +84,8 @@ const USES: Record<string, Use> = {
   AgentAskParams: { sends: 'T.AgentAskParams' },
   AgentAskResult: { reads: 'T.AgentAskResult' },
   AgentResendParams: { sends: 'T.AgentResendParams' },
+  AgentTypedParams: { sends: 'T.AgentTypedParams' },
+  AgentTypedResult: { reads: 'T.AgentTypedResult' },
   MessagesTakeParams: { unused: 'host hooks call it, not editors' },
   MessagesTakeResult: { unused: 'host hooks call it, not editors' },
 };
