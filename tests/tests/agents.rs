@@ -21,8 +21,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const SOURCE: &str = "fn login() {\n    let token = read_token();\n    let again = read_token();\n}\n";
 
-/// A repository with `src/auth.rs` committed.
-fn project(sandbox: &Sandbox) -> PathBuf {
+/// A repository with `src/auth.rs` committed (also the host hooks' tests').
+pub(crate) fn project(sandbox: &Sandbox) -> PathBuf {
     let repo = sandbox.repo("shop", &[("src/auth.rs", SOURCE)]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "start"]);

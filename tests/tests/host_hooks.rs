@@ -9,21 +9,14 @@
 //! `claude-prompt` adding it to the next prompt; Codex's `codex-stop`
 //! continuing a turn with no plan; each delivery recorded `hook`; bad input.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
-use parley_tests::{DEADLINE, Sandbox, bin, git, repo_root, test_dep};
+use parley_tests::{DEADLINE, Sandbox, bin, repo_root, test_dep};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-const SOURCE: &str = "fn login() {\n    let token = read_token();\n    let again = read_token();\n}\n";
-
-fn project(sandbox: &Sandbox) -> PathBuf {
-    let repo = sandbox.repo("shop", &[("src/auth.rs", SOURCE)]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "start"]);
-    repo
-}
+use crate::agents::project;
 
 /// A host stand-in: the Python SDK running the shim, and hooks, as its children.
 struct Host {
