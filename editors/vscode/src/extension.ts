@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { exportToTerminals, offerMcpServer } from './agents';
 import { AskingController } from './asking/controller';
 import { chooseAttach } from './hub/attachCommand';
-import { HubClient } from './hub/client';
+import { HubClient, withoutSpawning } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
 import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
 import { Log } from './log';
@@ -55,6 +55,11 @@ export function activate(context: vscode.ExtensionContext): void {
       if (ignored !== undefined) log.info(`ignoring parley.attach = ${JSON.stringify(ignored)} from the workspace's settings: set it in your user settings`);
       const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
       return chooseAttach(inspected, process.platform, folders);
+    },
+    attachEnv: () => {
+      const env = { ...process.env };
+      if (!settings().get<boolean>('startDaemon', true)) withoutSpawning(env);
+      return env;
     },
     resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), executable(log), process.env, (line) => log.info(line)),
     startDaemon: async (socket) => {

@@ -31,8 +31,8 @@ export interface HubClientOptions {
    * connection; undefined for the socket. Throws an Error saying what to fix when its setting is wrong.
    */
   attach?(): { argv: string[]; why: string } | undefined;
-  /** The environment a child of `attach` runs with. */
-  attachEnv?: NodeJS.ProcessEnv;
+  /** The environment a child of `attach` runs with (PARLEY_NO_SPAWN=1 in it when the user does not want a daemon started). */
+  attachEnv?(): NodeJS.ProcessEnv;
   /** The hello parameters, read at each connection (workspace folders change). */
   hello(): HelloParams;
   /** Starts a daemon when none answers; returns whether it started one. */
@@ -59,6 +59,13 @@ interface Pending {
 /** Whether a connect error means nobody is listening (so a daemon may be started). */
 function nobodyListening(error: NodeJS.ErrnoException): boolean {
   return error.code === 'ENOENT' || error.code === 'ECONNREFUSED';
+}
+
+/** Tells a child `parley attach` not to start a daemon; WSLENV makes wsl.exe pass the variable on into WSL. */
+export function withoutSpawning(env: NodeJS.ProcessEnv): void {
+  env.PARLEY_NO_SPAWN = '1';
+  const shared = (env.WSLENV ?? '').split(':').filter((name) => name !== '');
+  if (!shared.includes('PARLEY_NO_SPAWN')) env.WSLENV = [...shared, 'PARLEY_NO_SPAWN'].join(':');
 }
 
 export class HubClient {
@@ -164,7 +171,12 @@ export class HubClient {
       const where = attach.argv.join(' ');
       this.socketPath = undefined;
       this.options.log(`reaching the daemon through ${where}, chosen by ${attach.why}`);
-      this.open(where, (events) => openChild(attach.argv, this.options.attachEnv ?? process.env, events, this.options.log), undefined);
+      // As over the socket, a daemon is started once (until restart()): the first child may start one, later ones
+      // only reconnect, so a daemon stopped on purpose stays stopped until something else starts it.
+      const env = { ...(this.options.attachEnv?.() ?? process.env) };
+      if (this.startedDaemon) withoutSpawning(env);
+      this.startedDaemon = true;
+      this.open(where, (events) => openChild(attach.argv, env, events, this.options.log), undefined);
       return;
     }
     let path: string;
