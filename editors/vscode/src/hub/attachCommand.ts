@@ -6,6 +6,8 @@ import { Inspected } from '../programSettings';
 export interface AttachChoice {
   argv: string[];
   why: string;
+  /** The WSL distribution the window's folders live in, seen from Windows: paths are rewritten between the two (src/hub/wslPaths.ts). */
+  wslDistro?: string;
 }
 
 /** The distribution a WSL path lives in (`\\wsl$\Ubuntu\home\me` → `Ubuntu`), or undefined for any other path. */
@@ -34,13 +36,9 @@ function commandLine(value: unknown): string[] | undefined {
  */
 export function chooseAttach(setting: Inspected<unknown> | undefined, platform: NodeJS.Platform, folders: readonly string[]): AttachChoice | undefined {
   const configured = commandLine(setting?.globalValue);
-  if (configured) return { argv: configured, why: 'the parley.attach setting' };
-  if (platform !== 'win32') return undefined;
-  for (const folder of folders) {
-    const distro = wslDistro(folder);
-    if (distro) {
-      return { argv: ['wsl.exe', '-d', distro, 'parley', 'attach', '--stdio'], why: `the folder ${folder} is in WSL (${distro})` };
-    }
-  }
-  return undefined;
+  const wslFolder = platform === 'win32' ? folders.find((folder) => wslDistro(folder) !== undefined) : undefined;
+  const distro = wslFolder === undefined ? undefined : wslDistro(wslFolder);
+  if (configured) return { argv: configured, why: 'the parley.attach setting', ...(distro ? { wslDistro: distro } : {}) };
+  if (!distro) return undefined;
+  return { argv: ['wsl.exe', '-d', distro, 'parley', 'attach', '--stdio'], why: `the folder ${wslFolder} is in WSL (${distro})`, wslDistro: distro };
 }

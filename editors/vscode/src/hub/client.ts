@@ -2,6 +2,7 @@
 
 import { LineDecoder, Message, decode, encode } from './codec';
 import { Transport, TransportEvents, openChild, openSocket } from './transport';
+import { PathMapping, wslMapping } from './wslPaths';
 import { EventsReplayParams, HelloParams, HelloResult, ReplayResult } from './types';
 
 /** Linux keeps 107 bytes of a socket path; Node truncates longer ones silently. */
@@ -30,7 +31,7 @@ export interface HubClientOptions {
    * The child process to reach the daemon through instead of the socket (`parley attach --stdio`), read at each
    * connection; undefined for the socket. Throws an Error saying what to fix when its setting is wrong.
    */
-  attach?(): { argv: string[]; why: string } | undefined;
+  attach?(): { argv: string[]; why: string; wslDistro?: string } | undefined;
   /** The environment a child of `attach` runs with (PARLEY_NO_SPAWN=1 in it when the user does not want a daemon started). */
   attachEnv?(): NodeJS.ProcessEnv;
   /** The hello parameters, read at each connection (workspace folders change). */
@@ -81,6 +82,8 @@ export class HubClient {
   /** Notifications that arrive while catching up, applied after it. */
   private held: Message[] | undefined;
   private socketPath: string | undefined;
+  /** How paths are rewritten on this connection (a Windows window on a daemon in WSL); undefined: as they are. */
+  private paths: PathMapping | undefined;
   private startedDaemon = false;
   private connections = 0;
   /** The hello answer of the live connection. */
@@ -136,14 +139,14 @@ export class HubClient {
 
   /** Sends a notification; dropped when not connected (the state is re-sent after each hello). */
   notify(method: string, params: unknown): void {
-    if (this.socket && this.state === 'connected') this.socket.write(encode({ method, params }));
+    if (this.socket && this.state === 'connected') this.socket.write(encode({ method, params: this.toDaemon(params) }));
   }
 
   private send<T>(socket: Transport, method: string, params?: unknown): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      socket.write(encode({ id, method, params: params ?? null }));
+      socket.write(encode({ id, method, params: this.toDaemon(params ?? null) }));
     });
   }
 
@@ -160,7 +163,7 @@ export class HubClient {
 
   private async connect(): Promise<void> {
     if (this.state === 'stopped') return;
-    let attach: { argv: string[]; why: string } | undefined;
+    let attach: { argv: string[]; why: string; wslDistro?: string } | undefined;
     try {
       attach = this.options.attach?.();
     } catch (error) {
@@ -169,6 +172,8 @@ export class HubClient {
     }
     if (attach) {
       const where = attach.argv.join(' ');
+      this.paths = attach.wslDistro ? wslMapping(attach.wslDistro) : undefined;
+      if (attach.wslDistro) this.options.log(`paths are rewritten between \\\\wsl.localhost\\${attach.wslDistro}\\… and WSL's /…`);
       this.socketPath = undefined;
       this.options.log(`reaching the daemon through ${where}, chosen by ${attach.why}`);
       // As over the socket, a daemon is started once (until restart()): the first child may start one, later ones
@@ -191,6 +196,7 @@ export class HubClient {
       return;
     }
     this.socketPath = path;
+    this.paths = undefined;
     this.open(path, (events) => openSocket(path, events), path);
   }
 
@@ -320,8 +326,13 @@ export class HubClient {
     }
   }
 
+  private toDaemon(value: unknown): unknown {
+    return this.paths ? this.paths.toDaemon(value) : value;
+  }
+
   private receive(socket: Transport, line: string): void {
-    const message = decode(line);
+    const decoded = decode(line);
+    const message = decoded && this.paths ? { ...decoded, params: this.paths.toWindow(decoded.params), result: this.paths.toWindow(decoded.result) } : decoded;
     if (!message) {
       this.options.log(`ignoring a line that is not JSON-RPC: ${line.slice(0, 200)}`);
       return;
@@ -346,7 +357,7 @@ export class HubClient {
     let reply: Message;
     try {
       const result = await this.options.onRequest(message.method ?? '', message.params);
-      reply = { id: message.id, result: result ?? null };
+      reply = { id: message.id, result: this.toDaemon(result ?? null) };
     } catch (error) {
       reply = { id: message.id, error: { code: -32601, message: (error as Error).message } };
     }

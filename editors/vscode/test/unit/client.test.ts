@@ -243,7 +243,7 @@ test('through a child process: the same hello, requests and replay, and only the
   const { daemon, client, connected, notifications, socketPath } = setup({
     attach: () => ({ argv: [process.execPath, '-e', RELAY, socketPath], why: 'a test' }),
     attachEnv: () => {
-      const env = { ...process.env, WSLENV: 'USERPROFILE/p' };
+      const env: NodeJS.ProcessEnv = { ...process.env, WSLENV: 'USERPROFILE/p' };
       delete env.PARLEY_NO_SPAWN;
       return env;
     },
@@ -287,4 +287,23 @@ test('without spawning, wsl.exe is told to pass the variable on', () => {
   withoutSpawning(env);
   assert.equal(env.PARLEY_NO_SPAWN, '1');
   assert.equal(env.WSLENV, 'USERPROFILE/p:PARLEY_NO_SPAWN');
+});
+
+test('through wsl.exe, the window speaks of \\\\wsl.localhost paths and the daemon of WSL ones', async () => {
+  const share = '\\\\wsl.localhost\\Ubuntu\\home\\me\\app';
+  const { daemon, client, connected, notifications, socketPath } = setup({
+    attach: () => ({ argv: [process.execPath, '-e', RELAY, socketPath], why: 'a test', wslDistro: 'Ubuntu' }),
+    hello: () => ({ ...hello, workspaces: [share] }),
+  });
+  await daemon.listen();
+  standardDaemon(daemon, 'run-1', 0);
+  client.start();
+  await until('the connection', () => connected.length === 1);
+  assert.deepEqual((daemon.received[0].params as HelloParams).workspaces, ['/home/me/app']);
+  client.notify('buffer/closed', { path: `${share}\\src\\lib.rs` });
+  await until('the notification', () => daemon.received.some((m) => m.method === 'buffer/closed'));
+  assert.deepEqual(daemon.received.find((m) => m.method === 'buffer/closed')?.params, { path: '/home/me/app/src/lib.rs' });
+  daemon.send(daemon.last(), { method: 'feedback/changed', params: { seq: 1, thread: { file: '/home/me/app/src/lib.rs', path: 'src/lib.rs' } } });
+  await until('the thread', () => notifications.length === 1);
+  assert.deepEqual(notifications[0][1], { seq: 1, thread: { file: `${share}\\src\\lib.rs`, path: 'src/lib.rs' } });
 });
