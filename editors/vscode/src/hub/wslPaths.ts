@@ -1,7 +1,7 @@
 // Paths between a Windows VS Code and a daemon in WSL: the window knows a WSL folder as `\\wsl.localhost\DISTRO\home\me\app` (or `\\wsl$\DISTRO\…`), the daemon as `/home/me/app`. Messages through `wsl.exe parley attach --stdio` are rewritten at the edge, field by field: only the members that carry paths, and only absolute paths, so relative paths, text and everything else pass unchanged. Imports nothing from vscode.
 
 /** The members of hub messages (and their parameters and results) that carry file-system paths. */
-const PATH_KEYS = new Set(['cwd', 'workspaces', 'workspace', 'path', 'file', 'resolved_path', 'root', 'repository', 'old_path']);
+const PATH_KEYS = new Set(['cwd', 'workspaces', 'workspace', 'base_uri', 'path', 'file', 'resolved_path', 'root', 'repository', 'old_path']);
 
 /** Rewrites the paths of one message each way. */
 export interface PathMapping {

@@ -25,6 +25,10 @@ test("a hello and a thread's paths are rewritten, text and relative paths are no
     seq: 3,
     thread: { workspace: '\\\\wsl.localhost\\Ubuntu\\home\\me\\app', path: 'src/lib.rs', file: '\\\\wsl.localhost\\Ubuntu\\home\\me\\app\\src\\lib.rs', quote: '/etc/passwd', comments: [{ body: '/home/me' }] },
   });
+  const review = { review: { base_uri: '/home/me/app', references: [{ path: 'src/lib.rs', resolved_path: '/home/me/app/src/lib.rs' }] } };
+  assert.deepEqual(mapping.toWindow(review), {
+    review: { base_uri: '\\\\wsl.localhost\\Ubuntu\\home\\me\\app', references: [{ path: 'src/lib.rs', resolved_path: '\\\\wsl.localhost\\Ubuntu\\home\\me\\app\\src\\lib.rs' }] },
+  });
   assert.equal(mapping.toWindow(null), null);
 });
 
