@@ -2,6 +2,7 @@
 //! longer ones live in `cli/`.
 
 mod agents;
+mod attach;
 pub mod client;
 mod feedback;
 mod hooks;
@@ -52,6 +53,16 @@ enum Command {
     Stop,
     /// Print the socket path clients connect to.
     SocketPath,
+    /// Relay one hub connection over stdin and stdout, for an editor that cannot reach the socket (WSL, remote).
+    ///
+    /// Starts the daemon when none runs. The client speaks the hub protocol
+    /// exactly as over the socket, its own `hello` first; the relay ends when
+    /// stdin closes or the daemon closes the connection.
+    Attach {
+        /// Relay over standard input and output (the only way there is).
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Reviews presented by agents.
     Review {
         #[command(subcommand)]
@@ -498,6 +509,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Daemon => unreachable!("handled before the runtime starts"),
         Command::Status { json } => status(json).await,
         Command::Stop => stop().await,
+        Command::Attach { stdio } => attach::run(stdio).await,
         Command::SocketPath => {
             println!("{}", socket::socket_path()?.display());
             Ok(0)

@@ -19,7 +19,6 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 pub mod bench;
 
@@ -162,20 +161,7 @@ impl Sandbox {
     }
 
     pub async fn editor_with(&self, name: &str, editor_id: Option<&str>, workspaces: &[&Path]) -> Editor {
-        let hello = Hello {
-            protocol: parley_protocol::PROTOCOL_VERSION,
-            role: Role::Editor,
-            client: ClientInfo { name: name.into(), version: "test".into() },
-            pid: Some(std::process::id()),
-            cwd: None,
-            workspaces: workspaces.iter().map(|w| w.to_path_buf()).collect(),
-            editor_id: editor_id.map(Into::into),
-            position_encoding: PositionEncoding::Utf16,
-            parent_pid: None,
-            agent_name: None,
-            env: Default::default(),
-        };
-        Editor::connect(&self.socket, &hello).await
+        Editor::connect(&self.socket, &editor_hello(name, editor_id, workspaces)).await
     }
 
     /// A git repository under the sandbox with the given files.
@@ -356,11 +342,33 @@ pub fn text_of(result: &CallToolResult) -> String {
     result.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default()
 }
 
+/// What a raw hub client reads from: the socket, or a relay's stdout.
+type HubReader = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+/// What a raw hub client writes to: the socket, or a relay's stdin.
+type HubWriter = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// The hello a raw hub client sends as an editor window open on `workspaces`.
+pub fn editor_hello(name: &str, editor_id: Option<&str>, workspaces: &[&Path]) -> Hello {
+    Hello {
+        protocol: parley_protocol::PROTOCOL_VERSION,
+        role: Role::Editor,
+        client: ClientInfo { name: name.into(), version: "test".into() },
+        pid: Some(std::process::id()),
+        cwd: None,
+        workspaces: workspaces.iter().map(|w| w.to_path_buf()).collect(),
+        editor_id: editor_id.map(Into::into),
+        position_encoding: PositionEncoding::Utf16,
+        parent_pid: None,
+        agent_name: None,
+        env: Default::default(),
+    }
+}
+
 /// A raw hub client acting as an editor window.
 pub struct Editor {
     pub reply: HelloReply,
-    lines: tokio::io::Lines<BufReader<OwnedReadHalf>>,
-    writer: OwnedWriteHalf,
+    lines: tokio::io::Lines<BufReader<HubReader>>,
+    writer: HubWriter,
     next_id: i64,
     /// Messages read while waiting for something else.
     backlog: VecDeque<Message>,
@@ -371,7 +379,13 @@ pub struct Editor {
 impl Editor {
     pub async fn connect(socket: &Path, hello: &Hello) -> Editor {
         let stream = UnixStream::connect(socket).await.expect("connect to the daemon");
-        let (read, mut writer) = stream.into_split();
+        let (read, writer) = stream.into_split();
+        Editor::over(Box::new(read), Box::new(writer), hello).await
+    }
+
+    /// Says hello over any byte stream to the daemon (a relay's stdout and
+    /// stdin, say) and reads the answer.
+    pub async fn over(read: HubReader, mut writer: HubWriter, hello: &Hello) -> Editor {
         let mut lines = BufReader::new(read).lines();
         let request = Request::new(Id::Number(0), "hello", serde_json::to_value(hello).expect("hello serializes"));
         writer.write_all(&to_line(&request)).await.expect("send hello");

@@ -5,6 +5,7 @@
 
 mod agent_threads;
 mod agents;
+mod attach;
 mod bounded;
 mod daily;
 mod disk;

@@ -121,3 +121,13 @@ fn a_person_asks_agents_and_reviews_plans_in_vs_code() {
 fn a_person_types_a_question_into_the_agents_terminal_in_vs_code() {
     run_scenario("terminal.mjs");
 }
+
+/// A window whose extension cannot reach the socket (its PARLEY_SOCKET points
+/// nowhere) reaches the daemon through `parley.attach`, the real
+/// `parley attach --stdio` (which starts the daemon), shows a review an agent
+/// presents, and after `parley stop` reconnects through a new child to the
+/// daemon the agent starts.
+#[test]
+fn the_extension_reaches_its_daemon_through_parley_attach() {
+    run_scenario("attach.mjs");
+}

@@ -3,7 +3,8 @@
 import * as vscode from 'vscode';
 import { exportToTerminals, offerMcpServer } from './agents';
 import { AskingController } from './asking/controller';
-import { HubClient } from './hub/client';
+import { chooseAttach } from './hub/attachCommand';
+import { HubClient, withoutSpawning } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
 import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
 import { Log } from './log';
@@ -48,6 +49,18 @@ export function activate(context: vscode.ExtensionContext): void {
   let asking: AskingController | undefined;
 
   const hub = new HubClient({
+    attach: () => {
+      const inspected = settings().inspect<unknown>('attach');
+      const ignored = inspected?.workspaceFolderValue ?? inspected?.workspaceValue;
+      if (ignored !== undefined) log.info(`ignoring parley.attach = ${JSON.stringify(ignored)} from the workspace's settings: set it in your user settings`);
+      const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
+      return chooseAttach(inspected, process.platform, folders);
+    },
+    attachEnv: () => {
+      const env = { ...process.env };
+      if (!settings().get<boolean>('startDaemon', true)) withoutSpawning(env);
+      return env;
+    },
     resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), executable(log), process.env, (line) => log.info(line)),
     startDaemon: async (socket) => {
       if (!settings().get<boolean>('startDaemon', true) || spawnForbidden(process.env)) return false;

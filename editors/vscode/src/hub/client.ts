@@ -1,7 +1,8 @@
-// The hub client: one connection to the daemon's socket as an editor window, with hello, requests, the daemon's own requests and notifications, reconnection with back-off and catching up through events/replay (docs/protocol.md §3, §8). Imports nothing from vscode, so node --test drives it against a socket of its own.
+// The hub client: one connection to the daemon as an editor window, over its socket or through a child process (`parley attach --stdio`, src/hub/transport.ts), with hello, requests, the daemon's own requests and notifications, reconnection with back-off and catching up through events/replay (docs/protocol.md §3, §8). Imports nothing from vscode, so node --test drives it against a socket of its own.
 
-import * as net from 'node:net';
 import { LineDecoder, Message, decode, encode } from './codec';
+import { Transport, TransportEvents, openChild, openSocket } from './transport';
+import { PathMapping, wslMapping } from './wslPaths';
 import { EventsReplayParams, HelloParams, HelloResult, ReplayResult } from './types';
 
 /** Linux keeps 107 bytes of a socket path; Node truncates longer ones silently. */
@@ -26,6 +27,13 @@ export const DISCONNECTED = -32000;
 export interface HubClientOptions {
   /** Finds the socket path; throws an Error saying what to do when it cannot. */
   resolveSocket(): Promise<string>;
+  /**
+   * The child process to reach the daemon through instead of the socket (`parley attach --stdio`), read at each
+   * connection; undefined for the socket. Throws an Error saying what to fix when its setting is wrong.
+   */
+  attach?(): { argv: string[]; why: string; wslDistro?: string } | undefined;
+  /** The environment a child of `attach` runs with (PARLEY_NO_SPAWN=1 in it when the user does not want a daemon started). */
+  attachEnv?(): NodeJS.ProcessEnv;
   /** The hello parameters, read at each connection (workspace folders change). */
   hello(): HelloParams;
   /** Starts a daemon when none answers; returns whether it started one. */
@@ -54,8 +62,15 @@ function nobodyListening(error: NodeJS.ErrnoException): boolean {
   return error.code === 'ENOENT' || error.code === 'ECONNREFUSED';
 }
 
+/** Tells a child `parley attach` not to start a daemon; WSLENV makes wsl.exe pass the variable on into WSL. */
+export function withoutSpawning(env: NodeJS.ProcessEnv): void {
+  env.PARLEY_NO_SPAWN = '1';
+  const shared = (env.WSLENV ?? '').split(':').filter((name) => name !== '');
+  if (!shared.includes('PARLEY_NO_SPAWN')) env.WSLENV = [...shared, 'PARLEY_NO_SPAWN'].join(':');
+}
+
 export class HubClient {
-  private socket: net.Socket | undefined;
+  private socket: Transport | undefined;
   private nextId = 1;
   private pending = new Map<number, Pending>();
   private state: ConnectionState = 'stopped';
@@ -67,6 +82,8 @@ export class HubClient {
   /** Notifications that arrive while catching up, applied after it. */
   private held: Message[] | undefined;
   private socketPath: string | undefined;
+  /** How paths are rewritten on this connection (a Windows window on a daemon in WSL); undefined: as they are. */
+  private paths: PathMapping | undefined;
   private startedDaemon = false;
   private connections = 0;
   /** The hello answer of the live connection. */
@@ -122,14 +139,14 @@ export class HubClient {
 
   /** Sends a notification; dropped when not connected (the state is re-sent after each hello). */
   notify(method: string, params: unknown): void {
-    if (this.socket && this.state === 'connected') this.socket.write(encode({ method, params }));
+    if (this.socket && this.state === 'connected') this.socket.write(encode({ method, params: this.toDaemon(params) }));
   }
 
-  private send<T>(socket: net.Socket, method: string, params?: unknown): Promise<T> {
+  private send<T>(socket: Transport, method: string, params?: unknown): Promise<T> {
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      socket.write(encode({ id, method, params: params ?? null }));
+      socket.write(encode({ id, method, params: this.toDaemon(params ?? null) }));
     });
   }
 
@@ -146,6 +163,27 @@ export class HubClient {
 
   private async connect(): Promise<void> {
     if (this.state === 'stopped') return;
+    let attach: { argv: string[]; why: string; wslDistro?: string } | undefined;
+    try {
+      attach = this.options.attach?.();
+    } catch (error) {
+      this.lost(error instanceof Error ? error.message : String(error));
+      return;
+    }
+    if (attach) {
+      const where = attach.argv.join(' ');
+      this.paths = attach.wslDistro ? wslMapping(attach.wslDistro) : undefined;
+      if (attach.wslDistro) this.options.log(`paths are rewritten between \\\\wsl.localhost\\${attach.wslDistro}\\… and WSL's /…`);
+      this.socketPath = undefined;
+      this.options.log(`reaching the daemon through ${where}, chosen by ${attach.why}`);
+      // As over the socket, a daemon is started once (until restart()): the first child may start one, later ones
+      // only reconnect, so a daemon stopped on purpose stays stopped until something else starts it.
+      const env = { ...(this.options.attachEnv?.() ?? process.env) };
+      if (this.startedDaemon) withoutSpawning(env);
+      this.startedDaemon = true;
+      this.open(where, (events) => openChild(attach.argv, env, events, this.options.log), undefined);
+      return;
+    }
     let path: string;
     try {
       path = this.socketPath ?? (await this.options.resolveSocket());
@@ -158,47 +196,55 @@ export class HubClient {
       return;
     }
     this.socketPath = path;
-    const socket = net.createConnection(path);
-    this.socket = socket;
+    this.paths = undefined;
+    this.open(path, (events) => openSocket(path, events), path);
+  }
+
+  /** Opens one connection: `socketPath` is set for the socket, where nobody listening may start a daemon. */
+  private open(where: string, openTransport: (events: TransportEvents) => Transport, socketPath: string | undefined): void {
     const decoder = new LineDecoder();
     let helloDone = false;
-    socket.on('connect', () => {
-      this.options.log(`connected to ${path}; saying hello`);
-      void this.hello(socket).then(
-        () => {
-          helloDone = true;
-        },
-        (error: Error) => {
-          this.options.log(`hello failed: ${error.message}`);
-          this.drop(socket, `the daemon refused hello: ${error.message}`);
-        },
-      );
+    // Node emits a socket's and a child's events asynchronously, never before openTransport returns.
+    const socket: Transport = openTransport({
+      onOpen: () => {
+        this.options.log(`connected to ${where}; saying hello`);
+        void this.hello(socket).then(
+          () => {
+            helloDone = true;
+          },
+          (error: Error) => {
+            this.options.log(`hello failed: ${error.message}`);
+            this.drop(socket, `the daemon refused hello: ${error.message}`);
+          },
+        );
+      },
+      onData: (chunk) => {
+        let lines: string[];
+        try {
+          lines = decoder.push(chunk);
+        } catch (error) {
+          this.drop(socket, (error as Error).message);
+          return;
+        }
+        for (const line of lines) this.receive(socket, line);
+      },
+      onError: (error) => {
+        if (this.socket !== socket) return;
+        if (!helloDone && socketPath !== undefined && nobodyListening(error)) {
+          void this.noDaemon(socket, socketPath, error);
+          return;
+        }
+        this.drop(socket, error.message);
+      },
+      onClose: (why) => {
+        if (this.socket === socket) this.drop(socket, why);
+      },
     });
-    socket.on('data', (chunk: Buffer) => {
-      let lines: string[];
-      try {
-        lines = decoder.push(chunk);
-      } catch (error) {
-        this.drop(socket, (error as Error).message);
-        return;
-      }
-      for (const line of lines) this.receive(socket, line);
-    });
-    socket.on('error', (error: NodeJS.ErrnoException) => {
-      if (this.socket !== socket) return;
-      if (!helloDone && nobodyListening(error)) {
-        void this.noDaemon(socket, path, error);
-        return;
-      }
-      this.drop(socket, error.message);
-    });
-    socket.on('close', () => {
-      if (this.socket === socket) this.drop(socket, 'the daemon closed the connection');
-    });
+    this.socket = socket;
   }
 
   /** Nobody listens: start a daemon (once) and try again soon, else wait with back-off. */
-  private async noDaemon(socket: net.Socket, path: string, error: NodeJS.ErrnoException): Promise<void> {
+  private async noDaemon(socket: Transport, path: string, error: NodeJS.ErrnoException): Promise<void> {
     this.socket = undefined;
     socket.destroy();
     this.failPending('the daemon went away');
@@ -218,7 +264,7 @@ export class HubClient {
     this.lost(`no Parley daemon is running at ${path} (${error.code ?? error.message})`);
   }
 
-  private async hello(socket: net.Socket): Promise<void> {
+  private async hello(socket: Transport): Promise<void> {
     const params = this.options.hello();
     const timeoutMs = this.options.helloTimeoutMs ?? 10_000;
     let timer: NodeJS.Timeout | undefined;
@@ -280,8 +326,13 @@ export class HubClient {
     }
   }
 
-  private receive(socket: net.Socket, line: string): void {
-    const message = decode(line);
+  private toDaemon(value: unknown): unknown {
+    return this.paths ? this.paths.toDaemon(value) : value;
+  }
+
+  private receive(socket: Transport, line: string): void {
+    const decoded = decode(line);
+    const message = decoded && this.paths ? { ...decoded, params: this.paths.toWindow(decoded.params), result: this.paths.toWindow(decoded.result) } : decoded;
     if (!message) {
       this.options.log(`ignoring a line that is not JSON-RPC: ${line.slice(0, 200)}`);
       return;
@@ -302,18 +353,18 @@ export class HubClient {
     }
   }
 
-  private async answer(socket: net.Socket, message: Message): Promise<void> {
+  private async answer(socket: Transport, message: Message): Promise<void> {
     let reply: Message;
     try {
       const result = await this.options.onRequest(message.method ?? '', message.params);
-      reply = { id: message.id, result: result ?? null };
+      reply = { id: message.id, result: this.toDaemon(result ?? null) };
     } catch (error) {
       reply = { id: message.id, error: { code: -32601, message: (error as Error).message } };
     }
     if (this.socket === socket) socket.write(encode(reply));
   }
 
-  private drop(socket: net.Socket, why: string): void {
+  private drop(socket: Transport, why: string): void {
     if (this.socket !== socket) return;
     this.socket = undefined;
     socket.destroy();

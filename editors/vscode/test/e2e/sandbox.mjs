@@ -112,9 +112,10 @@ export class Sandbox {
   /**
    * Installs the .vsix and starts code-server on `folder`; resolves once it answers. With
    * `toasts`, without the smoke-test driver: the workbench shows no notification toasts
-   * while it is on (they go straight to the notification center).
+   * while it is on (they go straight to the notification center). `env`: variables changed for code-server
+   * (and so for the extension), over the sandbox's.
    */
-  async startCodeServer(folder, settings = {}, { toasts = false } = {}) {
+  async startCodeServer(folder, settings = {}, { toasts = false, env = {} } = {}) {
     const ud = path.join(this.dir, 'ud');
     const ext = path.join(this.dir, 'ext');
     fs.mkdirSync(path.join(ud, 'User'), { recursive: true });
@@ -153,7 +154,7 @@ export class Sandbox {
         ...(toasts ? [] : ['--vscode-option', 'enable-smoke-test-driver']),
         folder,
       ],
-      { detached: true, env: this.env(), stdio: ['ignore', log, log] },
+      { detached: true, env: this.env(env), stdio: ['ignore', log, log] },
     );
     fs.closeSync(log);
     this.children.push(child);

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, test } from 'node:test';
 import { LineDecoder, Message, encode } from '../../src/hub/codec';
-import { HubClient, HubClientOptions } from '../../src/hub/client';
+import { HubClient, HubClientOptions, withoutSpawning } from '../../src/hub/client';
 import { HelloParams } from '../../src/hub/types';
 
 const DEADLINE_MS = 5000;
@@ -225,4 +225,85 @@ test('lines split anywhere, even inside a UTF-8 character, come out whole', () =
   const lines: string[] = [];
   for (let i = 0; i < bytes.length; i += 3) lines.push(...decoder.push(bytes.subarray(i, i + 3)));
   assert.deepEqual(lines, ['{"a":"café 🦀"}', '{"b":1}']);
+});
+
+/** A stand-in for `parley attach --stdio`: relays its stdio to the socket, and says on stderr whether it may start a daemon. */
+const RELAY = [
+  "const net = require('node:net');",
+  "process.stderr.write(`spawn ${process.env.PARLEY_NO_SPAWN === '1' ? 'forbidden' : 'allowed'}\\n`);",
+  'const socket = net.createConnection(process.argv[1]);',
+  'process.stdin.pipe(socket);',
+  'socket.pipe(process.stdout);',
+  "socket.on('close', () => { process.stderr.write('the daemon closed the connection\\n'); process.exit(1); });",
+  "process.stdin.on('end', () => socket.end());",
+].join('\n');
+
+test('through a child process: the same hello, requests and replay, and only the first child may start a daemon', async () => {
+  const logged: string[] = [];
+  const { daemon, client, connected, notifications, socketPath } = setup({
+    attach: () => ({ argv: [process.execPath, '-e', RELAY, socketPath], why: 'a test' }),
+    attachEnv: () => {
+      const env: NodeJS.ProcessEnv = { ...process.env, WSLENV: 'USERPROFILE/p' };
+      delete env.PARLEY_NO_SPAWN;
+      return env;
+    },
+    resolveSocket: async () => {
+      throw new Error('the socket is not looked up when attaching');
+    },
+    log: (line) => logged.push(line),
+  });
+  await daemon.listen();
+  standardDaemon(daemon, 'run-1', 3, () => ({ seq: 5, complete: true, events: [{ method: 'review/updated', params: { seq: 5 } }] }));
+  client.start();
+  await until('the first connection', () => connected.length === 1);
+  assert.deepEqual(daemon.received[0].params, hello);
+  assert.deepEqual(await client.request('status'), { ok: true });
+  await until('the child to say whether it may start a daemon', () => logged.some((l) => l.endsWith('spawn allowed')));
+
+  // The daemon goes away: the child ends saying why, and a new one reconnects and replays.
+  daemon.last().destroy();
+  await until('the second connection', () => connected.length === 2);
+  assert.deepEqual(daemon.received.find((m) => m.method === 'events/replay')?.params, { after: 3, instance: 'run-1' });
+  await until('the replayed event', () => notifications.some(([method]) => method === 'review/updated'));
+  assert.ok(logged.some((l) => /exited with code 1: the daemon closed the connection/.test(l)), logged.join('\n'));
+  assert.ok(logged.some((l) => l.endsWith('spawn forbidden')), `a reconnecting child may start a daemon:\n${logged.join('\n')}`);
+  assert.equal(client.connectionState, 'connected');
+});
+
+test('a child that cannot be run is reported and retried, never thrown', async () => {
+  const logged: string[] = [];
+  const { client } = setup({
+    attach: () => ({ argv: ['/no/such/parley', 'attach', '--stdio'], why: 'a test' }),
+    log: (line) => logged.push(line),
+  });
+  client.start();
+  await until('two tries', () => logged.filter((l) => l.includes('cannot run /no/such/parley')).length >= 2);
+  assert.equal(client.connectionState === 'connected', false);
+});
+
+test('without spawning, wsl.exe is told to pass the variable on', () => {
+  const env: NodeJS.ProcessEnv = { WSLENV: 'USERPROFILE/p' };
+  withoutSpawning(env);
+  withoutSpawning(env);
+  assert.equal(env.PARLEY_NO_SPAWN, '1');
+  assert.equal(env.WSLENV, 'USERPROFILE/p:PARLEY_NO_SPAWN');
+});
+
+test('through wsl.exe, the window speaks of \\\\wsl.localhost paths and the daemon of WSL ones', async () => {
+  const share = '\\\\wsl.localhost\\Ubuntu\\home\\me\\app';
+  const { daemon, client, connected, notifications, socketPath } = setup({
+    attach: () => ({ argv: [process.execPath, '-e', RELAY, socketPath], why: 'a test', wslDistro: 'Ubuntu' }),
+    hello: () => ({ ...hello, workspaces: [share] }),
+  });
+  await daemon.listen();
+  standardDaemon(daemon, 'run-1', 0);
+  client.start();
+  await until('the connection', () => connected.length === 1);
+  assert.deepEqual((daemon.received[0].params as HelloParams).workspaces, ['/home/me/app']);
+  client.notify('buffer/closed', { path: `${share}\\src\\lib.rs` });
+  await until('the notification', () => daemon.received.some((m) => m.method === 'buffer/closed'));
+  assert.deepEqual(daemon.received.find((m) => m.method === 'buffer/closed')?.params, { path: '/home/me/app/src/lib.rs' });
+  daemon.send(daemon.last(), { method: 'feedback/changed', params: { seq: 1, thread: { file: '/home/me/app/src/lib.rs', path: 'src/lib.rs' } } });
+  await until('the thread', () => notifications.length === 1);
+  assert.deepEqual(notifications[0][1], { seq: 1, thread: { file: `${share}\\src\\lib.rs`, path: 'src/lib.rs' } });
 });
