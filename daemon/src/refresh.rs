@@ -11,7 +11,8 @@
 //! that changed costs about a read of it and a few scans, and threads its
 //! budget could not find are marked stale rather than holding up the read.
 //!
-//! Reads files (on blocking threads); decisions are `feedback` and `anchor`'s.
+//! Reads files (on blocking threads), with their `\r\n` endings read as
+//! `\n` ([`crate::line_endings`]); decisions are `feedback` and `anchor`'s.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use crate::anchor::{Pass, Reanchorer};
 use crate::feedback::{self, Change, FeedbackError, Thread, ThreadState};
+use crate::line_endings;
 use crate::position::LineIndex;
 use crate::state::{FileStamp, FileToCheck, StateHandle, Suspects};
 use crate::store::Store;
@@ -58,7 +60,8 @@ enum Content {
     Unreadable,
 }
 
-/// The hash Parley keys file texts by.
+/// The hash Parley keys file texts by: of the text as threads see it, its
+/// `\r\n` endings read as `\n`.
 pub fn hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
@@ -89,11 +92,17 @@ fn read_if_changed(file: &Path, known: Option<&FileStamp>) -> Option<(FileStamp,
         stamp.hash = "unreadable".into();
         return Some((stamp, Content::Unreadable));
     };
-    stamp.hash = hash(&bytes);
     match String::from_utf8(bytes) {
-        Ok(text) => Some((stamp, Content::Text(text))),
-        Err(_) => {
-            stamp.hash = format!("unreadable:{}", stamp.hash);
+        Ok(text) => {
+            // Threads see the text with `\r\n` read as `\n`, and are keyed
+            // by its hash: a file whose endings only flipped has not changed
+            // for them.
+            let text = line_endings::into_lf(text);
+            stamp.hash = hash(text.as_bytes());
+            Some((stamp, Content::Text(text)))
+        }
+        Err(e) => {
+            stamp.hash = format!("unreadable:{}", hash(e.as_bytes()));
             Some((stamp, Content::Unreadable))
         }
     }
@@ -255,6 +264,7 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
     let threads = state.threads_of_file(file.to_owned()).await?;
     let open: Vec<Thread> = threads.into_iter().filter(|t| !t.resolved).collect();
     let store = store.clone();
+    let text = line_endings::into_lf(text);
     tokio::task::spawn_blocking(move || {
         let buffer_hash: Arc<str> = hash(text.as_bytes()).into();
         let mut threads = recheck_all(open, Content::Text(text), &buffer_hash, &store, false)?;
@@ -269,6 +279,28 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
 mod tests {
     use super::*;
     use crate::state;
+
+    /// A file is read as its threads see it: CRLF, LF and mixed endings give
+    /// one text and one hash, so a flip of the endings changes nothing for
+    /// them, while a real edit does.
+    #[test]
+    fn crlf_lf_and_mixed_endings_read_as_one_text() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let read = |name: &str, bytes: &str| {
+            let file = dir.path().join(name);
+            std::fs::write(&file, bytes).expect("write");
+            match read_if_changed(&file, None) {
+                Some((stamp, Content::Text(text))) => (text, stamp.hash),
+                _ => panic!("{name} was not read as text"),
+            }
+        };
+        let lf = read("lf.rs", "fn a() {}\nfn b() {}\n");
+        assert_eq!(read("crlf.rs", "fn a() {}\r\nfn b() {}\r\n"), lf);
+        assert_eq!(read("mixed.rs", "fn a() {}\r\nfn b() {}\n"), lf);
+        let edited = read("edited.rs", "fn a() {}\r\nfn c() {}\r\n");
+        assert_eq!(edited.0, "fn a() {}\nfn c() {}\n");
+        assert_ne!(edited.1, lf.1);
+    }
 
     /// The state owner holds threads without their context; a thread whose
     /// text moved, with a copy of it nearer its old place, is still told
