@@ -216,8 +216,20 @@ fn recheck_all(
     let index = LineIndex::new(text);
     let mut snapshots = Vec::with_capacity(by_snapshot.len());
     let mut groups = Vec::with_capacity(by_snapshot.len());
-    for (snapshot, group) in by_snapshot {
-        snapshots.push(if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None });
+    for (snapshot, mut group) in by_snapshot {
+        let mut old = if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None };
+        // Threads made before `\r\n` was read as `\n`: their snapshot
+        // holds the raw text, or their quote a `\r`.
+        let raw = old.as_deref().is_some_and(|old| old.contains("\r\n"));
+        for thread in &mut group {
+            if raw || thread.anchor.quote.contains('\r') || thread.original_quote.contains('\r') {
+                feedback::read_endings_as_lf(thread, old.as_deref().filter(|_| raw));
+            }
+        }
+        if raw {
+            old = old.map(line_endings::into_lf);
+        }
+        snapshots.push(old);
         groups.push(group);
     }
     let reanchorers: Vec<Reanchorer<'_>> =
@@ -300,6 +312,80 @@ mod tests {
         let edited = read("edited.rs", "fn a() {}\r\nfn c() {}\r\n");
         assert_eq!(edited.0, "fn a() {}\nfn c() {}\n");
         assert_ne!(edited.1, lf.1);
+    }
+
+    /// A thread made by an older Parley on a CRLF file: its range in the raw
+    /// text, its quote with `\r`, its snapshot the raw text.
+    fn raw_thread(workspace: &Path, raw: &str, range: std::ops::Range<usize>, snapshot: &str) -> Thread {
+        let anchor = crate::anchor::capture(raw, range);
+        Thread {
+            id: feedback::new_id(),
+            workspace: workspace.into(),
+            path: "a.rs".into(),
+            original_quote: anchor.quote.clone(),
+            span: feedback::span_of(&LineIndex::new(raw), anchor.range.clone()),
+            whole_lines: crate::anchor::covers_whole_lines(raw, &anchor.range),
+            anchor,
+            anchored_against: snapshot.into(),
+            checked_against: snapshot.into(),
+            state: ThreadState::Anchored,
+            comments: Vec::new(),
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+            finding: None,
+            standing: feedback::Standing::default(),
+        }
+    }
+
+    /// Threads an older Parley made on a CRLF file, quoting `\r`, are put on
+    /// the text as it is read now, in place (not modified), whether their
+    /// snapshot is known or not.
+    #[tokio::test]
+    async fn threads_made_on_raw_crlf_text_are_found_in_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("store")).expect("open");
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).expect("mkdir");
+        let file = workspace.join("a.rs");
+        let raw = "fn a() {\r\n    one();\r\n    two();\r\n}\r\n";
+        std::fs::write(&file, raw).expect("write");
+        let raw_hash = hash(raw.as_bytes());
+        store.put_snapshot(&raw_hash, raw).expect("snapshot");
+        let line = raw.find("    one").expect("line");
+        let across = raw.find("one").expect("one");
+        let end = raw.find("two()").expect("two") + "two()".len();
+        let threads = [
+            // A whole line as add_feedback quoted it: with its `\r`.
+            raw_thread(&workspace, raw, line..raw.find("\n    two").expect("eol"), &raw_hash),
+            // Across two lines, with a snapshot and without one.
+            raw_thread(&workspace, raw, across..end, &raw_hash),
+            raw_thread(&workspace, raw, across..end, "no snapshot"),
+        ];
+        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut ids = Vec::new();
+        for thread in threads {
+            ids.push(handle.create_thread(thread).await.expect("create").id);
+        }
+        refresh(&handle, &store, &Freshness::default(), &workspace, Some(&file)).await.expect("refresh");
+        // Without a snapshot its range was only a hint: found by its text.
+        let want = [
+            ("    one();", 1, 1, true, ThreadState::Anchored),
+            ("one();\n    two()", 1, 2, false, ThreadState::Anchored),
+            ("one();\n    two()", 1, 2, false, ThreadState::Moved),
+        ];
+        for (id, (quote, start_line, end_line, whole, state)) in ids.into_iter().zip(want) {
+            let found = handle.thread(id).await.expect("state").expect("thread");
+            assert_eq!(
+                (&*found.anchor.quote, &*found.original_quote, found.state, found.whole_lines),
+                (quote, quote, state, whole)
+            );
+            let end_column = if whole { 10 } else { 9 };
+            assert_eq!(
+                (found.span.start_line, found.span.end_line, found.span.end.utf16),
+                (start_line, end_line, end_column)
+            );
+        }
     }
 
     /// The state owner holds threads without their context; a thread whose
