@@ -151,17 +151,35 @@ fn cli_ok(sandbox: &Sandbox, repo: &Path, args: &[&str]) -> String {
 async fn a_person_reviews_a_crlf_change_and_the_suggestion_applied_in_crlf_addresses_its_thread() {
     let sandbox = Sandbox::new();
     let _daemon = sandbox.start_daemon();
-    let repo = sandbox.repo("app", &[("notes.txt", "one\r\ntwo\r\nthree\r\nfour\r\n")]);
+    let repo = sandbox.repo("app", &[("notes.txt", "one\r\ntwo\r\nthree\r\nfour\r\n"), ("unix.txt", "a\nb\n")]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "start"]);
     std::fs::write(repo.join("notes.txt"), "one\r\nthree\r\nfour point zero\r\nfive\r\n").expect("edit");
+    // A change of nothing but the endings.
+    std::fs::write(repo.join("unix.txt"), "a\r\nb\r\n").expect("to CRLF");
+    let mut window = sandbox.editor("nvim", &[&repo]).await;
     let agent = sandbox.agent(&repo).await;
     let id = agent.ask_a_person(json!({"summary": "Tidied the notes"})).await;
     let number = id.rsplit('-').next().expect("an id has dashes");
 
+    // The versions an editor diffs: lines without \r, except where the
+    // endings were the whole change.
+    let round = window.call("round/get", json!({"review_id": id})).await;
+    let file = |path: &str| {
+        round["files"].as_array().and_then(|f| f.iter().find(|f| f["path"] == path).cloned()).expect("the file")
+    };
+    let notes = file("notes.txt");
+    assert_eq!(
+        (notes["before"].as_str(), notes["after"].as_str()),
+        (Some("one\ntwo\nthree\nfour\n"), Some("one\nthree\nfour point zero\nfive\n")),
+        "{notes:#}"
+    );
+    let unix = file("unix.txt");
+    assert_eq!((unix["before"].as_str(), unix["after"].as_str()), (Some("a\nb\n"), Some("a\r\nb\r\n")), "{unix:#}");
     let diff = cli_ok(&sandbox, &repo, &["review", "diff", number]);
     assert!(diff.contains("│+four point zero\n"), "lines without their \\r:\n{diff}");
     assert!(!diff.contains('\r'), "{diff:?}");
+    assert!(diff.contains("│-a\n") && diff.contains("│+a\n"), "the endings' change is a change:\n{diff}");
     // A suggestion as a Windows editor sends it, in CRLF lines.
     cli_ok(&sandbox, &repo, &["review", "comment", number, "notes.txt:3", "--suggest", "four\r\n", "Keep it short"]);
     cli_ok(&sandbox, &repo, &["review", "submit", number, "--request-changes", "-m", "One thing"]);
