@@ -74,8 +74,24 @@ async fn threads_on_a_crlf_file_quote_count_and_follow_as_on_an_lf_file() {
     let seen = listed(&agent, &line_id).await;
     assert_eq!(seen["range"], json!({"startLine": 2, "endLine": 2}), "a whole line: {seen:#}");
 
-    // Two CRLF lines inserted above: every thread follows its text.
+    // Two CRLF lines inserted above: the watcher moves the threads in the
+    // window at once, and every thread follows its text.
     std::fs::write(&file, format!("// cart\r\n// totals\r\n{}", cart(true))).expect("edit");
+    loop {
+        let event = window.next_notification().await;
+        if event.method == "feedback/changed"
+            && event.params["thread"]["id"] == across_id.as_str()
+            && event.params["change"] == "moved"
+        {
+            let range = &event.params["thread"]["range"];
+            assert_eq!(
+                (&range["start"], &range["end"]),
+                (&json!({"line": 3, "character": 4}), &json!({"line": 4, "character": 23})),
+                "{event:?}"
+            );
+            break;
+        }
+    }
     for (id, start, end) in [(&across_id, 4, 5), (&line_id, 4, 4), (&added_id, 8, 8)] {
         let seen = listed(&agent, id).await;
         assert_eq!(seen["state"], json!("anchored"), "{seen:#}");
