@@ -334,6 +334,49 @@ pub fn span_of(index: &LineIndex<'_>, range: std::ops::Range<usize>) -> Span {
     Span { start_line, end_line, start, end }
 }
 
+/// A thread made before Parley read `\r\n` as `\n` ([`crate::line_endings`])
+/// holds its range in the file's raw text and a quote that may carry `\r`:
+/// puts it on the same text as it is read now, so it is found in place
+/// rather than as modified. `raw` is the text its range refers to (its
+/// snapshot), when known; without it the quote is cleaned and the range,
+/// only a hint then, is kept. Whether a thread needs it is for the caller
+/// to say: its snapshot has `\r\n`, or its quote a `\r`.
+pub fn read_endings_as_lf(thread: &mut Thread, raw: Option<&str>) {
+    let without_cr = |quote: &str| {
+        let lf = crate::line_endings::as_lf(quote);
+        lf.strip_suffix('\r').unwrap_or(&lf).to_owned()
+    };
+    let original = without_cr(&thread.original_quote);
+    let same = thread.original_quote == thread.anchor.quote;
+    thread.original_quote = original.into();
+    match raw {
+        Some(raw) => {
+            // An offset moves back by the `\r\n` pairs that start before
+            // it; one between `\r` and `\n` lands on the `\n`.
+            let pairs: Vec<usize> = memchr::memmem::find_iter(raw.as_bytes(), b"\r\n").collect();
+            let lf_offset = |at: usize| at.min(raw.len()) - pairs.partition_point(|&p| p < at);
+            let lf = crate::line_endings::as_lf(raw);
+            let range = lf_offset(thread.anchor.range.start)..lf_offset(thread.anchor.range.end);
+            thread.whole_lines = anchor::covers_whole_lines(&lf, &range);
+            thread.anchor = anchor::capture(&lf, range);
+        }
+        None => {
+            let quote = without_cr(&thread.anchor.quote);
+            let context = thread.anchor.context.take();
+            thread.anchor.quote = quote.into();
+            thread.anchor.context = context.map(|c| {
+                Box::new(anchor::Context {
+                    prefix: crate::line_endings::into_lf(c.prefix),
+                    suffix: crate::line_endings::into_lf(c.suffix),
+                })
+            });
+        }
+    }
+    if same && thread.anchor.quote == thread.original_quote {
+        thread.anchor.quote = thread.original_quote.clone();
+    }
+}
+
 /// What changed when a thread was checked against a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {

@@ -209,17 +209,34 @@ pub fn versions(changes: &Changes) -> Result<Vec<FileVersions>, GitError> {
             }
             let too_large = old.is_too_large() || new.is_too_large() || over_budget;
             let (old, new) = if over_budget { (Text::TooLarge, Text::TooLarge) } else { (old, new) };
+            let (before, after) = if binary { (None, None) } else { without_cr_noise(old.text(), new.text()) };
             Ok(FileVersions {
                 path: paths.new.clone().or_else(|| paths.old.clone()).unwrap_or_default(),
                 old_path: paths.old,
                 status,
-                before: if binary { None } else { old.text() },
-                after: if binary { None } else { new.text() },
+                before,
+                after,
                 binary,
                 too_large,
             })
         })
         .collect()
+}
+
+/// A file's two versions as a person reads them: with `\r\n` read as `\n`,
+/// so a CRLF file's lines carry no `\r` in any editor's diff, and comments
+/// on them quote none. A change of nothing but line endings is kept as it
+/// is, or the diff would show no change at all where the endings were the
+/// whole point of it.
+fn without_cr_noise(before: Option<String>, after: Option<String>) -> (Option<String>, Option<String>) {
+    use crate::line_endings::{as_lf, into_lf};
+    if let (Some(old), Some(new)) = (&before, &after)
+        && old != new
+        && as_lf(old) == as_lf(new)
+    {
+        return (before, after);
+    }
+    (before.map(into_lf), after.map(into_lf))
 }
 
 /// Where one side of a file is read from.
@@ -621,6 +638,22 @@ mod tests {
         for left_to_parley in ["[ab].txt", "a\\*b", "a**b", "", "/", "/../../", "./x"] {
             assert_eq!(check(left_to_parley), None, "{left_to_parley}");
         }
+    }
+
+    #[test]
+    fn versions_read_crlf_as_lf_unless_the_endings_are_the_change() {
+        let check = |before: Option<&str>, after: Option<&str>, want: (Option<&str>, Option<&str>)| {
+            let got = without_cr_noise(before.map(Into::into), after.map(Into::into));
+            assert_eq!((got.0.as_deref(), got.1.as_deref()), want, "{before:?} → {after:?}");
+        };
+        check(Some("a\r\nb\r\n"), Some("a\r\nc\r\n"), (Some("a\nb\n"), Some("a\nc\n")));
+        check(None, Some("new\r\nfile\r\n"), (None, Some("new\nfile\n")));
+        check(Some("gone\r\n"), None, (Some("gone\n"), None));
+        check(Some("a\nb\r\n"), Some("a\r\nb\nc\n"), (Some("a\nb\n"), Some("a\nb\nc\n")));
+        // Only the endings changed: shown as they are, a change.
+        check(Some("a\nb\n"), Some("a\r\nb\r\n"), (Some("a\nb\n"), Some("a\r\nb\r\n")));
+        check(Some("a\r\nb\r\n"), Some("a\r\nb\n"), (Some("a\r\nb\r\n"), Some("a\r\nb\n")));
+        check(Some("same\r\n"), Some("same\r\n"), (Some("same\n"), Some("same\n")));
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod hub;
 pub mod ids;
 pub mod inherited;
 pub mod limits;
+pub mod line_endings;
 pub mod mcp;
 pub mod memory;
 pub mod position;

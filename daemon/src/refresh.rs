@@ -11,7 +11,8 @@
 //! that changed costs about a read of it and a few scans, and threads its
 //! budget could not find are marked stale rather than holding up the read.
 //!
-//! Reads files (on blocking threads); decisions are `feedback` and `anchor`'s.
+//! Reads files (on blocking threads), with their `\r\n` endings read as
+//! `\n` ([`crate::line_endings`]); decisions are `feedback` and `anchor`'s.
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use crate::anchor::{Pass, Reanchorer};
 use crate::feedback::{self, Change, FeedbackError, Thread, ThreadState};
+use crate::line_endings;
 use crate::position::LineIndex;
 use crate::state::{FileStamp, FileToCheck, StateHandle, Suspects};
 use crate::store::Store;
@@ -58,7 +60,8 @@ enum Content {
     Unreadable,
 }
 
-/// The hash Parley keys file texts by.
+/// The hash Parley keys file texts by: of the text as threads see it, its
+/// `\r\n` endings read as `\n`.
 pub fn hash(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
 }
@@ -89,11 +92,17 @@ fn read_if_changed(file: &Path, known: Option<&FileStamp>) -> Option<(FileStamp,
         stamp.hash = "unreadable".into();
         return Some((stamp, Content::Unreadable));
     };
-    stamp.hash = hash(&bytes);
     match String::from_utf8(bytes) {
-        Ok(text) => Some((stamp, Content::Text(text))),
-        Err(_) => {
-            stamp.hash = format!("unreadable:{}", stamp.hash);
+        Ok(text) => {
+            // Threads see the text with `\r\n` read as `\n`, and are keyed
+            // by its hash: a file whose endings only flipped has not changed
+            // for them.
+            let text = line_endings::into_lf(text);
+            stamp.hash = hash(text.as_bytes());
+            Some((stamp, Content::Text(text)))
+        }
+        Err(e) => {
+            stamp.hash = format!("unreadable:{}", hash(e.as_bytes()));
             Some((stamp, Content::Unreadable))
         }
     }
@@ -207,8 +216,20 @@ fn recheck_all(
     let index = LineIndex::new(text);
     let mut snapshots = Vec::with_capacity(by_snapshot.len());
     let mut groups = Vec::with_capacity(by_snapshot.len());
-    for (snapshot, group) in by_snapshot {
-        snapshots.push(if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None });
+    for (snapshot, mut group) in by_snapshot {
+        let mut old = if diffable { store.snapshot(&snapshot).map_err(store_failed)? } else { None };
+        // Threads made before `\r\n` was read as `\n`: their snapshot
+        // holds the raw text, or their quote a `\r`.
+        let raw = old.as_deref().is_some_and(|old| old.contains("\r\n"));
+        for thread in &mut group {
+            if raw || thread.anchor.quote.contains('\r') || thread.original_quote.contains('\r') {
+                feedback::read_endings_as_lf(thread, old.as_deref().filter(|_| raw));
+            }
+        }
+        if raw {
+            old = old.map(line_endings::into_lf);
+        }
+        snapshots.push(old);
         groups.push(group);
     }
     let reanchorers: Vec<Reanchorer<'_>> =
@@ -255,6 +276,7 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
     let threads = state.threads_of_file(file.to_owned()).await?;
     let open: Vec<Thread> = threads.into_iter().filter(|t| !t.resolved).collect();
     let store = store.clone();
+    let text = line_endings::into_lf(text);
     tokio::task::spawn_blocking(move || {
         let buffer_hash: Arc<str> = hash(text.as_bytes()).into();
         let mut threads = recheck_all(open, Content::Text(text), &buffer_hash, &store, false)?;
@@ -269,6 +291,102 @@ pub async fn in_buffer(state: &StateHandle, store: &Store, file: &Path, text: St
 mod tests {
     use super::*;
     use crate::state;
+
+    /// A file is read as its threads see it: CRLF, LF and mixed endings give
+    /// one text and one hash, so a flip of the endings changes nothing for
+    /// them, while a real edit does.
+    #[test]
+    fn crlf_lf_and_mixed_endings_read_as_one_text() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let read = |name: &str, bytes: &str| {
+            let file = dir.path().join(name);
+            std::fs::write(&file, bytes).expect("write");
+            match read_if_changed(&file, None) {
+                Some((stamp, Content::Text(text))) => (text, stamp.hash),
+                _ => panic!("{name} was not read as text"),
+            }
+        };
+        let lf = read("lf.rs", "fn a() {}\nfn b() {}\n");
+        assert_eq!(read("crlf.rs", "fn a() {}\r\nfn b() {}\r\n"), lf);
+        assert_eq!(read("mixed.rs", "fn a() {}\r\nfn b() {}\n"), lf);
+        let edited = read("edited.rs", "fn a() {}\r\nfn c() {}\r\n");
+        assert_eq!(edited.0, "fn a() {}\nfn c() {}\n");
+        assert_ne!(edited.1, lf.1);
+    }
+
+    /// A thread made by an older Parley on a CRLF file: its range in the raw
+    /// text, its quote with `\r`, its snapshot the raw text.
+    fn raw_thread(workspace: &Path, raw: &str, range: std::ops::Range<usize>, snapshot: &str) -> Thread {
+        let anchor = crate::anchor::capture(raw, range);
+        Thread {
+            id: feedback::new_id(),
+            workspace: workspace.into(),
+            path: "a.rs".into(),
+            original_quote: anchor.quote.clone(),
+            span: feedback::span_of(&LineIndex::new(raw), anchor.range.clone()),
+            whole_lines: crate::anchor::covers_whole_lines(raw, &anchor.range),
+            anchor,
+            anchored_against: snapshot.into(),
+            checked_against: snapshot.into(),
+            state: ThreadState::Anchored,
+            comments: Vec::new(),
+            created_at: "t".into(),
+            updated_at: "t".into(),
+            resolved: false,
+            finding: None,
+            standing: feedback::Standing::default(),
+        }
+    }
+
+    /// Threads an older Parley made on a CRLF file, quoting `\r`, are put on
+    /// the text as it is read now, in place (not modified), whether their
+    /// snapshot is known or not.
+    #[tokio::test]
+    async fn threads_made_on_raw_crlf_text_are_found_in_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(&dir.path().join("store")).expect("open");
+        let workspace = dir.path().join("ws");
+        std::fs::create_dir_all(&workspace).expect("mkdir");
+        let file = workspace.join("a.rs");
+        let raw = "fn a() {\r\n    one();\r\n    two();\r\n}\r\n";
+        std::fs::write(&file, raw).expect("write");
+        let raw_hash = hash(raw.as_bytes());
+        store.put_snapshot(&raw_hash, raw).expect("snapshot");
+        let line = raw.find("    one").expect("line");
+        let across = raw.find("one").expect("one");
+        let end = raw.find("two()").expect("two") + "two()".len();
+        let threads = [
+            // A whole line as add_feedback quoted it: with its `\r`.
+            raw_thread(&workspace, raw, line..raw.find("\n    two").expect("eol"), &raw_hash),
+            // Across two lines, with a snapshot and without one.
+            raw_thread(&workspace, raw, across..end, &raw_hash),
+            raw_thread(&workspace, raw, across..end, "no snapshot"),
+        ];
+        let (handle, _task) = state::spawn(store.clone(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut ids = Vec::new();
+        for thread in threads {
+            ids.push(handle.create_thread(thread).await.expect("create").id);
+        }
+        refresh(&handle, &store, &Freshness::default(), &workspace, Some(&file)).await.expect("refresh");
+        // Without a snapshot its range was only a hint: found by its text.
+        let want = [
+            ("    one();", 1, 1, true, ThreadState::Anchored),
+            ("one();\n    two()", 1, 2, false, ThreadState::Anchored),
+            ("one();\n    two()", 1, 2, false, ThreadState::Moved),
+        ];
+        for (id, (quote, start_line, end_line, whole, state)) in ids.into_iter().zip(want) {
+            let found = handle.thread(id).await.expect("state").expect("thread");
+            assert_eq!(
+                (&*found.anchor.quote, &*found.original_quote, found.state, found.whole_lines),
+                (quote, quote, state, whole)
+            );
+            let end_column = if whole { 10 } else { 9 };
+            assert_eq!(
+                (found.span.start_line, found.span.end_line, found.span.end.utf16),
+                (start_line, end_line, end_column)
+            );
+        }
+    }
 
     /// The state owner holds threads without their context; a thread whose
     /// text moved, with a copy of it nearer its old place, is still told

@@ -346,6 +346,10 @@ impl State {
             if current.anchor.quote != quote {
                 current.anchor.quote = quote;
             }
+            // Changed only for a thread made before `\r\n` was read as `\n`.
+            if current.original_quote != update.original_quote {
+                current.original_quote = update.original_quote;
+            }
             (current.anchor.range, current.anchor.context) = (range, context);
             current.checked_against = update.checked_against;
             current.span = update.span;
@@ -572,6 +576,8 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
 /// Copies re-anchoring's outcome from `from` into `to`.
 fn take_positions(to: &mut Thread, from: &Thread) {
     to.anchor = from.anchor.clone();
+    // Changed only for a thread made before `\r\n` was read as `\n`.
+    to.original_quote = from.original_quote.clone();
     to.anchored_against = from.anchored_against.clone();
     to.checked_against = from.checked_against.clone();
     to.span = from.span;

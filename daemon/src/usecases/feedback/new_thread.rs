@@ -10,6 +10,7 @@ use parley_protocol::hello::PositionEncoding;
 use parley_protocol::methods::Range;
 
 use crate::feedback::{self, Comment, FeedbackError, Thread, ThreadState};
+use crate::line_endings;
 use crate::position::LineIndex;
 use crate::refresh;
 use crate::usecases::Context;
@@ -49,6 +50,11 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         .map_err(|e| FeedbackError::Unreadable(format!("internal error: {e}")))??;
     let text = String::from_utf8(text)
         .map_err(|_| invalid(format!("cannot comment on {}: it is not UTF-8 text", new.file.display())))?;
+    // The thread is made on the text as re-anchoring reads it: `\r\n` as
+    // `\n`, in the file and in the text the editor quotes (VS Code gives a
+    // CRLF document's text with its CRLF endings).
+    let text = line_endings::into_lf(text);
+    let expected_text = new.expected_text.clone().map(line_endings::into_lf);
     let index = LineIndex::new(&text);
     let lines = index.line_count();
     let outside = || {
@@ -60,7 +66,7 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         )
     };
     let given = (index.offset(new.range.start, new.encoding), index.offset(new.range.end, new.encoding));
-    let (start, end) = match (&new.expected_text, given) {
+    let (start, end) = match (&expected_text, given) {
         (Some(expected), (start, end)) if start.zip(end).is_none_or(|(s, e)| text.get(s..e) != Some(expected)) => {
             // The editor's buffer has unsaved edits: the text it quotes is
             // looked for on disk, nearest the place it gave.

@@ -476,7 +476,9 @@ pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, 
                         "" => "Suggested change".to_owned(),
                         body => body.to_owned(),
                     },
-                    suggestion: new.suggestion,
+                    // Replacement lines, as the file's text reads for its
+                    // threads: a Windows editor sends them in CRLF lines.
+                    suggestion: new.suggestion.map(crate::line_endings::into_lf),
                     severity: new.severity,
                     author,
                     at,
@@ -758,7 +760,10 @@ fn placed_comment(draft: &Draft, file: Option<&FileVersions>) -> (u32, String) {
 /// Where zero-based line `old` of `before` is, or would be, in `after`:
 /// for a removed line, the line that now follows the removal.
 fn new_line_of_old(before: &str, after: &str, old: u32) -> u32 {
-    let diff = similar::TextDiff::from_lines(before, after);
+    // By their text, whatever their endings: a change that also turned LF
+    // into CRLF does not move every line.
+    let (before, after) = (crate::line_endings::as_lf(before), crate::line_endings::as_lf(after));
+    let diff = similar::TextDiff::from_lines(&*before, &*after);
     let old = old as usize;
     for op in diff.ops() {
         let (tag, olds, news) = op.as_tag_tuple();
@@ -906,6 +911,9 @@ mod tests {
             ("a\nb\nc\n", "a\nb\n", 2, Some(1), "at the end: the last line"),
             ("a\nb\n", "\n\n", 0, None, "nothing with text"),
             ("a\nb\n", "a\nB\n", 1, Some(1), "replaced: on its replacement"),
+            ("a\r\nb\r\nc\r\n", "a\r\nc\r\n", 1, Some(1), "CRLF lines"),
+            ("x\na\nb\nc\n", "x\r\na\r\nc\r\n", 2, Some(2), "the change also turned LF into CRLF"),
+            ("x\r\na\nb\r\nc\n", "x\na\r\nc\n", 2, Some(2), "mixed endings"),
         ];
         for (before, after, old, want, name) in cases {
             assert_eq!(removed_lines_place(before, after, old), want, "{name}");
