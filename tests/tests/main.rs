@@ -15,6 +15,7 @@ mod hub_contract;
 mod mcp_tasks;
 mod mcp_tools;
 mod nvim;
+mod packaging;
 mod person_review;
 mod plans;
 mod resilience;
