@@ -3,13 +3,17 @@
 //! local files `scripts/package` writes (no registry is reachable: npm's
 //! points nowhere and uv runs offline), each answering `tools/list` and
 //! starting the `parley` daemon it carries. `parley mcp-config HOST --via
-//! npx|uvx` writes the entries these tests run.
+//! npx|uvx` writes the entries these tests run. And the linux-x64 VS Code
+//! extension package, installed into code-server with no `parley` on PATH,
+//! starts the daemon it carries, connects and shows a review
+//! (`editors/vscode/test/e2e/bundled.mjs`, run as tests/tests/vscode.rs runs
+//! its scenarios).
 //!
 //! To keep the test command quick, the packages hold the debug binaries this
 //! test run uses (`scripts/package --binaries target/debug`, stripped), not a
 //! release build; the wheel's shim is compiled by maturin in the dev profile
-//! in its own `target/wheel`. Needs npm, and maturin and uv from
-//! `.test-deps/py`, as scripts/test installs them.
+//! in its own `target/wheel`. Needs npm, maturin and uv from `.test-deps/py`,
+//! and vsce, code-server and Chromium, as scripts/test installs them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,7 +33,7 @@ fn packaged() -> &'static Path {
         let py = test_dep("py/bin");
         let path = format!("{}:{}", py.display(), std::env::var("PATH").unwrap_or_default());
         let out = Command::new(repo_root().join("scripts/package"))
-            .args(["--only", "linux-x64", "--kinds", "npm,wheel", "--binaries"])
+            .args(["--only", "linux-x64", "--kinds", "npm,wheel,vsix", "--binaries"])
             .arg(bin_dir())
             .arg("--out")
             .arg(&dist)
@@ -197,4 +201,10 @@ fn mcp_config_writes_the_npx_and_uvx_forms_for_every_format() {
     let (code, _, err) = sandbox.cli(&["mcp-config", "cursor", "--via", "pip"]);
     assert_eq!(code, 2, "an unknown way is a usage error: {err}");
     assert!(err.contains("npx") && err.contains("uvx"), "the error lists the ways: {err}");
+}
+
+#[test]
+fn the_linux_x64_extension_package_runs_the_parley_it_carries_in_vs_code() {
+    let vsix = file_in(&packaged().join("vscode"), "parley-linux-x64-", ".vsix");
+    crate::vscode::run_packaged_scenario("bundled.mjs", &vsix);
 }
