@@ -44,5 +44,7 @@ export function offerMcpServer(context: vscode.ExtensionContext, editorId: strin
       if (event.affectsConfiguration('parley.mcpExecutable')) changed.fire();
     }),
   );
-  log.info('offered parley-mcp to VS Code agents as the MCP server "Parley"');
+  const offered = programSetting(vscode.workspace.getConfiguration('parley').inspect<string>('mcpExecutable'), bundledProgram(context.extensionPath, 'parley-mcp') ?? 'parley-mcp');
+  log.info(`offered ${offered} to VS Code agents as the MCP server "Parley"`);
+  log.trace('mcp-offered', { command: offered });
 }

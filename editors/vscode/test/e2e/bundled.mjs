@@ -32,6 +32,12 @@ await step('the extension starts the parley it carries and connects', async () =
   expect(executable.startsWith(installed) && executable.endsWith('/bin/parley'), `the daemon runs ${executable}, not the extension's own bin/parley under ${installed}`);
 });
 
+await step("VS Code's agent is offered the parley-mcp the extension carries", async () => {
+  const installed = fs.realpathSync(path.join(sandbox.dir, 'ext'));
+  const offered = await until('the MCP server provider to be registered', () => sandbox.marks('mcp-offered').at(-1));
+  expect(offered.command.startsWith(installed) && offered.command.endsWith('/bin/parley-mcp'), `the MCP server offered is ${offered.command}, not the extension's own bin/parley-mcp under ${installed}`);
+});
+
 await step('a review presented through MCP appears in the panel', async () => {
   const mcp = await agent(tools, sandbox, workspace);
   await mcp.call('present_review', { content: '# Login review\n\nThe entry point is [`src/lib.rs:1`][].\n' });
