@@ -136,6 +136,10 @@ enum Command {
         /// they name only the command by default; the other hosts' files are yours and always carry it).
         #[arg(long)]
         socket: bool,
+        /// How the host starts the shim: `path` (the parley-mcp installed beside this parley), `npx` (`npx -y
+        /// parley-mcp`) or `uvx` (`uvx parley-mcp`); npx and uvx fetch the prebuilt binaries on first use.
+        #[arg(long, value_enum, default_value_t)]
+        via: mcp_config::Via,
     },
     /// Run the daemon at login: a systemd user service (Linux) or a launchd agent (macOS).
     Service {
@@ -612,7 +616,7 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             FeedbackCommand::Resolve { id } => feedback::set_resolved(&id, true).await,
             FeedbackCommand::Reopen { id } => feedback::set_resolved(&id, false).await,
         },
-        Command::McpConfig { host, write, file, socket } => mcp_config::mcp_config(host, write, file, socket),
+        Command::McpConfig { host, write, file, socket, via } => mcp_config::mcp_config(host, write, file, socket, via),
         Command::Doctor { json } => setup::doctor(json).await,
         Command::Service { command } => service::run(command).await,
         Command::Export { file } => feedback::export(file).await,

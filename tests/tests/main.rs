@@ -17,6 +17,7 @@ mod line_endings;
 mod mcp_tasks;
 mod mcp_tools;
 mod nvim;
+mod packaging;
 mod person_review;
 mod plans;
 mod resilience;

@@ -69,7 +69,6 @@ fn extension_unit_tests_pass() {
 
 /// Runs the end-to-end scenario `script` (under `test/e2e/`) against the packaged extension.
 fn run_scenario(script: &str) {
-    let _one_at_a_time = IN_A_BROWSER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = extension_dir();
     let vsix = dir.join("parley.vsix");
     let built = std::fs::metadata(&vsix)
@@ -79,10 +78,18 @@ fn run_scenario(script: &str) {
         .max(newest(&dir.join("media")))
         .max(std::fs::metadata(dir.join("package.json")).and_then(|m| m.modified()).expect("package.json"));
     assert!(built >= sources, "{} is older than the extension's sources: {INSTALL}", vsix.display());
+    run_packaged_scenario(script, &vsix);
+}
+
+/// Runs the end-to-end scenario `script` (under `test/e2e/`) against the extension package `vsix`
+/// (tests/tests/packaging.rs passes a per-platform one).
+pub(crate) fn run_packaged_scenario(script: &str, vsix: &Path) {
+    let _one_at_a_time = IN_A_BROWSER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let dir = extension_dir();
     let run = node(&dir, &[&format!("test/e2e/{script}")])
         .env("PARLEY_BIN", bin("parley"))
         .env("PARLEY_MCP_BIN", bin("parley-mcp"))
-        .env("PARLEY_VSIX", &vsix)
+        .env("PARLEY_VSIX", vsix)
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&run.stdout);

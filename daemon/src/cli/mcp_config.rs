@@ -126,8 +126,25 @@ impl Host {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
     command: String,
+    args: Vec<String>,
     env: Vec<(String, String)>,
 }
+
+/// How the host starts the shim: `parley-mcp` installed with Parley, or the
+/// npm or Python package fetched on first use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Via {
+    /// The `parley-mcp` beside this `parley` (by name in a project's file).
+    #[default]
+    Path,
+    /// `npx -y parley-mcp`: the npm package, which carries the prebuilt binaries.
+    Npx,
+    /// `uvx parley-mcp`: the Python wheel, which carries the prebuilt binaries.
+    Uvx,
+}
+
+/// The npm and PyPI package that runs the shim (what `scripts/package` builds).
+pub const PACKAGE_NAME: &str = "parley-mcp";
 
 /// The name a portable entry runs the shim by.
 const SHIM_NAME: &str = "parley-mcp";
@@ -136,7 +153,7 @@ impl Entry {
     /// The entry for `host`: for a user's own file, the shim beside this
     /// `parley` by its absolute path and this shell's socket; for a project
     /// file, the shim by name, with the socket only when `with_socket`.
-    fn for_host(host: Host, with_socket: bool) -> anyhow::Result<Entry> {
+    fn for_host(host: Host, with_socket: bool, via: Via) -> anyhow::Result<Entry> {
         let socket = std::env::var(socket::SOCKET_ENV).ok().filter(|v| !v.is_empty());
         if with_socket && socket.is_none() {
             anyhow::bail!(
@@ -146,9 +163,14 @@ impl Entry {
             );
         }
         let env = |socket: Option<String>| socket.map(|s| vec![(socket::SOCKET_ENV.to_owned(), s)]).unwrap_or_default();
+        let (command, args) = match via {
+            Via::Path => (None, Vec::new()),
+            Via::Npx => (Some("npx".to_owned()), vec!["-y".to_owned(), PACKAGE_NAME.to_owned()]),
+            Via::Uvx => (Some("uvx".to_owned()), vec![PACKAGE_NAME.to_owned()]),
+        };
         if !host.is_project() {
-            let (shim, _) = shim_path();
-            return Ok(Entry { command: shim.to_string_lossy().into_owned(), env: env(socket) });
+            let command = command.unwrap_or_else(|| shim_path().0.to_string_lossy().into_owned());
+            return Ok(Entry { command, args, env: env(socket) });
         }
         if socket.is_some() && !with_socket {
             eprintln!(
@@ -157,7 +179,8 @@ impl Entry {
                 socket::SOCKET_ENV
             );
         }
-        Ok(Entry { command: SHIM_NAME.to_owned(), env: env(socket.filter(|_| with_socket)) })
+        let command = command.unwrap_or_else(|| SHIM_NAME.to_owned());
+        Ok(Entry { command, args, env: env(socket.filter(|_| with_socket)) })
     }
 
     /// The `claude mcp add` command that adds this same entry.
@@ -168,6 +191,9 @@ impl Entry {
             line.push_str(&format!(" -e {}", quote(&format!("{key}={value}"))));
         }
         line.push_str(&format!(" -- {}", quote(&self.command)));
+        for arg in &self.args {
+            line.push_str(&format!(" {}", quote(arg)));
+        }
         line
     }
 
@@ -177,7 +203,7 @@ impl Entry {
             entry.insert("type".into(), "stdio".into());
         }
         entry.insert("command".into(), self.command.clone().into());
-        entry.insert("args".into(), serde_json::Value::Array(Vec::new()));
+        entry.insert("args".into(), self.args.iter().map(|a| serde_json::Value::from(a.clone())).collect());
         if !self.env.is_empty() {
             let env = self.env.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect();
             entry.insert("env".into(), serde_json::Value::Object(env));
@@ -191,7 +217,10 @@ impl Entry {
             entry.push(("type".to_owned(), CstInputValue::from("stdio")));
         }
         entry.push(("command".to_owned(), CstInputValue::from(self.command.clone())));
-        entry.push(("args".to_owned(), CstInputValue::Array(Vec::new())));
+        entry.push((
+            "args".to_owned(),
+            CstInputValue::Array(self.args.iter().map(|a| CstInputValue::from(a.clone())).collect()),
+        ));
         if !self.env.is_empty() {
             let env = self.env.iter().map(|(k, v)| (k.clone(), CstInputValue::from(v.clone()))).collect();
             entry.push(("env".to_owned(), CstInputValue::Object(env)));
@@ -202,7 +231,7 @@ impl Entry {
     fn toml_table(&self) -> toml_edit::Table {
         let mut table = toml_edit::Table::new();
         table.insert("command", toml_edit::value(self.command.clone()));
-        table.insert("args", toml_edit::value(toml_edit::Array::new()));
+        table.insert("args", toml_edit::value(self.args.iter().map(String::as_str).collect::<toml_edit::Array>()));
         if !self.env.is_empty() {
             let mut env = toml_edit::Table::new();
             for (key, value) in &self.env {
@@ -236,11 +265,14 @@ impl Entry {
 
 /// Prints the host's config on stdout (ready to paste) and where it goes on
 /// stderr; with `write`, merges it into the host's file instead. A project
-/// host's entry carries the socket only `with_socket`.
-pub fn mcp_config(host: Host, write: bool, file: Option<PathBuf>, with_socket: bool) -> anyhow::Result<i32> {
-    let entry = Entry::for_host(host, with_socket)?;
+/// host's entry carries the socket only `with_socket`; `via` says how the
+/// host starts the shim.
+pub fn mcp_config(host: Host, write: bool, file: Option<PathBuf>, with_socket: bool, via: Via) -> anyhow::Result<i32> {
+    let entry = Entry::for_host(host, with_socket, via)?;
     let (shim, found) = shim_path();
-    if !found {
+    if via != Via::Path {
+        // npx and uvx fetch the shim themselves: nothing to find here.
+    } else if !found {
         eprintln!(
             "parley: no parley-mcp beside {}; the host will look for it on its PATH (install it with `cargo install --locked --path shim`)",
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "this parley".into())
@@ -410,6 +442,7 @@ mod tests {
     fn entry(env: &[(&str, &str)]) -> Entry {
         Entry {
             command: "/opt/parley/parley-mcp".into(),
+            args: Vec::new(),
             env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         }
     }
@@ -429,7 +462,7 @@ mod tests {
 
     #[test]
     fn printed_configs_quote_odd_paths() {
-        let odd = Entry { command: "/opt/my tools/a\\b\"c".into(), env: Vec::new() };
+        let odd = Entry { command: "/opt/my tools/a\\b\"c".into(), args: Vec::new(), env: Vec::new() };
         let toml: toml::Value = toml::from_str(&odd.document(Format::Toml)).expect("TOML");
         assert_eq!(toml["mcp_servers"]["parley"]["command"].as_str(), Some(odd.command.as_str()));
         let json: serde_json::Value =
@@ -443,6 +476,7 @@ mod tests {
         assert_eq!(entry(&[]).claude_mcp_add(), "claude mcp add parley -- /opt/parley/parley-mcp");
         let odd = Entry {
             command: "/opt/my tools/parley-mcp".into(),
+            args: Vec::new(),
             env: vec![("PARLEY_SOCKET".into(), "/run/user/1000/my parley.sock".into())],
         };
         assert_eq!(

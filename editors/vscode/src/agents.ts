@@ -1,6 +1,7 @@
 // Agents in this window: terminals opened here get PARLEY_EDITOR_ID, so an agent started in one asks this window for the selection; and parley-mcp is offered to VS Code's own agent (Copilot agent mode) as an MCP server.
 
 import * as vscode from 'vscode';
+import { bundledProgram } from './bundled';
 import { Log } from './log';
 import { ignoredWorkspaceValue, programSetting } from './programSettings';
 
@@ -31,7 +32,8 @@ export function offerMcpServer(context: vscode.ExtensionContext, editorId: strin
         const inspected = vscode.workspace.getConfiguration('parley').inspect<string>('mcpExecutable');
         const ignored = ignoredWorkspaceValue(inspected);
         if (ignored !== undefined) log.info(`ignoring parley.mcpExecutable = ${JSON.stringify(ignored)} from the workspace's settings: set it in your user settings`);
-        const command = programSetting(inspected, 'parley-mcp');
+        // The shim this extension carries when it carries one: VS Code's agent then needs nothing installed.
+        const command = programSetting(inspected, bundledProgram(context.extensionPath, 'parley-mcp') ?? 'parley-mcp');
         const env: Record<string, string> = { PARLEY_EDITOR_ID: editorId };
         const socket = process.env.PARLEY_SOCKET;
         if (socket !== undefined && socket !== '') env.PARLEY_SOCKET = socket;
@@ -42,5 +44,7 @@ export function offerMcpServer(context: vscode.ExtensionContext, editorId: strin
       if (event.affectsConfiguration('parley.mcpExecutable')) changed.fire();
     }),
   );
-  log.info('offered parley-mcp to VS Code agents as the MCP server "Parley"');
+  const offered = programSetting(vscode.workspace.getConfiguration('parley').inspect<string>('mcpExecutable'), bundledProgram(context.extensionPath, 'parley-mcp') ?? 'parley-mcp');
+  log.info(`offered ${offered} to VS Code agents as the MCP server "Parley"`);
+  log.trace('mcp-offered', { command: offered });
 }

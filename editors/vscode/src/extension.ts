@@ -2,6 +2,7 @@
 
 import * as vscode from 'vscode';
 import { exportToTerminals, offerMcpServer } from './agents';
+import { bundledProgram, versionNotice } from './bundled';
 import { AskingController } from './asking/controller';
 import { chooseAttach } from './hub/attachCommand';
 import { HubClient, withoutSpawning } from './hub/client';
@@ -24,12 +25,12 @@ function settings(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration('parley');
 }
 
-/** The `parley` command line: the user's setting, never a workspace's (src/programSettings.ts). */
-function executable(log: Log): string {
+/** The `parley` command line: the user's setting, never a workspace's (src/programSettings.ts), else the one this extension carries (src/bundled.ts), else `parley` on PATH. */
+function executable(log: Log, extensionPath: string): string {
   const inspected = settings().inspect<string>('executable');
   const ignored = ignoredWorkspaceValue(inspected);
   if (ignored !== undefined) log.info(`ignoring parley.executable = ${JSON.stringify(ignored)} from the workspace's settings: set it in your user settings`);
-  return programSetting(inspected, 'parley');
+  return programSetting(inspected, bundledProgram(extensionPath, 'parley') ?? 'parley');
 }
 
 export function activate(context: vscode.ExtensionContext): void {
@@ -61,10 +62,10 @@ export function activate(context: vscode.ExtensionContext): void {
       if (!settings().get<boolean>('startDaemon', true)) withoutSpawning(env);
       return env;
     },
-    resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), executable(log), process.env, (line) => log.info(line)),
+    resolveSocket: () => resolveSocketPath(settings().get<string>('socketPath', ''), executable(log, context.extensionPath), process.env, (line) => log.info(line)),
     startDaemon: async (socket) => {
       if (!settings().get<boolean>('startDaemon', true) || spawnForbidden(process.env)) return false;
-      return startDaemon(executable(log), socket, process.env);
+      return startDaemon(executable(log, context.extensionPath), socket, process.env);
     },
     hello: (): HelloParams => {
       const folders = workspaceFolders();
@@ -97,6 +98,11 @@ export function activate(context: vscode.ExtensionContext): void {
       throw new Error(`${method} is not supported by this client`);
     },
     onConnected: async (hello, fresh) => {
+      const notice = bundledProgram(context.extensionPath, 'parley') ? versionNotice(hello.version, version, hello.executable) : undefined;
+      if (notice !== undefined && hub.connectedTimes <= 1) {
+        log.info(notice);
+        void vscode.window.showInformationMessage(notice);
+      }
       if (vscode.window.state.focused) hub.notify('editor/focus', { focused: true } satisfies FocusParams);
       selection?.push();
       if (fresh) {

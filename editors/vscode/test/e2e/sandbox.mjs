@@ -89,6 +89,8 @@ export class Sandbox {
     fs.mkdirSync(this.home);
     fs.mkdirSync(this.shots);
     this.children = [];
+    // The PATH code-server runs with; undefined: Node 24, the parley binaries' folder, then this process's PATH.
+    this.path = undefined;
   }
 
   /** The environment code-server (and so the extension and the daemon it starts) runs with. */
@@ -97,7 +99,7 @@ export class Sandbox {
     for (const name of ['PARLEY_EDITOR_ID', 'PARLEY_NO_SPAWN', 'PARLEY_DAEMON', 'VSCODE_IPC_HOOK_CLI', 'NODE_OPTIONS']) delete env[name];
     return {
       ...env,
-      PATH: `${this.tools.node24}:${path.dirname(this.tools.parley)}:${process.env.PATH}`,
+      PATH: this.path ?? `${this.tools.node24}:${path.dirname(this.tools.parley)}:${process.env.PATH}`,
       HOME: this.home,
       XDG_CONFIG_HOME: path.join(this.home, '.config'),
       XDG_DATA_HOME: path.join(this.home, '.local/share'),
