@@ -33,6 +33,7 @@ pub mod sessions;
 pub mod shutdown;
 pub mod state;
 pub mod store;
+pub mod stream;
 pub mod structured_review;
 pub mod usecases;
 pub mod views;
