@@ -52,6 +52,7 @@ pub fn journal_stream() -> Option<(u64, u64)> {
 /// review rounds all name the same person, whatever the environment holds
 /// (`$USER` is often unset in containers, cron and services). `$LOGNAME` or
 /// `$USER` only when the database has no entry for the uid.
+#[cfg(unix)]
 pub fn user_name() -> String {
     let uid = nix::unistd::geteuid();
     if let Ok(Some(user)) = nix::unistd::User::from_uid(uid)
@@ -64,6 +65,13 @@ pub fn user_name() -> String {
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// The user's login name, from the system (what `whoami` prints without
+/// its domain).
+#[cfg(windows)]
+pub fn user_name() -> String {
+    parley_protocol::socket::current_user()
 }
 
 /// A reviewer (or test) command: a string runs through `sh -c`, a list runs

@@ -17,6 +17,7 @@ pub mod git;
 pub mod glob;
 pub mod hub;
 pub mod ids;
+#[cfg(unix)]
 pub mod inherited;
 pub mod limits;
 pub mod mcp;

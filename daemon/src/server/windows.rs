@@ -10,13 +10,13 @@ use parley_protocol::methods::LogDestination;
 
 use crate::shutdown::Shutdown;
 
-/// Windows passes no listening pipe.
-pub type Activated = ();
+/// Windows passes no listening pipe: never anything.
+pub type Activated = Option<std::convert::Infallible>;
 
 /// Nothing is inherited that needs closing: Windows handles are not
 /// inherited unless a parent asks.
 pub fn take_inherited() -> anyhow::Result<Activated> {
-    Ok(())
+    Ok(None)
 }
 
 /// Stops the daemon on Ctrl-C or Ctrl-Break in its console, if it has one.

@@ -69,7 +69,7 @@ impl SocketGuard {
 }
 
 /// Takes the daemon lock and creates the pipe's first instance.
-pub async fn bind(path: &Path, _activated: ()) -> anyhow::Result<BoundSocket> {
+pub async fn bind(path: &Path, _activated: Option<std::convert::Infallible>) -> anyhow::Result<BoundSocket> {
     socket::prepare_socket_dir(path)?;
     let lock = super::take_lock(&socket::daemon_lock_path(path)).await?;
     let sddl = format!("D:P(A;;GA;;;{})", current_user_sid().context("finding your user's SID")?);
