@@ -30,3 +30,4 @@ mod thread_standing;
 mod tidy;
 mod trust;
 mod vscode;
+mod windows;
