@@ -17,14 +17,15 @@ pub const DATA_DIR_ENV: &str = "PARLEY_DATA_DIR";
 pub const LOG_ENV: &str = "PARLEY_LOG";
 
 /// The directory holding the store: `$PARLEY_DATA_DIR`, else the user's data
-/// directory (`~/.local/share/parley` on Linux).
+/// directory (`~/.local/share/parley` on Linux, `%LOCALAPPDATA%\parley\data`
+/// on Windows: local, never roaming, app data).
 pub fn data_dir() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
     let dirs = directories::ProjectDirs::from("", "", "parley")
         .context("cannot find your home directory; set PARLEY_DATA_DIR to a folder for Parley's store")?;
-    Ok(dirs.data_dir().to_owned())
+    Ok(dirs.data_local_dir().to_owned())
 }
 
 /// The log filter: `$PARLEY_LOG`, else `info` (rmcp's per-session chatter at `warn`).

@@ -39,7 +39,8 @@ macro_rules! windows_bin_or_say_why {
 struct WineDaemon {
     bin: PathBuf,
     pipe: String,
-    data: String,
+    /// The data folder it was given, or none for the default.
+    data: Option<String>,
     child: Child,
 }
 
@@ -47,14 +48,19 @@ static NEXT: AtomicU32 = AtomicU32::new(0);
 
 impl WineDaemon {
     fn start(bin: &std::path::Path) -> WineDaemon {
+        let data = format!(r"C:\users\parley-tests\{}-{}", std::process::id(), NEXT.load(Ordering::Relaxed));
+        WineDaemon::start_with(bin, Some(data))
+    }
+
+    fn start_with(bin: &std::path::Path, data: Option<String>) -> WineDaemon {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let pipe = format!(r"\\.\pipe\parley-test-{}-{n}", std::process::id());
-        let data = format!(r"C:\users\parley-tests\{}-{n}", std::process::id());
-        let child = Command::new("wine")
-            .arg(bin.join("parley.exe"))
-            .arg("daemon")
-            .env("PARLEY_SOCKET", &pipe)
-            .env("PARLEY_DATA_DIR", &data)
+        let mut command = Command::new("wine");
+        command.arg(bin.join("parley.exe")).arg("daemon").env("PARLEY_SOCKET", &pipe).env_remove("PARLEY_DATA_DIR");
+        if let Some(data) = &data {
+            command.env("PARLEY_DATA_DIR", data);
+        }
+        let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -72,11 +78,7 @@ impl WineDaemon {
 
     fn command(&self, exe: &str) -> Command {
         let mut command = Command::new("wine");
-        command
-            .arg(self.bin.join(exe))
-            .env("PARLEY_SOCKET", &self.pipe)
-            .env("PARLEY_DATA_DIR", &self.data)
-            .env("PARLEY_NO_SPAWN", "1");
+        command.arg(self.bin.join(exe)).env("PARLEY_SOCKET", &self.pipe).env("PARLEY_NO_SPAWN", "1");
         command
     }
 
@@ -121,7 +123,8 @@ fn the_daemon_serves_its_pipe_to_two_clients_at_once() {
         let shown = text(&out);
         assert!(out.status.success(), "{shown}");
         assert!(shown.contains(&format!("socket:      {}", daemon.pipe)), "{shown}");
-        assert!(shown.contains(&format!("data:        {}", daemon.data)), "{shown}");
+        let data = daemon.data.as_deref().expect("given");
+        assert!(shown.contains(&format!("data:        {data}")), "{shown}");
     }
 }
 
@@ -170,4 +173,14 @@ fn the_shim_answers_tools_list_through_the_pipe() {
     let _ = shim.wait();
     assert!(answers[0].contains(r#""id":1"#) && answers[0].contains("protocolVersion"), "{}", answers[0]);
     assert!(answers[1].contains(r#""id":2"#) && answers[1].contains(r#""name":"present_review""#), "{}", answers[1]);
+}
+
+#[test]
+fn the_store_and_the_pipes_files_live_under_local_app_data() {
+    let bin = windows_bin_or_say_why!("data under local app data");
+    let daemon = WineDaemon::start_with(&bin, None);
+    let out = daemon.parley(&["status", "--json"]);
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let data = status["data_dir"].as_str().expect("data_dir");
+    assert!(data.ends_with(r"\AppData\Local\parley\data"), "{status}");
 }
