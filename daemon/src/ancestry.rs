@@ -24,6 +24,18 @@ pub fn of(pid: u32) -> Vec<u32> {
     found
 }
 
+/// This process's parent, when the system says.
+#[cfg(unix)]
+pub fn parent() -> Option<u32> {
+    Some(std::os::unix::process::parent_id())
+}
+
+/// This process's parent: Windows' standard library does not say.
+#[cfg(not(unix))]
+pub fn parent() -> Option<u32> {
+    None
+}
+
 /// The parent of process `pid`, from `/proc/PID/stat` (its fourth field,
 /// after the command name in parentheses, which may itself hold spaces).
 pub fn parent_of(pid: u32) -> Option<u32> {

@@ -492,10 +492,16 @@ fn exit_quietly_when_output_closes() {
 
 /// Whether a panic message is `print!`'s or `eprint!`'s on a closed pipe.
 fn is_closed_output(message: &str) -> bool {
-    let broken_pipe = format!("(os error {})", rustix::io::Errno::PIPE.raw_os_error());
     (message.starts_with("failed printing to stdout") || message.starts_with("failed printing to stderr"))
-        && message.ends_with(&broken_pipe)
+        && CLOSED_PIPE_CODES.iter().any(|code| message.ends_with(&format!("(os error {code})")))
 }
+
+/// The error codes of a write into a pipe closed at the other end.
+#[cfg(unix)]
+const CLOSED_PIPE_CODES: &[i32] = &[rustix::io::Errno::PIPE.raw_os_error()];
+/// `ERROR_BROKEN_PIPE` and `ERROR_NO_DATA` (the pipe is being closed).
+#[cfg(windows)]
+const CLOSED_PIPE_CODES: &[i32] = &[109, 232];
 
 fn report(result: anyhow::Result<()>) -> i32 {
     match result {

@@ -17,14 +17,15 @@ pub const DATA_DIR_ENV: &str = "PARLEY_DATA_DIR";
 pub const LOG_ENV: &str = "PARLEY_LOG";
 
 /// The directory holding the store: `$PARLEY_DATA_DIR`, else the user's data
-/// directory (`~/.local/share/parley` on Linux).
+/// directory (`~/.local/share/parley` on Linux, `%LOCALAPPDATA%\parley\data`
+/// on Windows: local, never roaming, app data).
 pub fn data_dir() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
     let dirs = directories::ProjectDirs::from("", "", "parley")
         .context("cannot find your home directory; set PARLEY_DATA_DIR to a folder for Parley's store")?;
-    Ok(dirs.data_dir().to_owned())
+    Ok(dirs.data_local_dir().to_owned())
 }
 
 /// The log filter: `$PARLEY_LOG`, else `info` (rmcp's per-session chatter at `warn`).
@@ -52,6 +53,7 @@ pub fn journal_stream() -> Option<(u64, u64)> {
 /// review rounds all name the same person, whatever the environment holds
 /// (`$USER` is often unset in containers, cron and services). `$LOGNAME` or
 /// `$USER` only when the database has no entry for the uid.
+#[cfg(unix)]
 pub fn user_name() -> String {
     let uid = nix::unistd::geteuid();
     if let Ok(Some(user)) = nix::unistd::User::from_uid(uid)
@@ -64,6 +66,13 @@ pub fn user_name() -> String {
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| format!("uid {uid}"))
+}
+
+/// The user's login name, from the system (what `whoami` prints without
+/// its domain).
+#[cfg(windows)]
+pub fn user_name() -> String {
+    parley_protocol::socket::current_user()
 }
 
 /// A reviewer (or test) command: a string runs through `sh -c`, a list runs

@@ -12,12 +12,11 @@ mod plans;
 use std::sync::Arc;
 use std::time::Duration;
 
+use parley_protocol::PROTOCOL_VERSION;
 use parley_protocol::framing::{LineError, LineReader};
 use parley_protocol::hello::{HELLO, Hello, HelloReply, Role};
 use parley_protocol::jsonrpc::{ErrorObject, Id, Message, Response, code, to_line};
-use parley_protocol::{PROTOCOL_VERSION, socket};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::{UnixListener, UnixStream};
 use tokio_util::task::TaskTracker;
 
 use crate::state::ClientFacts;
@@ -38,7 +37,7 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Accepts connections until shutdown begins. A connection's failure ends
 /// that connection only.
-pub async fn accept_loop(listener: UnixListener, context: Arc<Context>, tracker: TaskTracker) {
+pub async fn accept_loop(mut listener: listener::Listener, context: Arc<Context>, tracker: TaskTracker) {
     let mut next_id: u64 = 0;
     loop {
         let accepted = tokio::select! {
@@ -46,7 +45,7 @@ pub async fn accept_loop(listener: UnixListener, context: Arc<Context>, tracker:
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _)) => {
+            Ok(stream) => {
                 next_id += 1;
                 let id = next_id;
                 let context = context.clone();
@@ -66,14 +65,12 @@ pub async fn accept_loop(listener: UnixListener, context: Arc<Context>, tracker:
     }
 }
 
-async fn serve_connection(stream: UnixStream, id: u64, context: &Context) -> anyhow::Result<()> {
-    let uid = socket::current_uid();
-    let peer = stream.peer_cred()?;
-    if peer.uid() != uid {
-        tracing::warn!(connection = id, peer_uid = peer.uid(), "refused a connection from another user");
+async fn serve_connection(stream: crate::stream::Stream, id: u64, context: &Context) -> anyhow::Result<()> {
+    if !listener::same_user(&stream)? {
+        tracing::warn!(connection = id, "closed a connection from another user");
         return Ok(());
     }
-    let (read, mut write) = stream.into_split();
+    let (read, mut write) = crate::stream::split(stream);
     let mut reader = LineReader::new(BufReader::new(read));
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, read_hello(&mut reader)).await {
         Ok(Ok(hello)) => hello,

@@ -17,6 +17,7 @@ pub mod git;
 pub mod glob;
 pub mod hub;
 pub mod ids;
+#[cfg(unix)]
 pub mod inherited;
 pub mod limits;
 pub mod line_endings;
@@ -34,6 +35,7 @@ pub mod sessions;
 pub mod shutdown;
 pub mod state;
 pub mod store;
+pub mod stream;
 pub mod structured_review;
 pub mod usecases;
 pub mod views;

@@ -29,6 +29,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use crate::stream::{ReadHalf, WriteHalf};
 use parley_protocol::hello::Hello;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::{
@@ -42,7 +43,6 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer, Subscriptio
 use rmcp::{ErrorData, ServerHandler, schemars, tool_handler};
 use serde::Deserialize;
 use tokio::io::BufReader;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio_util::sync::CancellationToken;
 
 use crate::state::ClientFacts;
@@ -144,8 +144,8 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
 
 /// Serves MCP on a connection whose hello said `mcp`, until it closes.
 pub async fn serve(
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
+    reader: BufReader<ReadHalf>,
+    writer: WriteHalf,
     id: u64,
     hello: &Hello,
     facts: ClientFacts,

@@ -15,7 +15,6 @@
 //! `\n` ([`crate::line_endings`]); decisions are `feedback` and `anchor`'s.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -25,6 +24,13 @@ use crate::line_endings;
 use crate::position::LineIndex;
 use crate::state::{FileStamp, FileToCheck, StateHandle, Suspects};
 use crate::store::Store;
+
+#[cfg(unix)]
+#[path = "refresh/unix.rs"]
+mod file_id;
+#[cfg(windows)]
+#[path = "refresh/windows.rs"]
+mod file_id;
 
 mod freshness;
 pub use freshness::Freshness;
@@ -67,7 +73,7 @@ pub fn hash(bytes: &[u8]) -> String {
 }
 
 fn stat_unchanged(meta: &std::fs::Metadata, stamp: &FileStamp) -> bool {
-    meta.len() == stamp.len && meta.modified().ok() == stamp.modified && meta.ino() == stamp.inode
+    meta.len() == stamp.len && meta.modified().ok() == stamp.modified && file_id::inode(meta) == stamp.inode
 }
 
 /// Reads a file unless its stat shows it unchanged since `known`.
@@ -82,8 +88,12 @@ fn read_if_changed(file: &Path, known: Option<&FileStamp>) -> Option<(FileStamp,
     if known.is_some_and(|k| k.hash != MISSING && stat_unchanged(&meta, k)) {
         return None;
     }
-    let mut stamp =
-        FileStamp { len: meta.len(), modified: meta.modified().ok(), inode: meta.ino(), hash: String::new() };
+    let mut stamp = FileStamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        inode: file_id::inode(&meta),
+        hash: String::new(),
+    };
     if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
         stamp.hash = format!("unreadable:{}", meta.len());
         return Some((stamp, Content::Unreadable));

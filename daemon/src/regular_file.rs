@@ -7,8 +7,14 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
+
+#[cfg(unix)]
+#[path = "regular_file/unix.rs"]
+mod platform;
+#[cfg(windows)]
+#[path = "regular_file/windows.rs"]
+mod platform;
 
 /// Why a file could not be opened or read as a regular file.
 #[derive(Debug, thiserror::Error)]
@@ -24,18 +30,12 @@ pub enum RegularFileError {
 
 /// Opens `path` for reading, refusing anything but a regular file.
 pub fn open(path: &Path) -> Result<File, RegularFileError> {
-    let file =
-        std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32).open(path)?;
+    let file = platform::open_without_waiting(path)?;
     let kind = file.metadata()?.file_type();
-    let not = match () {
-        _ if kind.is_file() => return Ok(file),
-        _ if kind.is_fifo() => "a named pipe (FIFO)",
-        _ if kind.is_char_device() || kind.is_block_device() => "a device",
-        _ if kind.is_socket() => "a socket",
-        _ if kind.is_dir() => "a folder",
-        _ => "a special file",
-    };
-    Err(RegularFileError::NotRegular(not))
+    if kind.is_file() {
+        return Ok(file);
+    }
+    Err(RegularFileError::NotRegular(platform::kind_name(kind)))
 }
 
 /// The whole of the regular file at `path`, when it holds at most `cap`

@@ -14,6 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::CommandLine;
 
+#[cfg(unix)]
+#[path = "reviewer/unix.rs"]
+mod group;
+#[cfg(windows)]
+#[path = "reviewer/windows.rs"]
+mod group;
+
 /// More output than this is cut (a reviewer printing without end).
 const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// How often the caller hears that the command is still running.
@@ -90,10 +97,10 @@ pub async fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
+    group::lead_own_group(&mut process);
     let mut child = process.spawn().map_err(|source| RunError::Spawn { command: shown.clone(), source })?;
-    let group = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32));
+    let group = child.id().and_then(group::led_by);
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -153,7 +160,7 @@ pub async fn run(
         }
     };
     // Whatever it started (and left running) ends with the run.
-    kill_group(group);
+    group::kill(group);
     outcome
 }
 
@@ -174,13 +181,6 @@ async fn collect(from: &mut (impl tokio::io::AsyncRead + Unpin), into: &Mutex<Ve
                 buf.extend_from_slice(&chunk[..n.min(room)]);
             }
         }
-    }
-}
-
-/// Kills the command and everything it started (it leads its own group).
-fn kill_group(group: Option<rustix::process::Pid>) {
-    if let Some(group) = group {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
 }
 

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use parley_protocol::methods::LogDestination;
 use parley_protocol::socket;
 use tokio_util::task::TaskTracker;
 
@@ -17,6 +16,13 @@ use crate::state::{self, StartTime};
 use crate::store::Store;
 use crate::usecases::Context;
 use crate::{config, watch};
+
+#[cfg(unix)]
+#[path = "server/unix.rs"]
+mod platform;
+#[cfg(windows)]
+#[path = "server/windows.rs"]
+mod platform;
 
 /// How long in-flight tool calls may run on after shutdown begins.
 const DRAIN_CALLS: Duration = Duration::from_secs(3);
@@ -31,9 +37,7 @@ pub fn run() -> anyhow::Result<()> {
     init_logging();
     crate::memory::configure_allocator();
     tracing::debug!("the allocator purges freed pages after {} ms", crate::memory::purge_delay_ms());
-    let activated = listener::activated_socket()?;
-    let keep: Vec<std::os::fd::RawFd> = activated.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
-    crate::inherited::close_inherited(&keep);
+    let activated = platform::take_inherited()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("parley")
@@ -64,10 +68,7 @@ fn init_logging() {
         .init();
 }
 
-async fn serve(
-    notify_socket: Option<PathBuf>,
-    activated: Option<std::os::unix::net::UnixListener>,
-) -> anyhow::Result<()> {
+async fn serve(notify_socket: Option<PathBuf>, activated: platform::Activated) -> anyhow::Result<()> {
     let started = StartTime { instant: Instant::now(), wall: chrono::Utc::now() };
     let socket_path = socket::socket_path()?;
     let data_dir = config::data_dir()?;
@@ -117,7 +118,7 @@ async fn serve(
     }
     let (state, _state_task) = state::spawn(store.clone(), reviews, threads, sessions, agent_names);
     let shutdown = Shutdown::default();
-    spawn_signal_handler(shutdown.clone())?;
+    platform::spawn_signal_handler(shutdown.clone())?;
     let watch = watch::spawn(state.clone(), store.clone(), shutdown.clone()).await;
     let context = Arc::new(Context {
         state,
@@ -129,7 +130,7 @@ async fn serve(
         data_dir: data_dir.clone(),
         started,
         store_notice,
-        log: log_destination(&socket_path),
+        log: platform::log_destination(&socket_path),
         executable: std::env::current_exe().ok().and_then(|exe| {
             let exe = exe.canonicalize().unwrap_or(exe);
             parley_protocol::hello::executable_identity(&exe).map(|build| (exe, build))
@@ -143,7 +144,7 @@ async fn serve(
         socket_path.display()
     );
     if let Some(path) = notify_socket {
-        notify_ready(&path);
+        platform::notify_ready(&path);
     }
     let (listener, guard) = bound.into_parts();
     let backups = tokio::spawn(periodic_backups(store.clone(), data_dir.clone()));
@@ -195,69 +196,4 @@ async fn periodic_backups(store: Store, data_dir: PathBuf) {
         let _ = tokio::task::spawn_blocking(move || backup(&handle, &dir)).await;
         store.release_memory().await;
     }
-}
-
-fn spawn_signal_handler(shutdown: Shutdown) -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM received"),
-            _ = int.recv() => tracing::info!("SIGINT received"),
-        }
-        shutdown.request_stop("signal");
-    });
-    Ok(())
-}
-
-/// Tells systemd the daemon is ready (`Type=notify` units).
-fn notify_ready(path: &Path) {
-    let socket = match std::os::unix::net::UnixDatagram::unbound() {
-        Ok(socket) => socket,
-        Err(e) => return tracing::warn!("cannot notify systemd: {e}"),
-    };
-    let sent = match path.to_str().and_then(|p| p.strip_prefix('@')) {
-        #[cfg(target_os = "linux")]
-        Some(name) => {
-            use std::os::linux::net::SocketAddrExt;
-            std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())
-                .and_then(|addr| socket.send_to_addr(b"READY=1", &addr))
-        }
-        _ => socket.send_to(b"READY=1", path),
-    };
-    if let Err(e) = sent {
-        tracing::warn!("cannot notify systemd at {}: {e}", path.display());
-    }
-}
-
-/// Where the log (stderr) goes, for `status`: the file beside the socket
-/// that a client starting the daemon opens, the journal, the terminal, or
-/// another file when the system can name it.
-fn log_destination(socket_path: &Path) -> LogDestination {
-    use std::os::unix::fs::MetadataExt;
-    let stderr = std::io::stderr();
-    if stderr.is_terminal() {
-        return LogDestination::Terminal;
-    }
-    let Ok(stat) = rustix::fs::fstat(&stderr) else {
-        return LogDestination::Elsewhere;
-    };
-    #[allow(clippy::unnecessary_cast)] // st_dev is an i32 on macOS.
-    let same = |dev: u64, ino: u64| dev == stat.st_dev as u64 && ino == stat.st_ino as u64;
-    if config::journal_stream().is_some_and(|(dev, ino)| same(dev, ino)) {
-        return LogDestination::Journal;
-    }
-    let beside = parley_shim::connect::daemon_log_path(socket_path);
-    if std::fs::metadata(&beside).is_ok_and(|m| same(m.dev(), m.ino())) {
-        return LogDestination::File { path: beside };
-    }
-    // Linux names the file behind a descriptor.
-    if let Ok(path) = std::fs::read_link("/proc/self/fd/2")
-        && path.is_absolute()
-        && std::fs::metadata(&path).is_ok_and(|m| m.is_file() && same(m.dev(), m.ino()))
-    {
-        return LogDestination::File { path };
-    }
-    LogDestination::Elsewhere
 }

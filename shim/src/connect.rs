@@ -7,8 +7,6 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,8 +16,9 @@ use parley_protocol::hello::{HELLO, Hello, HelloReply};
 use parley_protocol::jsonrpc::{Id, Message, Request, to_line};
 use parley_protocol::socket;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::daemon_start::{detach, owner_only};
+use crate::transport::{self, ReadHalf, Stream, WriteHalf};
 
 /// Set to `1` to forbid clients from starting a daemon.
 pub const NO_SPAWN_ENV: &str = "PARLEY_NO_SPAWN";
@@ -76,8 +75,8 @@ pub enum ConnectError {
 pub struct HubConnection {
     /// Lines from the daemon; holds any bytes the daemon sent right after its
     /// hello answer.
-    pub reader: LineReader<BufReader<OwnedReadHalf>>,
-    pub writer: OwnedWriteHalf,
+    pub reader: LineReader<BufReader<ReadHalf>>,
+    pub writer: WriteHalf,
     pub reply: HelloReply,
 }
 
@@ -179,7 +178,7 @@ pub fn spawn_allowed() -> bool {
 }
 
 /// Connects, starting the daemon when nobody listens and `spawn` is true.
-pub async fn connect_or_start(socket_path: &Path, spawn: bool) -> Result<UnixStream, ConnectError> {
+pub async fn connect_or_start(socket_path: &Path, spawn: bool) -> Result<Stream, ConnectError> {
     if let Some(stream) = try_connect(socket_path).await? {
         return Ok(stream);
     }
@@ -213,10 +212,10 @@ pub async fn connect_or_start(socket_path: &Path, spawn: bool) -> Result<UnixStr
 
 /// One connection attempt: `None` means nobody is listening (no socket file,
 /// or a stale one). A full accept queue is retried, never taken for "no daemon".
-pub async fn try_connect(socket_path: &Path) -> Result<Option<UnixStream>, ConnectError> {
+pub async fn try_connect(socket_path: &Path) -> Result<Option<Stream>, ConnectError> {
     let busy_deadline = Instant::now() + BUSY_TIMEOUT;
     loop {
-        match UnixStream::connect(socket_path).await {
+        match transport::connect(socket_path).await {
             Ok(stream) => return Ok(Some(stream)),
             Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused) => {
                 return Ok(None);
@@ -230,11 +229,7 @@ pub async fn try_connect(socket_path: &Path) -> Result<Option<UnixStream>, Conne
 }
 
 async fn take_start_lock(path: &Path) -> Result<File, ConnectError> {
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
+    let file = owner_only(OpenOptions::new().create(true).truncate(false).write(true))
         .open(path)
         .map_err(|source| ConnectError::StartLock { path: path.to_owned(), source })?;
     let deadline = Instant::now() + START_LOCK_TIMEOUT;
@@ -268,7 +263,7 @@ pub fn daemon_binary() -> PathBuf {
 
 /// The log file a started daemon writes to, beside its socket.
 pub fn daemon_log_path(socket_path: &Path) -> PathBuf {
-    socket_path.with_extension("log")
+    socket::socket_side_file(socket_path, "log")
 }
 
 fn spawn_daemon(socket_path: &Path) -> Result<Child, ConnectError> {
@@ -276,13 +271,10 @@ fn spawn_daemon(socket_path: &Path) -> Result<Child, ConnectError> {
     let spawn_error = |source| ConnectError::Spawn { binary: binary.clone(), source };
     // The daemon must not hold the host's stdio: a host waits for EOF on the
     // shim's stdout, and an inherited copy would keep it open forever.
-    let log = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
+    let log = owner_only(OpenOptions::new().create(true).append(true))
         .open(daemon_log_path(socket_path))
         .map_err(spawn_error)?;
-    Command::new(&binary)
+    detach(&mut Command::new(&binary))
         .arg("daemon")
         // Only what a daemon needs: it outlives this client and serves every
         // other one, so the starter's keys must not stay with it.
@@ -293,19 +285,43 @@ fn spawn_daemon(socket_path: &Path) -> Result<Child, ConnectError> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
-        .current_dir("/")
-        .process_group(0)
         .spawn()
         .map_err(spawn_error)
 }
 
 /// The variables a started daemon keeps of its starter's environment: where
 /// the user's files and programs are, the locale, and Parley's own settings.
+/// Windows names its variables in any case, and programs there need the
+/// system's own folders (`SystemRoot`) to start at all.
 fn daemon_needs(name: &str) -> bool {
     const KEPT: &[&str] =
         &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TZ", "TMPDIR", "LANG", "LANGUAGE", "RUST_BACKTRACE"];
+    const KEPT_ON_WINDOWS: &[&str] = &[
+        "SYSTEMROOT",
+        "WINDIR",
+        "SYSTEMDRIVE",
+        "USERPROFILE",
+        "USERNAME",
+        "USERDOMAIN",
+        "LOCALAPPDATA",
+        "APPDATA",
+        "TEMP",
+        "TMP",
+        "PATHEXT",
+        "COMSPEC",
+        "PROGRAMDATA",
+        "PROGRAMFILES",
+    ];
     const KEPT_PREFIXES: &[&str] = &["LC_", "XDG_", "PARLEY_", "MIMALLOC_"];
-    (KEPT.contains(&name) || KEPT_PREFIXES.iter().any(|prefix| name.starts_with(prefix))) && name != "PARLEY_EDITOR_ID"
+    let upper;
+    let name = if cfg!(windows) {
+        upper = name.to_ascii_uppercase();
+        upper.as_str()
+    } else {
+        name
+    };
+    let kept = KEPT.contains(&name) || (cfg!(windows) && KEPT_ON_WINDOWS.contains(&name));
+    (kept || KEPT_PREFIXES.iter().any(|prefix| name.starts_with(prefix))) && name != "PARLEY_EDITOR_ID"
 }
 
 /// The daemon outlives this client; a thread waits for it so it never lingers
@@ -324,8 +340,8 @@ fn closed_or_broken(e: io::Error) -> ConnectError {
 }
 
 /// Sends `hello` and reads the daemon's answer.
-pub async fn say_hello(stream: UnixStream, hello: &Hello) -> Result<HubConnection, ConnectError> {
-    let (read, mut writer) = stream.into_split();
+pub async fn say_hello(stream: Stream, hello: &Hello) -> Result<HubConnection, ConnectError> {
+    let (read, mut writer) = transport::split(stream);
     let mut reader = LineReader::new(BufReader::new(read));
     let params = serde_json::to_value(hello).map_err(|e| ConnectError::HelloBroken(e.to_string()))?;
     let request = Request::new(Id::Number(0), HELLO, params);

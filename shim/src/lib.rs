@@ -5,8 +5,10 @@
 //! It must write nothing but protocol bytes to stdout; diagnostics go to stderr.
 
 pub mod connect;
+pub mod daemon_start;
 pub mod relay;
 pub mod stdio;
+pub mod transport;
 
 use std::path::PathBuf;
 

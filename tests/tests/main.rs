@@ -33,3 +33,4 @@ mod thread_standing;
 mod tidy;
 mod trust;
 mod vscode;
+mod windows;

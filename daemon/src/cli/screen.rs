@@ -9,6 +9,13 @@ use std::process::Stdio;
 
 use tokio::io::AsyncWriteExt as _;
 
+#[cfg(unix)]
+#[path = "screen/unix.rs"]
+mod terminal;
+#[cfg(windows)]
+#[path = "screen/windows.rs"]
+mod terminal;
+
 /// `--color`: when to colour.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorChoice {
@@ -144,9 +151,9 @@ impl Page {
         if !stdout.is_terminal() {
             return None;
         }
-        let size = rustix::termios::tcgetwinsize(&stdout).ok()?;
+        let (rows, cols) = terminal::size(&stdout)?;
         // A terminal that does not know its size (0 rows) is not paged.
-        if size.ws_row == 0 || self.rows(usize::from(size.ws_col.max(1))) < usize::from(size.ws_row) {
+        if rows == 0 || self.rows(usize::from(cols.max(1))) < usize::from(rows) {
             return None;
         }
         pager_command(std::env::var("PARLEY_PAGER").ok(), std::env::var("PAGER").ok())
@@ -166,7 +173,7 @@ fn pager_command(parley_pager: Option<String>, pager: Option<String>) -> Option<
 /// fits, keep colours, leave the text on the screen. Ctrl-C goes to the
 /// pager; this process waits for it rather than end under it.
 async fn run_pager(pager: &str, text: &str) -> anyhow::Result<()> {
-    let mut interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let mut interrupts = terminal::interrupts()?;
     let mut command = tokio::process::Command::new("/bin/sh");
     command.arg("-c").arg(pager).stdin(Stdio::piped());
     if std::env::var_os("LESS").is_none() {

@@ -58,7 +58,9 @@ impl Manager {
         } else if cfg!(target_os = "linux") {
             Ok(Manager::Systemd { unit: dirs.config_dir().join("systemd/user").join(SYSTEMD_UNIT) })
         } else {
-            bail!("parley service supports systemd (Linux) and launchd (macOS); start `parley daemon` another way here")
+            bail!(
+                "parley service supports systemd (Linux) and launchd (macOS); start `parley daemon` another way here (for example from your startup programs)"
+            )
         }
     }
 
@@ -210,8 +212,20 @@ fn args(words: &[&str]) -> Vec<String> {
     words.iter().map(|w| (*w).to_owned()).collect()
 }
 
+/// launchd's domain for this user's agents, `gui/<uid>`.
 fn gui_domain() -> String {
-    format!("gui/{}", parley_protocol::socket::current_uid())
+    format!("gui/{}", user_id())
+}
+
+#[cfg(unix)]
+fn user_id() -> u32 {
+    parley_protocol::socket::current_uid()
+}
+
+/// launchd exists on macOS only; this is never asked for elsewhere.
+#[cfg(not(unix))]
+fn user_id() -> u32 {
+    0
 }
 
 /// A command's trimmed stdout, or what went wrong, for a status line.

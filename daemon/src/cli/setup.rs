@@ -26,13 +26,25 @@ pub(super) fn shim_path() -> (PathBuf, bool) {
 
 /// Where `program` is found: as given when it names a path, else on PATH.
 fn find_on_path(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-    if program.contains('/') {
+    let program = &format!("{program}{}", std::env::consts::EXE_SUFFIX);
+    if program.contains(std::path::is_separator) {
         let path = PathBuf::from(program);
         return runnable(&path).then_some(path);
     }
     std::env::split_paths(&std::env::var_os("PATH")?).map(|dir| dir.join(program)).find(|p| runnable(p))
+}
+
+/// Whether `path` is a file this user may run.
+#[cfg(unix)]
+fn runnable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether `path` is a file (Windows runs any `.exe`).
+#[cfg(not(unix))]
+fn runnable(path: &Path) -> bool {
+    path.is_file()
 }
 
 /// How one check came out.

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::stream::{ReadHalf, WriteHalf};
 use parley_protocol::framing::{LineError, LineReader, MAX_LINE_BYTES};
 use parley_protocol::hello::{HELLO, Role};
 use parley_protocol::jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response, code, to_line};
@@ -15,7 +16,6 @@ use parley_protocol::methods::{self as wire, Method, NotificationMethod};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Peer, errors, person_rounds, plans};
@@ -38,8 +38,8 @@ type Pending = HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>;
 /// client for falling behind, the queue ends and the connection closes once
 /// what was queued is written, so the client knows to reconnect and resync.
 pub async fn serve(
-    mut reader: LineReader<BufReader<OwnedReadHalf>>,
-    mut writer: OwnedWriteHalf,
+    mut reader: LineReader<BufReader<ReadHalf>>,
+    mut writer: WriteHalf,
     peer: Peer<'_>,
     mut events: mpsc::Receiver<Outbound>,
 ) -> anyhow::Result<()> {
@@ -113,7 +113,7 @@ fn stopping_line(peer: &Peer<'_>) -> Vec<u8> {
     to_line(&Notification::new(wire::DaemonStoppingNotification::NAME, serde_json::json!(params)))
 }
 
-async fn write(writer: &mut OwnedWriteHalf, line: &[u8]) -> anyhow::Result<()> {
+async fn write(writer: &mut WriteHalf, line: &[u8]) -> anyhow::Result<()> {
     match tokio::time::timeout(WRITE_TIMEOUT, writer.write_all(line)).await {
         Ok(result) => Ok(result?),
         Err(_) => anyhow::bail!("the client stopped reading for {WRITE_TIMEOUT:?}"),

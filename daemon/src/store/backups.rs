@@ -2,10 +2,11 @@
 //! store a record at a time, so a store of any size fits, of which the
 //! newest few are kept.
 
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use super::permissions::tighten;
+use parley_shim::daemon_start::owner_only;
+
+use super::permissions::{create_private_dir, tighten};
 use super::records::{Export, ReviewRecord, SessionRecord, ThreadRecord};
 use super::{Store, StoreError};
 use crate::feedback::Thread;
@@ -66,7 +67,7 @@ impl Store {
         let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
         let writing = |source| StoreError::Io { context: format!("writing {}", partial.display()), source };
         let file =
-            std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&partial).map_err(writing)?;
+            owner_only(std::fs::OpenOptions::new().write(true).create_new(true)).open(&partial).map_err(writing)?;
         let written = self.write_export(&mut std::io::BufWriter::new(file), &writing).and_then(|counts| {
             let bytes = std::fs::metadata(&partial).map_err(writing)?.len();
             std::fs::rename(&partial, path).map_err(|source| StoreError::Io {
@@ -104,19 +105,11 @@ impl Store {
     pub fn write_backup(&self, data_dir: &Path) -> Result<PathBuf, StoreError> {
         let dir = data_dir.join("backups");
         let io = |context: String| move |source| StoreError::from_io(data_dir, context, source);
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(io(format!("creating {}", dir.display())))?;
+        create_private_dir(&dir).map_err(io(format!("creating {}", dir.display())))?;
         let name = format!("parley-backup-{}.json", chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ"));
         let path = dir.join(name);
         let partial = path.with_extension("json.partial");
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
+        let file = owner_only(std::fs::OpenOptions::new().write(true).create(true).truncate(true))
             .open(&partial)
             .map_err(io(format!("writing {}", partial.display())))?;
         let failed = |source| StoreError::from_io(data_dir, format!("writing {}", partial.display()), source);

@@ -15,17 +15,8 @@ pub enum DiskProblem {
 impl DiskProblem {
     /// The problem behind an IO error, when it is one a user can fix.
     fn of_io(error: &std::io::Error) -> Option<DiskProblem> {
-        use rustix::io::Errno;
-        if let Some(errno) = error.raw_os_error().map(Errno::from_raw_os_error) {
-            if errno == Errno::NOSPC || errno == Errno::DQUOT {
-                return Some(DiskProblem::Full);
-            }
-            if errno == Errno::ROFS {
-                return Some(DiskProblem::ReadOnly);
-            }
-            if errno == Errno::ACCESS || errno == Errno::PERM {
-                return Some(DiskProblem::Denied);
-            }
+        if let Some(problem) = error.raw_os_error().and_then(Self::of_errno) {
+            return Some(problem);
         }
         // sled copies IO errors by kind and text, dropping the OS code.
         match error.kind() {
@@ -34,6 +25,29 @@ impl DiskProblem {
             ErrorKind::PermissionDenied => Some(DiskProblem::Denied),
             _ => None,
         }
+    }
+
+    /// The problem behind a Unix error number.
+    #[cfg(unix)]
+    fn of_errno(code: i32) -> Option<DiskProblem> {
+        use rustix::io::Errno;
+        let errno = Errno::from_raw_os_error(code);
+        if errno == Errno::NOSPC || errno == Errno::DQUOT {
+            return Some(DiskProblem::Full);
+        }
+        if errno == Errno::ROFS {
+            return Some(DiskProblem::ReadOnly);
+        }
+        if errno == Errno::ACCESS || errno == Errno::PERM {
+            return Some(DiskProblem::Denied);
+        }
+        None
+    }
+
+    /// Windows error codes map to the kinds matched below.
+    #[cfg(not(unix))]
+    fn of_errno(_code: i32) -> Option<DiskProblem> {
+        None
     }
 
     pub(super) fn of_sled(error: &sled::Error) -> Option<DiskProblem> {

@@ -37,7 +37,9 @@ pub async fn take(cwd: &Path) -> Result<Option<String>, HookError> {
 /// parent, and so on (read from `/proc` where there is one; elsewhere the
 /// parent only).
 fn ancestors() -> Vec<u32> {
-    let parent = std::os::unix::process::parent_id();
+    let Some(parent) = crate::ancestry::parent() else {
+        return Vec::new();
+    };
     let mut found = vec![parent];
     found.extend(crate::ancestry::of(parent).into_iter().take(crate::ancestry::MAX_ANCESTORS - 1));
     found

@@ -1,0 +1,22 @@
+//! The reviewer command's process group on Unix: it leads its own, so a
+//! timeout or a cancel kills everything it started.
+
+/// A process group, named by its leader.
+pub type Group = rustix::process::Pid;
+
+/// Starts the command as the leader of a new process group.
+pub fn lead_own_group(command: &mut tokio::process::Command) {
+    command.process_group(0);
+}
+
+/// Kills the command and everything it started (it leads its own group).
+pub fn kill(group: Option<Group>) {
+    if let Some(group) = group {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+}
+
+/// The group a started command leads, from its pid.
+pub fn led_by(pid: u32) -> Option<Group> {
+    rustix::process::Pid::from_raw(pid as i32)
+}
