@@ -37,7 +37,7 @@ pub async fn run(stdio: bool) -> anyhow::Result<i32> {
     let stream = connect::connect_or_start(&socket_path, connect::spawn_allowed())
         .await
         .context("reaching the Parley daemon")?;
-    let (mut from_daemon, mut to_daemon) = stream.into_split();
+    let (mut from_daemon, mut to_daemon) = parley_shim::transport::split(stream);
     let mut input = stdio::Input::stdin();
     let mut output = stdio::Output::stdout().context("using standard output")?;
 
