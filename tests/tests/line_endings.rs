@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use parley_tests::{Agent, Sandbox, git};
+use parley_tests::{Agent, DEADLINE, Sandbox, git};
 use serde_json::{Value, json};
 
 /// A small Rust file; `crlf` gives it Windows line endings.
@@ -218,8 +218,16 @@ async fn a_person_reviews_a_crlf_change_and_the_suggestion_applied_in_crlf_addre
 
     // The agent applies the suggestion, keeping the file's CRLF endings.
     std::fs::write(repo.join("notes.txt"), "one\r\nthree\r\nfour\r\nfive\r\n").expect("apply");
-    let all = agent.call_ok("get_feedback", json!({})).await;
-    let thread = threads(&all).into_iter().next().unwrap_or_else(|| panic!("{all:#}"));
+    // Read until the watcher has reported the edit (a read may come first).
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    let thread = loop {
+        let all = agent.call_ok("get_feedback", json!({})).await;
+        let thread = threads(&all).into_iter().next().unwrap_or_else(|| panic!("{all:#}"));
+        if thread["standing"] == "addressed" || tokio::time::Instant::now() > deadline {
+            break thread;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     assert_eq!(
         (thread["standing"].as_str(), thread["addressedBy"].as_str(), thread["selectedText"].as_str()),
         (Some("addressed"), Some("applied"), Some("four")),
