@@ -4,8 +4,8 @@
 //!
 //! scripts/test cross-builds the Windows binaries once, prepares a Wine
 //! prefix (with the stand-in bcryptprimitives.dll Wine 8 lacks) and names
-//! the folder in `PARLEY_WINDOWS_BIN`; without it these tests say what they
-//! did not check and why. Wine does not enforce a pipe's security
+//! the folder in `PARLEY_WINDOWS_BIN`; without it these tests fail, saying
+//! to run scripts/test. Wine does not enforce a pipe's security
 //! descriptor nor `FILE_FLAG_FIRST_PIPE_INSTANCE`, so that only this user
 //! may connect is not checked here (the lock file, which Wine does enforce,
 //! is).
@@ -20,17 +20,15 @@ fn windows_bin() -> Option<PathBuf> {
     dir.join("parley.exe").is_file().then_some(dir)
 }
 
-macro_rules! windows_bin_or_say_why {
+macro_rules! windows_bin_or_fail {
     ($what:expr) => {
         match windows_bin() {
             Some(dir) => dir,
-            None => {
-                eprintln!(
-                    "NOT CHECKED under Wine: {}: PARLEY_WINDOWS_BIN does not name a folder with parley.exe (scripts/test builds it)",
-                    $what
-                );
-                return;
-            }
+            None => panic!(
+                "cannot check {} under Wine: PARLEY_WINDOWS_BIN does not name a folder with parley.exe; \
+                 run scripts/test, which cross-builds it and prepares Wine",
+                $what
+            ),
         }
     };
 }
@@ -100,7 +98,7 @@ fn text(output: &Output) -> String {
 
 #[test]
 fn socket_path_is_a_per_user_pipe() {
-    let bin = windows_bin_or_say_why!("the default pipe name");
+    let bin = windows_bin_or_fail!("the default pipe name");
     let out = Command::new("wine")
         .arg(bin.join("parley.exe"))
         .arg("socket-path")
@@ -114,7 +112,7 @@ fn socket_path_is_a_per_user_pipe() {
 
 #[test]
 fn the_daemon_serves_its_pipe_to_two_clients_at_once() {
-    let bin = windows_bin_or_say_why!("two clients on the daemon's pipe");
+    let bin = windows_bin_or_fail!("two clients on the daemon's pipe");
     let daemon = WineDaemon::start(&bin);
     let spawn = || daemon.command("parley.exe").arg("status").stdin(Stdio::null()).stdout(Stdio::piped()).spawn();
     let (first, second) = (spawn().expect("first client"), spawn().expect("second client"));
@@ -130,7 +128,7 @@ fn the_daemon_serves_its_pipe_to_two_clients_at_once() {
 
 #[test]
 fn a_second_daemon_for_the_same_pipe_is_refused_by_the_lock() {
-    let bin = windows_bin_or_say_why!("one daemon per pipe");
+    let bin = windows_bin_or_fail!("one daemon per pipe");
     let daemon = WineDaemon::start(&bin);
     let out = daemon.command("parley.exe").arg("daemon").stdin(Stdio::null()).output().expect("second daemon");
     assert!(!out.status.success(), "a second daemon must not run: {}", text(&out));
@@ -143,7 +141,7 @@ fn a_second_daemon_for_the_same_pipe_is_refused_by_the_lock() {
 
 #[test]
 fn the_shim_answers_tools_list_through_the_pipe() {
-    let bin = windows_bin_or_say_why!("the shim on the daemon's pipe");
+    let bin = windows_bin_or_fail!("the shim on the daemon's pipe");
     let daemon = WineDaemon::start(&bin);
     let mut shim = daemon
         .command("parley-mcp.exe")
@@ -177,7 +175,7 @@ fn the_shim_answers_tools_list_through_the_pipe() {
 
 #[test]
 fn the_store_and_the_pipes_files_live_under_local_app_data() {
-    let bin = windows_bin_or_say_why!("data under local app data");
+    let bin = windows_bin_or_fail!("data under local app data");
     let daemon = WineDaemon::start_with(&bin, None);
     let out = daemon.parley(&["status", "--json"]);
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
