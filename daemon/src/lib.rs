@@ -39,5 +39,6 @@ pub mod stream;
 pub mod structured_review;
 pub mod usecases;
 pub mod views;
+pub mod walkthrough;
 pub mod watch;
 pub mod workspace;
