@@ -42,7 +42,12 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the daemon in the foreground (agents' shims start it on demand).
-    Daemon,
+    Daemon {
+        /// As Windows starts it at logon (`parley service install`): the saved environment, no console, the log
+        /// in a file beside the pipe.
+        #[arg(long)]
+        logon: bool,
+    },
     /// Show whether the daemon runs, its version, connections and workspaces.
     Status {
         /// Print JSON for scripts.
@@ -141,7 +146,7 @@ enum Command {
         #[arg(long, value_enum, default_value_t)]
         via: mcp_config::Via,
     },
-    /// Run the daemon at login: a systemd user service (Linux) or a launchd agent (macOS).
+    /// Run the daemon at login: a systemd user service (Linux), a launchd agent (macOS) or the Run key (Windows).
     Service {
         #[command(subcommand)]
         command: service::ServiceCommand,
@@ -453,7 +458,10 @@ enum ReviewCommand {
 /// Parses the arguments, runs the command, returns the exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
-    if let Command::Daemon = cli.command {
+    if let Command::Daemon { logon } = cli.command {
+        if logon && let Err(e) = service::prepare_logon_daemon() {
+            return report(Err(e));
+        }
         return report(crate::server::run());
     }
     exit_quietly_when_output_closes();
@@ -516,7 +524,7 @@ fn report(result: anyhow::Result<()>) -> i32 {
 
 async fn run(command: Command) -> anyhow::Result<i32> {
     match command {
-        Command::Daemon => unreachable!("handled before the runtime starts"),
+        Command::Daemon { .. } => unreachable!("handled before the runtime starts"),
         Command::Status { json } => status(json).await,
         Command::Stop => stop().await,
         Command::Attach { stdio } => attach::run(stdio).await,

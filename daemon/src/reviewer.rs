@@ -1,7 +1,7 @@
 //! Running the reviewer and test commands: the prompt on stdin, output
 //! captured, a timeout, and cancellation. The command leads a process group
-//! of its own, killed whole after every run (finished, timed out or
-//! cancelled), so whatever it started dies with it; and a command is done
+//! of its own (a Job Object on Windows), killed whole after every run
+//! (finished, timed out or cancelled), so whatever it started dies with it; and a command is done
 //! when it exits, even if something it left running holds its output open.
 
 use std::path::Path;
@@ -100,7 +100,7 @@ pub async fn run(
         .kill_on_drop(true);
     group::lead_own_group(&mut process);
     let mut child = process.spawn().map_err(|source| RunError::Spawn { command: shown.clone(), source })?;
-    let group = child.id().and_then(group::led_by);
+    let group = group::led_by(&child);
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let mut stderr = child.stderr.take().expect("stderr is piped");

@@ -1,6 +1,13 @@
 //! `parley service install|uninstall|status`: the daemon started at login, as
 //! a systemd user service on Linux or a launchd agent on macOS, running this
-//! very `parley` binary.
+//! very `parley` binary; on Windows through the user's `Run` key
+//! (`service/run_key.rs`).
+// The systemd and launchd code is built everywhere, and used off Windows.
+#![cfg_attr(windows, allow(dead_code))]
+
+mod logon;
+#[cfg(windows)]
+mod run_key;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +21,8 @@ use super::client::HubClient;
 
 #[derive(Debug, Subcommand)]
 pub enum ServiceCommand {
-    /// Start the daemon at login (and now), replacing a daemon started by hand or by an agent.
+    /// Start the daemon at login (and now). On Linux and macOS it replaces a daemon started by hand or
+    /// by an agent; on Windows one already running keeps running.
     Install {
         /// Write and enable the service without starting it now.
         #[arg(long)]
@@ -34,12 +42,41 @@ const SYSTEMD_UNIT: &str = "parley.service";
 const LAUNCHD_LABEL: &str = "dev.parley.daemon";
 
 pub async fn run(command: ServiceCommand) -> anyhow::Result<i32> {
+    #[cfg(windows)]
+    return run_key::run(command).await;
+    #[cfg(not(windows))]
+    run_a_manager(command).await
+}
+
+async fn run_a_manager(command: ServiceCommand) -> anyhow::Result<i32> {
     let manager = Manager::of_this_system()?;
     match command {
         ServiceCommand::Install { no_start } => install(&manager, no_start).await,
         ServiceCommand::Uninstall => uninstall(&manager).await,
         ServiceCommand::Status => status(&manager),
     }
+}
+
+/// The environment a service keeps: the variables that place the socket and
+/// the store, as set now, and the daemon's own (`DAEMON_ENV`).
+fn carried_env() -> Vec<(&'static str, String)> {
+    CARRIED_ENV
+        .iter()
+        .filter_map(|&key| Some((key, std::env::var(key).ok()?)))
+        .chain(parley_protocol::DAEMON_ENV.iter().map(|&(key, value)| (key, value.to_owned())))
+        .collect()
+}
+
+/// Readies this process to be the daemon Windows's `Run` value starts
+/// (`parley daemon --logon`); call it before any thread starts.
+pub fn prepare_logon_daemon() -> anyhow::Result<()> {
+    #[cfg(windows)]
+    return run_key::prepare_logon_daemon();
+    #[cfg(not(windows))]
+    bail!(
+        "`parley daemon {}` is what `parley service install` has Windows run at logon; here run `parley daemon`",
+        logon::LOGON_FLAG
+    )
 }
 
 /// The service manager of this system and where its file for Parley goes.
@@ -59,7 +96,7 @@ impl Manager {
             Ok(Manager::Systemd { unit: dirs.config_dir().join("systemd/user").join(SYSTEMD_UNIT) })
         } else {
             bail!(
-                "parley service supports systemd (Linux) and launchd (macOS); start `parley daemon` another way here (for example from your startup programs)"
+                "parley service supports systemd (Linux), launchd (macOS) and Windows; start `parley daemon` another way here (for example from your startup programs)"
             )
         }
     }
@@ -79,11 +116,7 @@ impl Manager {
     }
 
     fn contents(&self, parley: &Path) -> String {
-        let carried: Vec<(&str, String)> = CARRIED_ENV
-            .iter()
-            .filter_map(|&key| Some((key, std::env::var(key).ok()?)))
-            .chain(parley_protocol::DAEMON_ENV.iter().map(|&(key, value)| (key, value.to_owned())))
-            .collect();
+        let carried = carried_env();
         match self {
             Manager::Systemd { .. } => systemd_unit(parley, &carried),
             Manager::Launchd { .. } => launchd_plist(parley, &carried),
@@ -185,6 +218,13 @@ impl Manager {
 /// installed (agents start the daemon on demand), `Ok` when the manager runs
 /// it, `Err` when it is installed but does not run, with what to do.
 pub(super) fn health() -> Option<Result<String, String>> {
+    #[cfg(windows)]
+    return Some(run_key::health());
+    #[cfg(not(windows))]
+    manager_health()
+}
+
+fn manager_health() -> Option<Result<String, String>> {
     let manager = Manager::of_this_system().ok()?;
     let file = manager.file();
     if !file.exists() {

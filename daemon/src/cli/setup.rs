@@ -14,7 +14,8 @@ use crate::config::{self, CommandLine};
 /// `parley-mcp` beside this binary, as an absolute path, and whether it is
 /// there; otherwise the bare name, for the host's PATH.
 pub(super) fn shim_path() -> (PathBuf, bool) {
-    let beside = std::env::current_exe().ok().map(|exe| exe.with_file_name("parley-mcp"));
+    let name = format!("parley-mcp{}", std::env::consts::EXE_SUFFIX);
+    let beside = std::env::current_exe().ok().map(|exe| exe.with_file_name(name));
     match beside {
         Some(path) if path.is_file() => (path, true),
         _ => match find_on_path("parley-mcp") {
@@ -73,7 +74,12 @@ impl Check {
 pub async fn doctor(json: bool) -> anyhow::Result<i32> {
     let cwd = std::env::current_dir()?;
     let mut checks = vec![shim_check(), socket_check()];
-    checks.push(daemon_check().await);
+    let (daemon, answered) = daemon_check().await;
+    checks.push(daemon);
+    #[cfg(windows)]
+    checks.push(lock_check(answered));
+    #[cfg(not(windows))]
+    let _ = answered;
     checks.extend(service_check());
     checks.push(editors_check().await);
     checks.push(data_dir_check());
@@ -145,30 +151,90 @@ fn shim_check() -> Check {
     }
 }
 
+/// What the daemon listens on: a socket, or on Windows a named pipe.
+const SOCKET_CHECK: &str = if cfg!(windows) { "pipe" } else { "socket" };
+
 fn socket_check() -> Check {
     let path = match socket::socket_path() {
         Ok(path) => path,
-        Err(e) => return Check::new("socket", Outcome::Fail, e.to_string()),
+        Err(e) => return Check::new(SOCKET_CHECK, Outcome::Fail, e.to_string()),
     };
+    // A pipe has no folder: its lock and log files live in local app data.
+    #[cfg(windows)]
+    let folder = socket::side_dir().map_or_else(String::new, |dir| format!("; its lock and log in {}", dir.display()));
+    #[cfg(not(windows))]
+    let folder = String::new();
     match socket::check_socket_dir(&path) {
-        Ok(true) => Check::new("socket", Outcome::Ok, path.display().to_string()),
+        Ok(true) => Check::new(SOCKET_CHECK, Outcome::Ok, format!("{}{folder}", path.display())),
+        Ok(false) if cfg!(windows) => Check::new(
+            SOCKET_CHECK,
+            Outcome::Ok,
+            format!("{}{folder} (created when the daemon starts)", path.display()),
+        ),
         Ok(false) => Check::new(
-            "socket",
+            SOCKET_CHECK,
             Outcome::Ok,
             format!("{} (its folder is created private when the daemon starts)", path.display()),
         ),
-        Err(e) => Check::new("socket", Outcome::Fail, e.to_string()),
+        Err(e) => Check::new(SOCKET_CHECK, Outcome::Fail, e.to_string()),
     }
 }
 
-async fn daemon_check() -> Check {
-    match HubClient::open(&cli_opening(false)).await {
-        Ok(None) => Check::new(
+/// Whether the daemon's lock agrees with the pipe: held by the daemon that
+/// answers, or free with none answering. A lock held with no daemon
+/// answering is a daemon stuck starting or stopping, which keeps any other
+/// from starting.
+#[cfg(windows)]
+fn lock_check(answered: bool) -> Check {
+    let Ok(path) = socket::socket_path().map(|pipe| socket::daemon_lock_path(&pipe)) else {
+        return Check::new("lock", Outcome::Fail, "no pipe name to find the lock by; see the pipe line");
+    };
+    let held = match std::fs::File::open(&path) {
+        Ok(file) => match file.try_lock() {
+            Ok(()) => false,
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Check::new("lock", Outcome::Fail, format!("cannot lock {}: {e}", path.display()));
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Check::new("lock", Outcome::Fail, format!("cannot open {}: {e}", path.display())),
+    };
+    match (held, answered) {
+        (true, true) => Check::new("lock", Outcome::Ok, format!("{} is held by the daemon", path.display())),
+        (false, false) => Check::new("lock", Outcome::Ok, format!("{} is free: no daemon runs", path.display())),
+        (true, false) => Check::new(
+            "lock",
+            Outcome::Fail,
+            format!(
+                "{} is held but no daemon answers on the pipe, so no other can start: end parley.exe in Task Manager (`taskkill /IM parley.exe /F`), then run `parley daemon` or let an agent start it",
+                path.display()
+            ),
+        ),
+        (false, true) => Check::new(
+            "lock",
+            Outcome::Warn,
+            format!(
+                "something answers on the pipe but does not hold {}: an older build or another program; run `parley stop` and let an agent start this one",
+                path.display()
+            ),
+        ),
+    }
+}
+
+/// How the daemon stands, and whether one answered.
+async fn daemon_check() -> (Check, bool) {
+    let client = match HubClient::open(&cli_opening(false)).await {
+        Ok(client) => client,
+        Err(e) => return (Check::new("daemon", Outcome::Fail, format!("{e:#}")), false),
+    };
+    let check = match &client {
+        None => Check::new(
             "daemon",
             Outcome::Ok,
             "not running; an agent's parley-mcp starts it, or run `parley daemon` (or `parley service install`)",
         ),
-        Ok(Some(client)) => {
+        Some(client) => {
             let hello = client.hello();
             if hello.version == parley_protocol::BUILD_VERSION {
                 Check::new("daemon", Outcome::Ok, format!("running, pid {}, version {}", hello.pid, hello.version))
@@ -185,8 +251,8 @@ async fn daemon_check() -> Check {
                 )
             }
         }
-        Err(e) => Check::new("daemon", Outcome::Fail, format!("{e:#}")),
-    }
+    };
+    (check, client.is_some())
 }
 
 /// The service `parley service install` wrote, when there is one: a file
@@ -269,7 +335,10 @@ fn nvim_plugin() -> Option<PathBuf> {
 /// connects it.
 async fn editors_check() -> Check {
     let mut found = Vec::new();
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .or_else(|| directories::BaseDirs::new().map(|dirs| dirs.home_dir().to_owned()));
+    if let Some(home) = home {
         for (dir, editor) in EXTENSION_DIRS {
             let Ok(entries) = std::fs::read_dir(home.join(dir)) else { continue };
             for entry in entries.flatten() {
@@ -437,6 +506,11 @@ fn git_check() -> Check {
         Ok(out) if out.status.success() => {
             Check::new("git", Outcome::Ok, String::from_utf8_lossy(&out.stdout).trim().to_owned())
         }
+        _ if cfg!(windows) => Check::new(
+            "git",
+            Outcome::Fail,
+            "git is not on PATH: review sessions need it to capture diffs; install Git for Windows (`winget install Git.Git`) and open a new terminal",
+        ),
         _ => Check::new("git", Outcome::Fail, "git is not on PATH: review sessions need it to capture diffs"),
     }
 }

@@ -20,6 +20,18 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use parley_shim::daemon_start::owner_only;
 
+/// Whether a client whose user is `theirs` (or could not be told) may use
+/// the daemon of user `ours`; `Err` says why not, for the log. Users are
+/// compared as Windows's canonical SID strings.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub(crate) fn admit(ours: &str, theirs: std::io::Result<String>) -> Result<(), String> {
+    match theirs {
+        Ok(theirs) if theirs == ours => Ok(()),
+        Ok(theirs) => Err(format!("it runs as {theirs}, not as this daemon's user {ours}")),
+        Err(e) => Err(format!("its user cannot be told ({e}), and only {ours} may connect")),
+    }
+}
+
 /// How long a starting daemon waits for an old one to release the lock (the
 /// old one may be draining during a hand-over).
 const LOCK_WAIT: Duration = Duration::from_secs(5);
@@ -56,4 +68,20 @@ pub(crate) async fn take_lock(path: &Path) -> anyhow::Result<File> {
     write!(file, "pid {} version {}", std::process::id(), parley_protocol::BUILD_VERSION)?;
     file.flush()?;
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::admit;
+
+    #[test]
+    fn only_a_client_of_the_same_user_is_admitted() {
+        let ours = "S-1-5-21-1-2-3-1001";
+        assert_eq!(admit(ours, Ok(ours.to_owned())), Ok(()));
+        let other = admit(ours, Ok("S-1-5-21-1-2-3-1002".to_owned())).expect_err("another user");
+        assert!(other.contains("runs as S-1-5-21-1-2-3-1002") && other.contains(ours), "{other}");
+        let unknown =
+            admit(ours, Err(std::io::Error::from(std::io::ErrorKind::PermissionDenied))).expect_err("unknown");
+        assert!(unknown.contains("cannot be told"), "{unknown}");
+    }
 }

@@ -16,7 +16,7 @@ pub fn kill(group: Option<Group>) {
     }
 }
 
-/// The group a started command leads, from its pid.
-pub fn led_by(pid: u32) -> Option<Group> {
-    rustix::process::Pid::from_raw(pid as i32)
+/// The group a started command leads.
+pub fn led_by(child: &tokio::process::Child) -> Option<Group> {
+    rustix::process::Pid::from_raw(child.id()? as i32)
 }

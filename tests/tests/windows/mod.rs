@@ -1,6 +1,8 @@
 //! The Windows build under Wine: `parley.exe` as the daemon on its named
 //! pipe, two clients at once, the CLI, the shim answering MCP through the
-//! pipe, one daemon per user by its lock file, data under local app data.
+//! pipe, one daemon per user by its lock file, data under local app data;
+//! `parley service` through the user's `Run` key and `parley doctor`
+//! (`service.rs`).
 //!
 //! scripts/test cross-builds the Windows binaries once, prepares a Wine
 //! prefix (with the stand-in bcryptprimitives.dll Wine 8 lacks) and names
@@ -11,6 +13,7 @@
 //! is).
 
 mod daemon;
+mod service;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
