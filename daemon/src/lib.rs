@@ -40,4 +40,5 @@ pub mod structured_review;
 pub mod usecases;
 pub mod views;
 pub mod watch;
+pub mod wire_path;
 pub mod workspace;
