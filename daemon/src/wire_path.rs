@@ -5,7 +5,7 @@
 //! A `\` separates folders only on Windows; elsewhere it is a character a
 //! file name may hold, and is kept.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether `\` separates folders where this daemon runs, as `/` does everywhere.
 const BACKSLASH_SEPARATES: bool = cfg!(windows);
@@ -19,6 +19,14 @@ pub fn of(relative: &Path) -> String {
 /// person's `src\lib.rs` at a Windows prompt, a reviewer's finding).
 pub fn slashed(written: &str) -> String {
     slashed_where(written, BACKSLASH_SEPARATES)
+}
+
+/// The file a `/`-separated relative path names in `workspace`, in the OS's
+/// own form (`Z:\repo\src\lib.rs` on Windows, not `Z:\repo\src/lib.rs`).
+pub fn file_in(workspace: &Path, relative: &str) -> PathBuf {
+    let mut file = workspace.to_owned();
+    file.extend(relative.split('/').filter(|part| !part.is_empty()));
+    file
 }
 
 fn slashed_where(written: &str, backslash_separates: bool) -> String {
@@ -49,5 +57,8 @@ mod tests {
         let parts = Path::new(r"src\lib.rs").components().count();
         assert_eq!(BACKSLASH_SEPARATES, parts == 2);
         assert_eq!(of(&Path::new("src").join("lib.rs")), "src/lib.rs");
+        let file = file_in(Path::new("/repo"), "src/nested/lib.rs");
+        assert_eq!(file, Path::new("/repo").join("src").join("nested").join("lib.rs"));
+        assert_eq!(file.to_str(), Some("/repo/src/nested/lib.rs"));
     }
 }

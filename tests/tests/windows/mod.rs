@@ -10,6 +10,7 @@
 //! may connect is not checked here (the lock file, which Wine does enforce,
 //! is).
 
+mod clients;
 mod daemon;
 
 use std::path::PathBuf;
