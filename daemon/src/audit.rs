@@ -137,7 +137,7 @@ pub(crate) fn inside(root: &Path, audit_dir: &Path) -> Result<(PathBuf, PathBuf)
     if let Ok(relative) = audit_dir.strip_prefix(root) {
         return if normal(relative) { Ok((root.to_owned(), relative.to_owned())) } else { Err(outside()) };
     }
-    let (Ok(real_root), Ok(real_dir)) = (std::fs::canonicalize(root), std::fs::canonicalize(audit_dir)) else {
+    let (Ok(real_root), Ok(real_dir)) = (dunce::canonicalize(root), dunce::canonicalize(audit_dir)) else {
         return Err(outside());
     };
     match real_dir.strip_prefix(&real_root) {

@@ -41,4 +41,5 @@ pub mod usecases;
 pub mod views;
 pub mod walkthrough;
 pub mod watch;
+pub mod wire_path;
 pub mod workspace;

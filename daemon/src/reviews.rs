@@ -262,6 +262,7 @@ pub fn update_section(doc: &str, section: &str, content: &str) -> String {
 pub struct FoundReference {
     /// The reference as written.
     pub text: String,
+    /// Its path, `/`-separated ([`crate::wire_path`]).
     pub path: String,
     pub line: Option<u32>,
     pub end_line: Option<u32>,
@@ -322,12 +323,12 @@ fn split_path_and_lines(target: &str) -> Option<(String, Option<u32>, Option<u32
             Some((a, b)) => (a.parse().ok()?, Some(b.parse().ok()?)),
             None => (lines.parse().ok()?, None),
         };
-        return Some((path.to_owned(), Some(first), last));
+        return Some((crate::wire_path::slashed(path), Some(first), last));
     }
     if target.contains(char::is_whitespace) {
         return None;
     }
-    Some((target.to_owned(), None, None))
+    Some((crate::wire_path::slashed(target), None, None))
 }
 
 /// A link to `target` (`path`, `path#L10`, `path#L10-L20`), written as
@@ -352,7 +353,7 @@ fn link_reference(text: &str, target: &str) -> Option<FoundReference> {
             }
         }
     };
-    Some(FoundReference { text: text.to_owned(), path: path.to_owned(), line, end_line })
+    Some(FoundReference { text: text.to_owned(), path: crate::wire_path::slashed(path), line, end_line })
 }
 
 /// What the caller knows of a referenced file.

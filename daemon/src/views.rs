@@ -68,7 +68,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         id: thread.id.clone(),
         workspace: thread.workspace.to_path_buf(),
         path: thread.path.clone(),
-        file: thread.workspace.join(&thread.path),
+        file: crate::wire_path::file_in(&thread.workspace, &thread.path),
         range: wire::Range {
             start: Position { line: span.start_line, character: span.start.get(encoding) },
             end: Position { line: span.end_line, character: span.end.get(encoding) },
@@ -124,7 +124,7 @@ pub fn comment(comment: &crate::feedback::Comment) -> wire::Comment {
 
 /// A thread's absolute file.
 pub fn file_of(thread: &Thread) -> std::path::PathBuf {
-    thread.workspace.join(&thread.path)
+    crate::wire_path::file_in(&thread.workspace, &thread.path)
 }
 
 /// A thread's path relative to `scope` when inside it, else its own.

@@ -35,12 +35,14 @@ pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
 /// folder opened through a link (macOS's `/tmp`, a linked checkout) and the
 /// same folder reached by its real path are one workspace. The longest part
 /// that exists is resolved; the rest (a file not yet written) is appended.
+/// On Windows it keeps the form people and editors use (`Z:\repo`), not
+/// the `\\?\Z:\repo` that std's `canonicalize` gives.
 pub fn real(path: &Path, cwd: &Path) -> PathBuf {
     let absolute = absolute(path, cwd);
     let mut existing = absolute.as_path();
     let mut rest = Vec::new();
     loop {
-        if let Ok(resolved) = std::fs::canonicalize(existing) {
+        if let Ok(resolved) = dunce::canonicalize(existing) {
             let mut out = resolved;
             out.extend(rest.iter().rev());
             return out;
@@ -75,8 +77,8 @@ pub enum Reach {
 /// (`canonicalize`) before the real path is checked to lie in the real
 /// folder and outside any `.git` in it.
 pub fn reach(folder: &Path, path: &Path) -> Reach {
-    let Ok(real) = std::fs::canonicalize(path) else { return Reach::Missing };
-    let real_folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_owned());
+    let Ok(real) = dunce::canonicalize(path) else { return Reach::Missing };
+    let real_folder = dunce::canonicalize(folder).unwrap_or_else(|_| folder.to_owned());
     match real.strip_prefix(&real_folder) {
         Ok(inside) if inside.components().any(|c| c.as_os_str() == ".git") => Reach::Git,
         Ok(_) => Reach::Inside(real),
@@ -124,7 +126,7 @@ mod tests {
         std::fs::create_dir(&real_dir).expect("mkdir");
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&real_dir, &link).expect("symlink");
-        let canonical = std::fs::canonicalize(&real_dir).expect("canonicalize");
+        let canonical = dunce::canonicalize(&real_dir).expect("canonicalize");
         assert_eq!(real(&link, Path::new("/")), canonical);
         assert_eq!(real(&link.join("new/file.rs"), Path::new("/")), canonical.join("new/file.rs"));
         assert_eq!(real(Path::new("link/../real"), dir.path()), canonical);
@@ -144,7 +146,7 @@ mod tests {
         link("docs/linked.md", &repo.join("docs/plan.md"));
         link("docs/config", &repo.join(".git/config"));
         link("docs/dangling.md", &dir.path().join("gone"));
-        let real_plan = std::fs::canonicalize(repo.join("docs/plan.md")).expect("canonicalize");
+        let real_plan = dunce::canonicalize(repo.join("docs/plan.md")).expect("canonicalize");
         assert_eq!(reach(&repo, &repo.join("docs/plan.md")), Reach::Inside(real_plan.clone()));
         assert_eq!(reach(&repo, &repo.join("docs/linked.md")), Reach::Inside(real_plan));
         assert_eq!(reach(&repo, &repo.join("docs/design.md")), Reach::Outside);

@@ -333,7 +333,7 @@ enum Written {
 /// Merges `entry` into the file at `path` (created when missing).
 fn write_entry(path: &Path, format: Format, entry: &Entry) -> anyhow::Result<Written> {
     // Write through a symbolic link (dotfiles kept in a repository), not over it.
-    let path = match std::fs::canonicalize(path) {
+    let path = match dunce::canonicalize(path) {
         Ok(real) => real,
         Err(_) => path.to_owned(),
     };

@@ -84,7 +84,7 @@ pub fn revoke(root: &Path) -> Result<bool, String> {
 
 /// Repositories are keyed by their real path, so a link to one is the same.
 fn key(root: &Path) -> PathBuf {
-    std::fs::canonicalize(root).unwrap_or_else(|_| root.to_owned())
+    dunce::canonicalize(root).unwrap_or_else(|_| root.to_owned())
 }
 
 fn read(file: &Path) -> Result<TrustFile, String> {

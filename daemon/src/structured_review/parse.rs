@@ -228,8 +228,9 @@ fn to_review(fields: &Map<String, Value>) -> Result<StructuredReview, String> {
     Ok(review)
 }
 
-/// Splits a `file` written as "path:line" when no line is given, and settles
-/// the comment's type.
+/// Splits a `file` written as "path:line" when no line is given, writes its
+/// path `/`-separated (a reviewer on Windows may write `src\a.rs`), and
+/// settles the comment's type.
 fn tidy_comment(comment: &mut super::ReviewComment) {
     if let Some(file) = &mut comment.file {
         let trimmed = file.trim();
@@ -238,9 +239,9 @@ fn tidy_comment(comment: &mut super::ReviewComment) {
             && let Ok(line @ 1..) = line.parse::<u32>()
         {
             comment.line = Some(line);
-            *file = path.to_owned();
-        } else if trimmed.len() != file.len() {
-            *file = trimmed.to_owned();
+            *file = crate::wire_path::slashed(path);
+        } else {
+            *file = crate::wire_path::slashed(trimmed);
         }
     }
     let kind = comment.r#type.trim().to_lowercase();

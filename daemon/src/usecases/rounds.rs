@@ -115,7 +115,9 @@ pub async fn request(
 /// then the tests and the reviewer, or waiting for the person. Only
 /// [`cancel`] (or the daemon stopping) stops it. Wait for it with
 /// [`Run::wait`] or [`wait`]: a wait bounds every step after this one.
-pub async fn start(cx: &Context, ask: ReviewAsk, progress: Progress<'_>) -> Result<Arc<Run>, RoundError> {
+pub async fn start(cx: &Context, mut ask: ReviewAsk, progress: Progress<'_>) -> Result<Arc<Run>, RoundError> {
+    // Kept as the session's request and in `.reviews/`: `/`-separated everywhere.
+    ask.relevant_docs = ask.relevant_docs.iter().map(|doc| crate::wire_path::slashed(doc)).collect();
     if let Some(previous) = ask.previous_review_id.as_deref().map(str::trim)
         && let Some(run) = cx.runs.get(previous).filter(|run| run.result().is_none())
     {

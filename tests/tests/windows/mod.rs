@@ -12,6 +12,7 @@
 //! may connect is not checked here (the lock file, which Wine does enforce,
 //! is).
 
+mod clients;
 mod daemon;
 mod service;
 

@@ -108,7 +108,7 @@ impl HookHost {
 /// user's own file; by name in a project's file, which others share.
 fn command(hook: &str, by_name: bool) -> String {
     let program = match std::env::current_exe() {
-        Ok(exe) if !by_name => std::fs::canonicalize(&exe).unwrap_or(exe).to_string_lossy().into_owned(),
+        Ok(exe) if !by_name => dunce::canonicalize(&exe).unwrap_or(exe).to_string_lossy().into_owned(),
         _ => "parley".to_owned(),
     };
     let program = shlex::try_quote(&program).map_or(program.clone(), |q| q.into_owned());
@@ -184,7 +184,7 @@ pub fn run(host: HookHost, project: bool, write: bool, file: Option<PathBuf>) ->
         (None, false) => host.user_file()?,
     };
     // Write through a symbolic link (dotfiles kept in a repository), not over it.
-    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let path = dunce::canonicalize(&path).unwrap_or(path);
     let old = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

@@ -90,12 +90,10 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         Some(w) => w,
         None => crate::workspace::root_of(new.file.parent().unwrap_or(Path::new("/"))),
     };
-    let relative = new
-        .file
-        .strip_prefix(&workspace)
-        .map_err(|_| invalid(format!("{} is outside the workspace {}", new.file.display(), workspace.display())))?
-        .to_string_lossy()
-        .replace('\\', "/");
+    let relative =
+        crate::wire_path::of(new.file.strip_prefix(&workspace).map_err(|_| {
+            invalid(format!("{} is outside the workspace {}", new.file.display(), workspace.display()))
+        })?);
     let file_hash: Arc<str> = refresh::hash(text.as_bytes()).into();
     if text.len() <= refresh::SNAPSHOT_MAX_BYTES {
         cx.store.put_snapshot(&file_hash, &text).map_err(|e| FeedbackError::Store(e.to_string()))?;

@@ -67,7 +67,7 @@ pub(super) async fn discussion(
 
 fn relative_path(thread: &Thread, root: &Path) -> Option<String> {
     let file = thread.workspace.join(&thread.path);
-    file.strip_prefix(root).ok().map(|p| p.to_string_lossy().replace('\\', "/"))
+    file.strip_prefix(root).ok().map(crate::wire_path::of)
 }
 
 fn prompt_thread(thread: &Thread, relative: &str, label: Option<String>) -> PromptThread {

@@ -424,7 +424,9 @@ pub struct NewDraft {
 }
 
 /// Adds (or replaces) a draft; answers it once it is durable.
-pub async fn comment(cx: &Context, id: &str, new: NewDraft) -> Result<(Session, Draft), RoundError> {
+pub async fn comment(cx: &Context, id: &str, mut new: NewDraft) -> Result<(Session, Draft), RoundError> {
+    // `src\lib.rs` typed at a Windows prompt is the round's `src/lib.rs`.
+    new.path = crate::wire_path::slashed(&new.path);
     let side = match new.side.as_deref().map(str::trim) {
         None | Some("") => Side::New,
         Some(name) => Side::parse(name).ok_or_else(|| {

@@ -479,7 +479,7 @@ async fn plan_root(cwd: &Path) -> Result<PathBuf, RoundError> {
     }
     let cwd = cwd.to_owned();
     tokio::task::spawn_blocking(move || {
-        let real = std::fs::canonicalize(&cwd)
+        let real = dunce::canonicalize(&cwd)
             .map_err(|e| RoundError::Invalid(format!("the agent's folder {} cannot be used: {e}", cwd.display())))?;
         if !real.is_dir() {
             return Err(RoundError::Invalid(format!("the agent's folder {} is not a folder", cwd.display())));
