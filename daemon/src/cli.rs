@@ -507,9 +507,11 @@ fn is_closed_output(message: &str) -> bool {
 /// The error codes of a write into a pipe closed at the other end.
 #[cfg(unix)]
 const CLOSED_PIPE_CODES: &[i32] = &[rustix::io::Errno::PIPE.raw_os_error()];
-/// `ERROR_BROKEN_PIPE` and `ERROR_NO_DATA` (the pipe is being closed).
+/// `ERROR_BROKEN_PIPE`, `ERROR_NO_DATA` (the pipe is being closed) and
+/// `ERROR_PIPE_NOT_CONNECTED` (no process at the other end, as Wine reports
+/// a closed Unix pipe).
 #[cfg(windows)]
-const CLOSED_PIPE_CODES: &[i32] = &[109, 232];
+const CLOSED_PIPE_CODES: &[i32] = &[109, 232, 233];
 
 fn report(result: anyhow::Result<()>) -> i32 {
     match result {

@@ -92,3 +92,23 @@ fn the_store_and_the_pipes_files_live_under_local_app_data() {
     let data = status["data_dir"].as_str().expect("data_dir");
     assert!(data.ends_with(r"\AppData\Local\parley\data"), "{status}");
 }
+
+#[test]
+fn the_cli_ends_quietly_when_its_reader_has_gone() {
+    let bin = windows_bin_or_fail!("the CLI writing into a closed pipe");
+    let daemon = WineDaemon::start(&bin);
+    // The reading end is closed before the CLI starts, so its first line
+    // meets a closed pipe, as `parley status | head -0` would.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = daemon
+        .command("parley.exe")
+        .arg("status")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(writer))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("wine runs parley.exe");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !stderr.contains("panicked"), "{:?}: {stderr}", out.status);
+}
