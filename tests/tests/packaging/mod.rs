@@ -1,17 +1,18 @@
 //! Parley installed the way MCP hosts start servers and editors install
 //! extensions, from the local files `scripts/package` writes, per platform:
-//! linux-x64 run natively (npx, uvx, the extension in code-server) and
-//! win32-x64 under Wine. Each package holds
+//! linux-x64 run natively (npx, uvx, the extension in code-server),
+//! win32-x64 under Wine, linux-arm64 under qemu-user. Each package holds
 //! its platform's binaries with the right platform metadata, and the
 //! `parley-mcp` taken out of each answers `tools/list`.
 //!
 //! To keep the test command quick, the packages hold the debug binaries this
 //! test run uses (`scripts/package --binaries target/debug`, and the Windows
-//! build scripts/test cross-builds once), stripped, not a release
+//! and arm64 builds scripts/test cross-builds once), stripped, not a release
 //! build; the wheel's shim is compiled by maturin in the dev profile in its
 //! own `target/wheel`. Needs npm, maturin and uv from `.test-deps/py`, and
 //! vsce, code-server and Chromium, as scripts/test installs them.
 
+mod linux_arm64;
 mod linux_x64;
 mod win32;
 
