@@ -171,7 +171,8 @@ struct StdioServer {
 
 impl StdioServer {
     fn start(mut command: tokio::process::Command, deadline: Duration) -> StdioServer {
-        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).kill_on_drop(true);
+        // Its stderr is the caller's choice (this test's own by default).
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).kill_on_drop(true);
         let mut child = command.spawn().unwrap_or_else(|e| panic!("start {command:?}: {e}"));
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();

@@ -155,6 +155,64 @@ async fn npm_on_windows_installs_the_win32_package_whose_launcher_runs_it_under_
     assert_eq!(tools_listed_by(launcher, UNDER_WINE).await, tool_names(), "the launcher runs parley-mcp.exe");
 }
 
+#[tokio::test]
+async fn npm_on_windows_starts_the_parley_exe_it_installed_when_no_daemon_runs() {
+    windows_bin_or_fail!("the npm package starting its daemon under Wine");
+    let scratch = tempfile::tempdir().expect("scratch folder");
+    let project = scratch.path().join("host");
+    npm_install_for_windows(&project, true);
+    let installed = project.join("node_modules/parley-mcp-win32-x64/bin");
+    let pipe = format!(r"\\.\pipe\parley-test-npm-{}", std::process::id());
+    let data = format!(r"C:\users\parley-tests\npm-{}", std::process::id());
+
+    // As a host starts it: no daemon yet, nothing but the package. Under
+    // Wine a program started detached keeps its starter's Unix stderr (Wine
+    // hands on only stdin and stdout), so the launcher's stderr is a file
+    // here: a pipe would stay open as long as the daemon runs.
+    let mut launcher = windows_node(&project.join("node_modules/parley-mcp/bin/parley-mcp.js"));
+    launcher
+        .env("PARLEY_SOCKET", &pipe)
+        .env("PARLEY_DATA_DIR", &data)
+        .env_remove("PARLEY_NO_SPAWN")
+        .env_remove("PARLEY_DAEMON")
+        .stderr(std::fs::File::create(scratch.path().join("stderr.txt")).expect("a file for its stderr"));
+    let tools = tools_listed_by(launcher, UNDER_WINE).await;
+
+    let parley = |args: &[&str]| {
+        Command::new("wine")
+            .arg(installed.join("parley.exe"))
+            .args(args)
+            .env("PARLEY_SOCKET", &pipe)
+            .env("PARLEY_NO_SPAWN", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("wine runs parley.exe")
+    };
+    let status = parley(&["status"]);
+    let daemons = processes_started_from(&installed.join("parley"));
+    let stopped = parley(&["stop"]);
+    assert_eq!(tools, tool_names(), "the launcher's parley-mcp.exe serves Parley through the daemon it started");
+    assert!(status.status.success(), "a daemon runs on {pipe}: {}", String::from_utf8_lossy(&status.stdout));
+    assert_eq!(daemons, 1, "the daemon is the parley.exe npm installed beside parley-mcp.exe");
+    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+}
+
+/// How many processes run the Windows program `program` (a host path
+/// without `.exe`, as the shim names it), from their command lines, which
+/// Wine sets to the Windows path (`Z:\…\parley daemon`).
+fn processes_started_from(program: &Path) -> usize {
+    let windows = format!("Z:{}", program.display()).replace('/', r"\");
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .filter(|cmdline| {
+            let line = String::from_utf8_lossy(cmdline).replace('\0', " ").to_lowercase();
+            let windows = windows.to_lowercase();
+            line.starts_with(&format!("{windows} ")) || line.starts_with(&format!("{windows}.exe "))
+        })
+        .count()
+}
+
 #[test]
 fn npm_on_windows_without_the_win32_package_says_what_to_do() {
     windows_bin_or_fail!("the npm launcher under Wine");
