@@ -210,9 +210,22 @@ impl StdioServer {
             .collect()
     }
 
-    /// Closes its stdin, as a host does when done, and waits for it to end.
+    /// Closes its stdin, as a host does when done, and waits for it to end
+    /// and for its stdout to end with it: a host that reads to the end (as
+    /// Node's `close` event and Python's `communicate` do) must not wait on
+    /// a daemon the shim started.
     async fn finish(mut self) {
         self.stdin = None;
+        loop {
+            let line = tokio::time::timeout(self.deadline, self.lines.next_line())
+                .await
+                .expect("the shim's stdout ends in time once its host is done, whatever it started")
+                .expect("read the shim");
+            match line {
+                Some(line) => assert!(line.trim().is_empty(), "nothing more was asked, yet the shim said {line}"),
+                None => break,
+            }
+        }
         let status = tokio::time::timeout(self.deadline, self.child.wait()).await.expect("the shim ends in time");
         assert!(status.expect("wait for the shim").success(), "the shim ends cleanly when its host is done");
     }

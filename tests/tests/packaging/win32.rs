@@ -101,6 +101,64 @@ async fn the_parley_mcp_exe_of_each_win32_package_answers_under_wine() {
     }
 }
 
+#[tokio::test]
+async fn the_zips_parley_mcp_exe_starts_the_parley_exe_beside_it_and_its_stdout_still_ends() {
+    let scratch = tempfile::tempdir().expect("scratch folder");
+    let Unpacked { zip, .. } = unpacked(scratch.path());
+    let pipe = format!(r"\\.\pipe\parley-test-zip-{}", std::process::id());
+    let data = format!(r"C:\users\parley-tests\zip-{}", std::process::id());
+
+    // As a host starts it with no daemon running: the shim starts the
+    // parley.exe beside it, which outlives it. The host still sees the
+    // shim's stdout end when the shim does (`StdioServer::finish`): the
+    // daemon holds none of the shim's handles. (Its stderr is a file: Wine,
+    // unlike Windows, hands a program started detached its starter's Unix
+    // stderr.)
+    let mut shim = tokio::process::Command::new("wine");
+    shim.arg(zip.1.join("parley-mcp.exe"))
+        .env("PARLEY_SOCKET", &pipe)
+        .env("PARLEY_DATA_DIR", &data)
+        .env_remove("PARLEY_NO_SPAWN")
+        .env_remove("PARLEY_DAEMON")
+        .stderr(std::fs::File::create(scratch.path().join("stderr.txt")).expect("a file for its stderr"));
+    let started = StartedDaemon { bin: zip.1.clone(), pipe };
+    let tools = tools_listed_by(shim, UNDER_WINE).await;
+    assert_eq!(tools, tool_names(), "the shim serves Parley through the daemon it started");
+    let status = started.parley(&["status"]);
+    assert!(status.status.success(), "the daemon outlives the shim: {}", String::from_utf8_lossy(&status.stdout));
+    assert_eq!(
+        processes_started_from(&zip.1.join("parley")),
+        1,
+        "the daemon is the parley.exe beside parley-mcp.exe in the archive"
+    );
+}
+
+/// A daemon a shim under test started on `pipe`, from `bin`; stopped when
+/// dropped, also when the test fails.
+struct StartedDaemon {
+    bin: PathBuf,
+    pipe: String,
+}
+
+impl StartedDaemon {
+    fn parley(&self, args: &[&str]) -> std::process::Output {
+        Command::new("wine")
+            .arg(self.bin.join("parley.exe"))
+            .args(args)
+            .env("PARLEY_SOCKET", &self.pipe)
+            .env("PARLEY_NO_SPAWN", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("wine runs parley.exe")
+    }
+}
+
+impl Drop for StartedDaemon {
+    fn drop(&mut self) {
+        let _ = self.parley(&["stop"]);
+    }
+}
+
 /// Installs the npm main package as npm on 64-bit Windows would (`--os
 /// win32 --cpu x64`), from its tarball and the win32-x64 one in place of
 /// the registry (which is unreachable), into `project`.
@@ -176,25 +234,16 @@ async fn npm_on_windows_starts_the_parley_exe_it_installed_when_no_daemon_runs()
         .env_remove("PARLEY_NO_SPAWN")
         .env_remove("PARLEY_DAEMON")
         .stderr(std::fs::File::create(scratch.path().join("stderr.txt")).expect("a file for its stderr"));
+    let started = StartedDaemon { bin: installed.clone(), pipe };
     let tools = tools_listed_by(launcher, UNDER_WINE).await;
-
-    let parley = |args: &[&str]| {
-        Command::new("wine")
-            .arg(installed.join("parley.exe"))
-            .args(args)
-            .env("PARLEY_SOCKET", &pipe)
-            .env("PARLEY_NO_SPAWN", "1")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("wine runs parley.exe")
-    };
-    let status = parley(&["status"]);
-    let daemons = processes_started_from(&installed.join("parley"));
-    let stopped = parley(&["stop"]);
     assert_eq!(tools, tool_names(), "the launcher's parley-mcp.exe serves Parley through the daemon it started");
-    assert!(status.status.success(), "a daemon runs on {pipe}: {}", String::from_utf8_lossy(&status.stdout));
-    assert_eq!(daemons, 1, "the daemon is the parley.exe npm installed beside parley-mcp.exe");
-    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    let status = started.parley(&["status"]);
+    assert!(status.status.success(), "a daemon runs on {}: {}", started.pipe, String::from_utf8_lossy(&status.stdout));
+    assert_eq!(
+        processes_started_from(&installed.join("parley")),
+        1,
+        "the daemon is the parley.exe npm installed beside parley-mcp.exe"
+    );
 }
 
 /// How many processes run the Windows program `program` (a host path
