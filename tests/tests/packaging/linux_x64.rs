@@ -1,68 +1,27 @@
-//! Parley installed the way MCP hosts start servers: the npm package from
-//! `npm pack` run by `npx`, and the Python wheel run by `uvx`, both from the
-//! local files `scripts/package` writes (no registry is reachable: npm's
-//! points nowhere and uv runs offline), each answering `tools/list` and
-//! starting the `parley` daemon it carries. `parley mcp-config HOST --via
-//! npx|uvx` writes the entries these tests run. And the linux-x64 VS Code
-//! extension package, installed into code-server with no `parley` on PATH,
-//! starts the daemon it carries, connects and shows a review
-//! (`editors/vscode/test/e2e/bundled.mjs`, run as tests/tests/vscode.rs runs
-//! its scenarios).
-//!
-//! To keep the test command quick, the packages hold the debug binaries this
-//! test run uses (`scripts/package --binaries target/debug`, stripped), not a
-//! release build; the wheel's shim is compiled by maturin in the dev profile
-//! in its own `target/wheel`. Needs npm, maturin and uv from `.test-deps/py`,
-//! and vsce, code-server and Chromium, as scripts/test installs them.
+//! linux-x64, this machine's own platform: the npm package from `npm pack`
+//! run by `npx`, and the Python wheel run by `uvx`, both from the local
+//! files (no registry is reachable: npm's points nowhere and uv runs
+//! offline), each answering `tools/list` and starting the `parley` daemon
+//! it carries. `parley mcp-config HOST --via npx|uvx` writes the entries
+//! these tests run. And the extension package, installed into code-server
+//! with no `parley` on PATH, starts the daemon it carries, connects and
+//! shows a review (`editors/vscode/test/e2e/bundled.mjs`, run as
+//! tests/tests/vscode.rs runs its scenarios).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::OnceLock;
+use std::time::Duration;
 
-use parley_tests::{RawShim, Sandbox, bin_dir, repo_root, test_dep, tool_names};
+use parley_tests::{Sandbox, bin_dir, test_dep, tool_names};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::{StdioServer, file_in, package};
 
 /// The folder `scripts/package --only linux-x64` wrote into, packaged once
 /// per test run.
 fn packaged() -> &'static Path {
     static DIST: OnceLock<PathBuf> = OnceLock::new();
-    DIST.get_or_init(|| {
-        let dist = bin_dir().join("package-tests");
-        let _ = std::fs::remove_dir_all(&dist);
-        let py = test_dep("py/bin");
-        let path = format!("{}:{}", py.display(), std::env::var("PATH").unwrap_or_default());
-        let out = Command::new(repo_root().join("scripts/package"))
-            .args(["--only", "linux-x64", "--kinds", "npm,wheel,vsix", "--binaries"])
-            .arg(bin_dir())
-            .arg("--out")
-            .arg(&dist)
-            .env("PATH", path)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run scripts/package");
-        assert!(
-            out.status.success(),
-            "scripts/package failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        dist
-    })
-}
-
-/// The one file in `dir` whose name starts with `prefix` and ends with `suffix`.
-fn file_in(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
-    let found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|entry| entry.expect("read dist").path())
-        .filter(|path| {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            name.starts_with(prefix) && name.ends_with(suffix)
-        })
-        .collect();
-    assert_eq!(found.len(), 1, "one {prefix}…{suffix} in {}: {found:?}", dir.display());
-    found.into_iter().next().expect("one file")
+    DIST.get_or_init(|| package("linux-x64", &bin_dir(), Some("npm,wheel,vsix")))
 }
 
 /// `parley mcp-config HOST --via VIA`'s entry for a JSON host: (command, args).
@@ -86,47 +45,17 @@ async fn tools_through(sandbox: &Sandbox, mut command: tokio::process::Command) 
         .env("PARLEY_DATA_DIR", &sandbox.data)
         .env("XDG_CONFIG_HOME", sandbox.dir.path().join("config"))
         .env_remove("PARLEY_DAEMON")
-        .env_remove("PARLEY_NO_SPAWN")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    let mut child = command.spawn().expect("start the packaged shim");
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+        .env_remove("PARLEY_NO_SPAWN");
     // npx and uvx unpack the package first: allow for it.
-    let deadline = std::time::Duration::from_secs(120);
-    let mut ask = async |line: String, answered: bool| -> Option<Value> {
-        stdin.write_all(format!("{line}\n").as_bytes()).await.expect("write to the shim");
-        if !answered {
-            return None;
-        }
-        let answer = tokio::time::timeout(deadline, lines.next_line())
-            .await
-            .expect("the packaged shim answered in time")
-            .expect("read the shim")
-            .expect("the shim's stdout is open");
-        Some(serde_json::from_str(&answer).unwrap_or_else(|e| panic!("not JSON ({e}): {answer}")))
-    };
-    let hello = ask(RawShim::initialize(1), true).await.expect("an answer");
-    assert_eq!(hello["result"]["serverInfo"]["name"], json!("parley"), "{hello}");
-    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(), false).await;
-    let listed =
-        ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string(), true).await.expect("an answer");
-    let tools = listed["result"]["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {listed}"))
-        .iter()
-        .map(|tool| tool["name"].as_str().expect("a tool's name").to_owned())
-        .collect();
+    let mut server = StdioServer::start(command, Duration::from_secs(120));
+    let tools = server.tools().await;
     let pid = sandbox.status()["pid"].as_u64().expect("the daemon's pid");
     let daemon = std::fs::read_link(format!("/proc/{pid}/exe")).expect("the daemon's executable");
-    drop(stdin);
+    server.finish().await;
     let (code, _, err) = sandbox.cli(&["stop"]);
     assert_eq!(code, 0, "{err}");
     (tools, daemon)
 }
-
 #[tokio::test]
 async fn npx_runs_the_npm_package_from_its_tarballs() {
     let dist = packaged().join("npm");
