@@ -146,6 +146,19 @@ pub enum Via {
 /// The npm and PyPI package that runs the shim (what `scripts/package` builds).
 pub const PACKAGE_NAME: &str = "parley-mcp";
 
+/// `npx -y parley-mcp`, through `cmd /c` on Windows: npx is a batch file
+/// there (`npx.cmd`), which a host starting its command without a shell
+/// cannot run by the name `npx`.
+fn npx_command(windows: bool) -> (Option<String>, Vec<String>) {
+    let npx = ["npx", "-y", PACKAGE_NAME].map(str::to_owned);
+    if windows {
+        (Some("cmd".to_owned()), ["/c".to_owned()].into_iter().chain(npx).collect())
+    } else {
+        let [command, args @ ..] = npx;
+        (Some(command), args.to_vec())
+    }
+}
+
 /// The name a portable entry runs the shim by.
 const SHIM_NAME: &str = "parley-mcp";
 
@@ -165,7 +178,7 @@ impl Entry {
         let env = |socket: Option<String>| socket.map(|s| vec![(socket::SOCKET_ENV.to_owned(), s)]).unwrap_or_default();
         let (command, args) = match via {
             Via::Path => (None, Vec::new()),
-            Via::Npx => (Some("npx".to_owned()), vec!["-y".to_owned(), PACKAGE_NAME.to_owned()]),
+            Via::Npx => npx_command(cfg!(windows)),
             Via::Uvx => (Some("uvx".to_owned()), vec![PACKAGE_NAME.to_owned()]),
         };
         if !host.is_project() {
@@ -445,6 +458,15 @@ mod tests {
             args: Vec::new(),
             env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         }
+    }
+
+    #[test]
+    fn npx_runs_through_cmd_on_windows_where_it_is_a_batch_file() {
+        let words = |(command, args): (Option<String>, Vec<String>)| {
+            std::iter::once(command.expect("a command")).chain(args).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(words(npx_command(false)), "npx -y parley-mcp");
+        assert_eq!(words(npx_command(true)), "cmd /c npx -y parley-mcp");
     }
 
     #[test]

@@ -311,3 +311,18 @@ fn attach_starts_the_daemon_when_none_runs() {
     assert!(stopped.status.success() && text(&stopped).contains("stopped"), "{}", text(&stopped));
     assert_eq!(daemon.parley(&["status"]).status.code(), Some(3), "it stopped");
 }
+
+#[test]
+fn mcp_config_via_npx_goes_through_cmd_on_windows() {
+    let bin = windows_bin_or_fail!("mcp-config's npx form on Windows");
+    let out = Command::new("wine")
+        .arg(bin.join("parley.exe"))
+        .args(["mcp-config", "claude-code", "--via", "npx"])
+        .env_remove("PARLEY_SOCKET")
+        .stdin(Stdio::null())
+        .output()
+        .expect("wine runs parley.exe");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    let entry = shown.contains(r#""command": "cmd""#) && shown.contains(r#""args": ["/c", "npx", "-y", "parley-mcp"]"#);
+    assert!(out.status.success() && entry, "{}", text(&out));
+}
