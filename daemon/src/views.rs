@@ -96,6 +96,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         resolved_by: thread.standing.resolver(thread.resolved).map(str::to_owned),
         resolved_at: thread.resolved.then(|| thread.standing.resolved.as_ref().map(|m| m.at.clone())).flatten(),
         deliveries: thread.standing.deliveries.iter().map(delivery).collect(),
+        walkthrough: None,
     }
 }
 
