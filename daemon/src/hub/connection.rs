@@ -437,6 +437,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         finding: None,
         ask: None,
         opened_by: None,
+        walkthrough: None,
     };
     let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
@@ -573,10 +574,10 @@ async fn messages_take(peer: &Peer<'_>, p: wire::MessagesTakeParams) -> Result<w
     let messages = messages
         .into_iter()
         .map(|m| wire::AgentMessage {
-            thread_id: Some(m.thread_id),
-            comment_id: Some(m.comment_id),
-            walkthrough_id: None,
-            click_id: None,
+            thread_id: m.thread_id,
+            comment_id: m.comment_id,
+            walkthrough_id: m.walkthrough_id,
+            click_id: m.click_id,
             text: m.text,
         })
         .collect();
