@@ -202,6 +202,16 @@ pub struct Standing {
     /// The agent (its short name) that opened the thread (`add_feedback`):
     /// a person's answer in it is a message to that agent.
     pub opened_by: Option<String>,
+    /// For a comment of a walkthrough: which, and which of its blocks.
+    pub walkthrough: Option<Box<WalkthroughMark>>,
+}
+
+/// What makes a thread one of a walkthrough's comments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkthroughMark {
+    pub id: String,
+    pub title: String,
+    pub block_index: usize,
 }
 
 /// A person's message to one agent (a comment of the thread), and where it

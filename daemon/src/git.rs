@@ -105,6 +105,26 @@ fn checked_bytes(mut command: Command, what: &str) -> Result<Vec<u8>, GitError> 
     Ok(out.stdout)
 }
 
+/// The commit checked out in the repository holding `dir`, if any.
+pub fn head(dir: &Path) -> Option<String> {
+    let out = git(dir, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Checks that git knows `revision` as a commit of the repository holding
+/// `dir`; what git said when it does not.
+pub fn verify_commit(dir: &Path, revision: &str) -> Result<(), String> {
+    if revision.starts_with('-') {
+        return Err(format!("`{revision}` is not a revision: it starts with -"));
+    }
+    let commit = format!("{revision}^{{commit}}");
+    match git(dir, &["rev-parse", "--verify", "--quiet", "--end-of-options", &commit]) {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(_) => Err(format!("git knows no commit `{revision}` in {}", dir.display())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// The root of the repository holding `dir`.
 pub fn repo_root(dir: &Path) -> Result<PathBuf, GitError> {
     let out = git(dir, &["rev-parse", "--show-toplevel"])?;

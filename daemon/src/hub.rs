@@ -8,6 +8,7 @@ mod errors;
 pub mod listener;
 mod person_rounds;
 mod plans;
+mod walkthroughs;
 
 use std::sync::Arc;
 use std::time::Duration;

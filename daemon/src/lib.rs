@@ -37,6 +37,7 @@ pub mod state;
 pub mod store;
 pub mod stream;
 pub mod structured_review;
+pub mod text_search;
 pub mod usecases;
 pub mod views;
 pub mod walkthrough;

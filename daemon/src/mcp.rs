@@ -24,6 +24,7 @@ mod selection;
 mod sessions;
 mod subscriptions;
 mod tasks;
+mod walkthroughs;
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -123,7 +124,8 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
             let mut router = ParleyMcp::review_tools()
                 + ParleyMcp::selection_tools()
                 + ParleyMcp::feedback_tools()
-                + ParleyMcp::round_tools();
+                + ParleyMcp::round_tools()
+                + ParleyMcp::walkthrough_tools();
             for route in router.map.values_mut() {
                 // Hosts from before 2025-06-18 read the title from the annotations.
                 let title = route.attr.title.clone();
@@ -449,6 +451,7 @@ pub fn check_tool_arguments(tool: &str, arguments: Option<rmcp::model::JsonObjec
         "cancel_review" => decode::<sessions::CancelArgs>(arguments).map(drop),
         "get_review_history" => decode::<sessions::HistoryArgs>(arguments).map(drop),
         "mark_review_complete" => decode::<sessions::CompleteArgs>(arguments).map(drop),
+        "present_walkthrough" => decode::<walkthroughs::PresentWalkthroughArgs>(arguments).map(drop),
         _ => return None,
     })
 }
@@ -471,7 +474,7 @@ mod tests {
     #[test]
     fn every_tool_checks_its_arguments_and_refuses_unknown_ones() {
         let tools = tool_input_schemas();
-        assert_eq!(tools.len(), 12, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
+        assert_eq!(tools.len(), 13, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
         for (name, schema) in tools {
             assert!(check_tool_arguments(&name, None).is_some(), "check_tool_arguments does not know {name}");
             let mut unknown = rmcp::model::JsonObject::new();

@@ -8,6 +8,7 @@ mod agents;
 mod durable;
 mod sessions;
 mod threads;
+mod walkthroughs;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use crate::reviews::Review;
 use crate::routing::{self, Candidate, Reason};
 use crate::sessions::{FinalStatus, Round, Session, SessionError, SessionRequest};
 use crate::store::Store;
+use crate::walkthrough::{Click, Walkthrough};
 use crate::{views, workspace};
 
 /// Events kept for `events/replay`: at most this many, and at most
@@ -330,7 +332,26 @@ enum Command {
     TakeMessages {
         agent: String,
         via: &'static str,
-        reply: oneshot::Sender<Vec<(Thread, String)>>,
+        reply: oneshot::Sender<Taken>,
+    },
+    WalkthroughTitled {
+        workspace: PathBuf,
+        title: String,
+        reply: oneshot::Sender<Option<Walkthrough>>,
+    },
+    CommitWalkthrough {
+        walkthrough: Box<Walkthrough>,
+        reply: oneshot::Sender<Result<Walkthrough, CommitError>>,
+    },
+    Walkthroughs {
+        folders: Option<Vec<PathBuf>>,
+        reply: oneshot::Sender<Vec<Walkthrough>>,
+    },
+    Click {
+        id: String,
+        block_index: usize,
+        click: Box<Click>,
+        reply: oneshot::Sender<Result<Walkthrough, ClickRefused>>,
     },
     TakeThreadMessages {
         agent: String,
@@ -344,6 +365,28 @@ enum Command {
         state: crate::feedback::DeliveryState,
         via: Option<&'static str>,
     },
+}
+
+/// Why a click was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClickRefused {
+    #[error("there is no walkthrough {0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the click could not be stored: {0}")]
+    Store(String),
+    #[error("the Parley daemon is shutting down; try again in a moment")]
+    Stopped,
+}
+
+/// The messages handed to an agent: a person's words in threads (each with
+/// its thread and comment id) and clicks of its walkthroughs' actions (each
+/// with its walkthrough and click id).
+#[derive(Debug, Default)]
+pub struct Taken {
+    pub comments: Vec<(Thread, String)>,
+    pub clicks: Vec<(Walkthrough, String)>,
 }
 
 /// A change to one session, made by the state owner on its newest version
@@ -741,9 +784,35 @@ impl StateHandle {
     }
 
     /// Hands over the messages waiting for `agent`, marked delivered `via`:
-    /// each with its thread and its comment's id.
-    pub async fn take_messages(&self, agent: String, via: &'static str) -> Result<Vec<(Thread, String)>, Stopped> {
+    /// each with its thread and its comment's id, or its walkthrough and
+    /// its click's id.
+    pub async fn take_messages(&self, agent: String, via: &'static str) -> Result<Taken, Stopped> {
         self.ask(|reply| Command::TakeMessages { agent, via, reply }).await
+    }
+
+    /// The newest walkthrough of `workspace` titled `title`, to build the
+    /// next revision on (it may still be on its way to disk).
+    pub async fn walkthrough_titled(&self, workspace: PathBuf, title: String) -> Result<Option<Walkthrough>, Stopped> {
+        self.ask(|reply| Command::WalkthroughTitled { workspace, title, reply }).await
+    }
+
+    /// Stores `walkthrough` if the stored revision is still the one before
+    /// it, then pushes it to the windows on its workspace.
+    pub async fn commit_walkthrough(&self, walkthrough: Walkthrough) -> Result<Walkthrough, CommitError> {
+        self.try_ask(|reply| Command::CommitWalkthrough { walkthrough: Box::new(walkthrough), reply }).await
+    }
+
+    /// Walkthroughs of the workspaces in or around `folders` (all when
+    /// `None`), newest first.
+    pub async fn walkthroughs(&self, folders: Option<Vec<PathBuf>>) -> Result<Vec<Walkthrough>, Stopped> {
+        self.ask(|reply| Command::Walkthroughs { folders, reply }).await
+    }
+
+    /// A person's click of action `block_index` of walkthrough `id`; answers
+    /// the walkthrough with it once durable.
+    pub async fn click(&self, id: String, block_index: usize, click: Click) -> Result<Walkthrough, ClickRefused> {
+        let click = Box::new(click);
+        self.ask(|reply| Command::Click { id, block_index, click, reply }).await.map_err(|_| ClickRefused::Stopped)?
     }
 
     /// Hands over the messages of thread `id` waiting for `agent`, marked
@@ -815,6 +884,7 @@ enum Payload {
         method: &'static str,
         params: Value,
     },
+    Walkthrough(Box<Walkthrough>),
 }
 
 impl Payload {
@@ -833,6 +903,7 @@ impl Payload {
                     + 512
             }
             Payload::Round { params, .. } => params.to_string().len(),
+            Payload::Walkthrough(walkthrough) => walkthrough.content.len() * 2 + 1024,
         }
     }
 }
@@ -881,6 +952,10 @@ struct State {
     staged_threads: HashMap<String, Thread>,
     staged_reviews: HashMap<PathBuf, Review>,
     staged_sessions: BTreeMap<String, Option<Session>>,
+    /// Walkthroughs by id (their current revisions), and those with writes
+    /// waiting.
+    walkthroughs: BTreeMap<String, Walkthrough>,
+    staged_walkthroughs: HashMap<String, Walkthrough>,
     /// Sent by each batch's writing task with its outcome; received by [`run`].
     written: mpsc::Sender<Result<(), String>>,
     /// The sending side of [`StateHandle::changes`].
@@ -931,11 +1006,22 @@ pub fn spawn(
         staged_threads: HashMap::new(),
         staged_reviews: HashMap::new(),
         staged_sessions: BTreeMap::new(),
+        walkthroughs: BTreeMap::new(),
+        staged_walkthroughs: HashMap::new(),
         written,
         changes: changes.clone(),
         agents: agents::Registry::remember(agent_names),
     };
     state.load(reviews, threads);
+    match state.store.walkthroughs() {
+        Ok(walkthroughs) => {
+            for walkthrough in walkthroughs {
+                state.note_clicks(&walkthrough);
+                state.walkthroughs.insert(walkthrough.id.clone(), walkthrough);
+            }
+        }
+        Err(e) => tracing::warn!("cannot read the stored walkthroughs: {e}"),
+    }
     let task = tokio::spawn(run(state, rx, written_rx));
     (StateHandle { tx, changes }, task)
 }
@@ -1120,8 +1206,18 @@ impl State {
                 let _ = reply.send(wire::AgentsListResult { agents, absent: self.absent_agents() });
             }
             Command::TakeMessages { agent, via, reply } => {
-                let _ = reply.send(self.take_messages(&agent, via));
+                let comments = self.take_messages(&agent, via);
+                let clicks = self.take_clicks(&agent, via);
+                let _ = reply.send(Taken { comments, clicks });
             }
+            Command::WalkthroughTitled { workspace, title, reply } => {
+                let _ = reply.send(self.walkthrough_titled(&workspace, &title));
+            }
+            Command::CommitWalkthrough { walkthrough, reply } => self.commit_walkthrough(*walkthrough, reply),
+            Command::Walkthroughs { folders, reply } => {
+                let _ = reply.send(self.walkthroughs_in(folders.as_deref()));
+            }
+            Command::Click { id, block_index, click, reply } => self.click(&id, block_index, *click, reply),
             Command::TakeThreadMessages { agent, id, via, reply } => {
                 let _ = reply.send(self.take_thread_messages(&agent, &id, via));
             }
@@ -1211,8 +1307,9 @@ impl State {
         let what = match &payload {
             Payload::Review(_) => Some(ChangedWhat::Review),
             Payload::Thread { change, .. } => Some(ChangedWhat::Thread(change)),
-            // Agents hear of rounds through await_review, not resources.
-            Payload::Round { .. } => None,
+            // Agents hear of rounds through await_review, not resources;
+            // of their walkthroughs' clicks through their messages.
+            Payload::Round { .. } | Payload::Walkthrough(_) => None,
         };
         if let Some(what) = what {
             // Fails only when no agent listens, which is nothing to report.
@@ -1364,6 +1461,10 @@ fn render(seq: u64, payload: &Payload, encoding: PositionEncoding) -> wire::Even
             }),
         ),
         Payload::Round { method, params } => (*method, Ok(params.clone())),
+        Payload::Walkthrough(walkthrough) => (
+            wire::WALKTHROUGH_UPDATED,
+            serde_json::to_value(wire::WalkthroughUpdated { seq, walkthrough: views::walkthrough(walkthrough) }),
+        ),
     };
     wire::Event { seq, method: method.into(), params: params.expect("wire types always serialize") }
 }

@@ -83,6 +83,10 @@ struct Trees {
     /// The short names agents were given, by the key that finds the same
     /// agent again when its shim reconnects (`state/agents.rs`).
     agent_names: sled::Tree,
+    /// Walkthroughs by id, and every kept revision of each, keyed by
+    /// [`records::walkthrough_revision_key`].
+    walkthroughs: sled::Tree,
+    walkthrough_revisions: sled::Tree,
 }
 
 /// Opens sled in `path`, waiting a moment for a lock a closing handle still
@@ -117,6 +121,8 @@ fn open_trees(path: &Path) -> Result<Trees, StoreError> {
         snapshots: tree("snapshots")?,
         sessions: tree("sessions")?,
         agent_names: tree("agent_names")?,
+        walkthroughs: tree("walkthroughs")?,
+        walkthrough_revisions: tree("walkthrough_revisions")?,
         db,
     };
     // sled creates its files with the process's umask: close them to others.

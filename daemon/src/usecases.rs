@@ -12,9 +12,11 @@ pub mod agents;
 pub mod backup;
 mod context;
 pub mod feedback;
+pub mod ide;
 pub mod ids;
 pub mod reviews;
 pub mod rounds;
 pub mod selection;
+pub mod walkthroughs;
 
 pub use context::Context;

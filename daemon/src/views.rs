@@ -96,6 +96,11 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
         resolved_by: thread.standing.resolver(thread.resolved).map(str::to_owned),
         resolved_at: thread.resolved.then(|| thread.standing.resolved.as_ref().map(|m| m.at.clone())).flatten(),
         deliveries: thread.standing.deliveries.iter().map(delivery).collect(),
+        walkthrough: thread.standing.walkthrough.as_deref().map(|w| wire::ThreadWalkthrough {
+            id: w.id.clone(),
+            title: w.title.clone(),
+            block_index: w.block_index,
+        }),
     }
 }
 
@@ -212,5 +217,112 @@ pub fn draft(draft: &Draft) -> wire::Draft {
         severity: draft.severity.clone(),
         author: draft.author.clone(),
         at: draft.at.clone(),
+    }
+}
+
+/// The wire form of a walkthrough.
+pub fn walkthrough(w: &crate::walkthrough::Walkthrough) -> wire::Walkthrough {
+    use crate::walkthrough::{Part, Place, Resolved};
+    let place = |p: &Place| wire::WalkthroughPlace {
+        path: p.path.clone(),
+        start_line: p.start_line,
+        end_line: p.end_line,
+        thread_id: p.thread_id.clone(),
+    };
+    let blocks = w
+        .blocks
+        .iter()
+        .map(|block| match block {
+            Resolved::Mermaid { index, source } => {
+                wire::WalkthroughBlock::Mermaid { index: *index, source: source.clone() }
+            }
+            Resolved::Comment { index, location, icon, body, places, problem, candidates } => {
+                wire::WalkthroughBlock::Comment {
+                    index: *index,
+                    location: location.clone(),
+                    icon: icon.clone(),
+                    body: body.clone(),
+                    places: places.iter().map(place).collect(),
+                    problem: problem.clone(),
+                    candidates: candidates.iter().map(place).collect(),
+                }
+            }
+            Resolved::GitDiff { index, range, exclude_staged, exclude_unstaged, problem } => {
+                wire::WalkthroughBlock::Gitdiff {
+                    index: *index,
+                    range: range.clone(),
+                    exclude_staged: *exclude_staged,
+                    exclude_unstaged: *exclude_unstaged,
+                    problem: problem.clone(),
+                }
+            }
+            Resolved::Action { index, button, message, clicks, problem } => wire::WalkthroughBlock::Action {
+                index: *index,
+                button: button.clone(),
+                message: message.clone(),
+                clicks: clicks.iter().map(click).collect(),
+                problem: problem.clone(),
+            },
+        })
+        .collect();
+    wire::Walkthrough {
+        id: w.id.clone(),
+        workspace: w.workspace.clone(),
+        title: w.title.clone(),
+        base_uri: w.base.clone(),
+        content: w.content.clone(),
+        revision: w.revision,
+        updated_at: w.updated_at.clone(),
+        presented_by: w.presented_by.clone(),
+        head: w.head.clone(),
+        parts: w
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Markdown(text) => wire::WalkthroughPart::Markdown { text: text.clone() },
+                Part::Block(index) => wire::WalkthroughPart::Block { index: *index },
+            })
+            .collect(),
+        blocks,
+        references: w
+            .references
+            .iter()
+            .map(|r| wire::Reference {
+                text: r.text.clone(),
+                path: r.path.clone(),
+                line: r.line,
+                end_line: r.end_line,
+                resolved_path: r.resolved.clone(),
+                problem: r.problem.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// The wire form of an action's click.
+pub fn click(c: &crate::walkthrough::Click) -> wire::ActionClick {
+    wire::ActionClick {
+        id: c.id.clone(),
+        author: c.author.clone(),
+        clicked_at: c.clicked_at.clone(),
+        state: c.state.name().into(),
+        via: c.via.clone(),
+        updated_at: c.updated_at.clone(),
+    }
+}
+
+/// A walkthrough in brief.
+pub fn walkthrough_summary(w: &crate::walkthrough::Walkthrough) -> wire::WalkthroughSummary {
+    let (placed, unplaced) = w.placed_and_unplaced();
+    wire::WalkthroughSummary {
+        id: w.id.clone(),
+        workspace: w.workspace.clone(),
+        title: w.title.clone(),
+        revision: w.revision,
+        updated_at: w.updated_at.clone(),
+        presented_by: w.presented_by.clone(),
+        placed,
+        unplaced,
+        clicks_waiting: w.clicks_waiting(),
     }
 }

@@ -1,10 +1,13 @@
 //! Walkthroughs as documents: an agent's markdown with Symposium's fenced
 //! blocks (`mermaid`, `comment`, `gitdiff`, `action`) found and read, and the
 //! locations its comments name parsed. Pure functions: resolving a location
-//! against the files or an editor is the use case's work.
+//! against the files or an editor is the use case's work. `stored` is the
+//! walkthrough as the daemon keeps it once presented.
 
 pub mod blocks;
 pub mod location;
+pub mod stored;
 
 pub use blocks::{Block, BlockKind, BlocksError, find_blocks};
 pub use location::{Location, parse_location};
+pub use stored::{Click, ClickState, Part, Place, Resolved, Walkthrough};

@@ -217,6 +217,9 @@ macro_rules! for_each_method {
             $crate::methods::AgentResend,
             $crate::methods::AgentTyped,
             $crate::methods::MessagesTake,
+            $crate::methods::WalkthroughList,
+            $crate::methods::WalkthroughGet,
+            $crate::methods::WalkthroughAct,
             $crate::methods::StatusRequest,
             $crate::methods::StoreExport,
             $crate::methods::StoreImport,
@@ -241,7 +244,8 @@ macro_rules! for_each_notification {
             $crate::methods::DaemonStoppingNotification,
             $crate::methods::RoundRequestedNotification,
             $crate::methods::RoundChangedNotification,
-            $crate::methods::AgentsChangedNotification
+            $crate::methods::AgentsChangedNotification,
+            $crate::methods::WalkthroughUpdatedNotification
         )
     };
 }
@@ -625,6 +629,9 @@ pub struct Thread {
     /// addressed to one), each with where it stands, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deliveries: Vec<Delivery>,
+    /// For a comment of a walkthrough: which, and which of its blocks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walkthrough: Option<ThreadWalkthrough>,
 }
 
 /// A person's message to an agent (the thread's comment `comment_id`), and
@@ -1647,9 +1654,359 @@ pub struct MessagesTakeResult {
 /// A message for an agent, as it is told.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentMessage {
-    pub thread_id: String,
-    pub comment_id: String,
+    /// A person's word in a thread: the thread and the comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment_id: Option<String>,
+    /// A click of a walkthrough's action: the walkthrough and the click.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub walkthrough_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub click_id: Option<String>,
     /// The note the agent reads: the place, the thread, the question, and
-    /// how to answer.
+    /// how to answer (or the action's message).
     pub text: String,
+}
+
+/// Client → daemon request: the walkthroughs of a workspace, newest first.
+pub const WALKTHROUGH_LIST: &str = "walkthrough/list";
+/// Client → daemon request: one walkthrough, or a workspace's latest.
+pub const WALKTHROUGH_GET: &str = "walkthrough/get";
+/// Client → daemon request: a person clicks a walkthrough's action.
+pub const WALKTHROUGH_ACT: &str = "walkthrough/act";
+/// Daemon → client notification: a walkthrough was presented, or one of
+/// its actions' clicks moved on.
+pub const WALKTHROUGH_UPDATED: &str = "walkthrough/updated";
+/// Daemon → editor request: where a symbol is defined or used, as the
+/// window's language servers know it.
+pub const SYMBOLS_FIND: &str = "symbols/find";
+/// Daemon → editor request: the problems the window's language servers
+/// report for a workspace or one file.
+pub const DIAGNOSTICS_GET: &str = "diagnostics/get";
+
+method!(
+    /// The walkthroughs of a workspace, newest first.
+    WalkthroughList = WALKTHROUGH_LIST, WalkthroughListParams => WalkthroughListResult
+);
+method!(
+    /// One walkthrough (a kept revision of it), or a workspace's latest.
+    WalkthroughGet = WALKTHROUGH_GET, WalkthroughGetParams => WalkthroughGetResult
+);
+method!(
+    /// A person clicks an action: its message goes to the presenting agent.
+    WalkthroughAct = WALKTHROUGH_ACT, WalkthroughActParams => WalkthroughActResult
+);
+notification!(
+    /// A walkthrough was presented or changed.
+    WalkthroughUpdatedNotification = WALKTHROUGH_UPDATED, WalkthroughUpdated
+);
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkthroughListParams {
+    /// An absolute folder: the walkthroughs of the workspaces inside it or
+    /// holding it. Defaults to the connection's workspaces (editors) or to
+    /// every walkthrough (CLI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalkthroughListResult {
+    /// Newest first.
+    pub walkthroughs: Vec<WalkthroughSummary>,
+}
+
+/// A walkthrough in brief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalkthroughSummary {
+    pub id: String,
+    pub workspace: PathBuf,
+    pub title: String,
+    pub revision: u64,
+    /// RFC 3339.
+    pub updated_at: String,
+    /// The presenting agent's short name.
+    pub presented_by: String,
+    /// How many comments were placed, and how many were not.
+    pub placed: usize,
+    pub unplaced: usize,
+    /// How many action clicks wait to reach the agent.
+    pub clicks_waiting: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkthroughGetParams {
+    /// Whole, or a unique beginning of at least 4 characters; without it,
+    /// the latest walkthrough of `workspace`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// An absolute folder; defaults as for `walkthrough/list`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<PathBuf>,
+    /// A kept revision instead of the current one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalkthroughGetResult {
+    /// `null` when the workspace has none.
+    pub walkthrough: Option<Walkthrough>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkthroughActParams {
+    /// Whole, or a unique beginning of at least 4 characters.
+    pub id: String,
+    /// The action block's `index`.
+    pub block_index: usize,
+    /// Who clicks, as the editor knows the person; by default the login
+    /// name the daemon runs under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalkthroughActResult {
+    /// The walkthrough with the click added to its action.
+    pub walkthrough: Walkthrough,
+    /// The click, as it stands when answered.
+    pub click: ActionClick,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalkthroughUpdated {
+    pub seq: u64,
+    pub walkthrough: Walkthrough,
+}
+
+/// An agent's guided tour of its change: its markdown in parts, its blocks
+/// (diagrams, comments placed on the code, diffs, actions) and its file
+/// references.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Walkthrough {
+    pub id: String,
+    /// The repository (or folder) it is about.
+    pub workspace: PathBuf,
+    /// The `title` given, else the document's first heading.
+    pub title: String,
+    /// The absolute directory locations and references are resolved
+    /// against (`baseUri`, by default the workspace).
+    pub base_uri: PathBuf,
+    /// The whole markdown document as the agent wrote it.
+    pub content: String,
+    /// Counts the presentations under this title, starting at 1.
+    pub revision: u64,
+    /// RFC 3339.
+    pub updated_at: String,
+    /// The presenting agent's short name (`agents/list`).
+    pub presented_by: String,
+    /// The commit checked out when it was presented, in a git repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    /// The document in order: markdown between the blocks, and the blocks.
+    pub parts: Vec<WalkthroughPart>,
+    /// The blocks, by `index`.
+    pub blocks: Vec<WalkthroughBlock>,
+    /// Every ``[`file:line`][]`` reference in the markdown, in order.
+    pub references: Vec<Reference>,
+}
+
+/// A piece of a walkthrough's document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum WalkthroughPart {
+    /// Markdown to render as it is.
+    Markdown { text: String },
+    /// The block of `blocks` with this `index`.
+    Block { index: usize },
+}
+
+/// A fenced block of a walkthrough, by its kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum WalkthroughBlock {
+    /// A diagram, in mermaid's language.
+    Mermaid { index: usize, source: String },
+    /// A comment on the code: one thread per place.
+    Comment {
+        index: usize,
+        /// The location as written.
+        location: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        icon: Option<String>,
+        /// Markdown.
+        body: String,
+        /// Where it was placed, each a thread; empty when it was not.
+        places: Vec<WalkthroughPlace>,
+        /// Why it was not placed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        problem: Option<String>,
+        /// For an ambiguous location: the places it could mean.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        candidates: Vec<WalkthroughPlace>,
+    },
+    /// The change of a range of commits (`HEAD~2..HEAD`), or of the working
+    /// tree (`working`) or the index (`staged`).
+    Gitdiff {
+        index: usize,
+        range: String,
+        #[serde(default)]
+        exclude_staged: bool,
+        #[serde(default)]
+        exclude_unstaged: bool,
+        /// Why the range cannot be shown (git does not know it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        problem: Option<String>,
+    },
+    /// A button: clicking it sends `message` to the presenting agent.
+    Action {
+        index: usize,
+        button: String,
+        message: String,
+        /// Every click, oldest first, with where its message stands.
+        clicks: Vec<ActionClick>,
+        /// What is wrong with the block (no `button:`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        problem: Option<String>,
+    },
+}
+
+impl WalkthroughBlock {
+    /// The block's place among the walkthrough's blocks.
+    pub fn index(&self) -> usize {
+        match self {
+            WalkthroughBlock::Mermaid { index, .. }
+            | WalkthroughBlock::Comment { index, .. }
+            | WalkthroughBlock::Gitdiff { index, .. }
+            | WalkthroughBlock::Action { index, .. } => *index,
+        }
+    }
+}
+
+/// Lines a comment is on (or could be on).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WalkthroughPlace {
+    /// Relative to the walkthrough's workspace, `/`-separated.
+    pub path: String,
+    /// 0-based, inclusive.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The thread the comment became there (placed comments only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+}
+
+/// One click of an action, and where its message to the agent stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActionClick {
+    pub id: String,
+    /// The person who clicked.
+    pub author: String,
+    /// RFC 3339.
+    pub clicked_at: String,
+    /// `waiting`, `delivered` or `read` (the agent made a Parley call after
+    /// it was delivered).
+    pub state: String,
+    /// Once delivered: how, as for a thread's deliveries (`tool-answer`,
+    /// `wait`, `channel`, `hook`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+    pub updated_at: String,
+}
+
+/// What makes a thread part of a walkthrough: one of its comment's places.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadWalkthrough {
+    pub id: String,
+    pub title: String,
+    /// The comment block's `index`.
+    pub block_index: usize,
+}
+
+/// `symbols/find`'s params: the daemon asks every window open on the
+/// workspace, passing over one that does not answer within about 1.5 s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolsFindParams {
+    /// The absolute workspace folder.
+    pub workspace: PathBuf,
+    /// The symbol's name as the agent wrote it.
+    pub name: String,
+    /// `definition` or `references`.
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SymbolsFindResult {
+    /// The language servers' hits as they are (fuzzy ones too): the daemon
+    /// keeps exact names first.
+    pub places: Vec<SymbolPlace>,
+}
+
+/// Where a symbol is, as an editor's language server says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SymbolPlace {
+    /// The absolute file.
+    pub path: PathBuf,
+    /// In the window's position encoding.
+    pub range: Range,
+    /// The symbol's name there.
+    pub name: String,
+    /// What holds it (a class, a module), when the server says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnosticsGetParams {
+    /// The absolute workspace folder.
+    pub workspace: PathBuf,
+    /// One absolute file; every file the window has problems for when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticsGetResult {
+    pub files: Vec<FileDiagnostics>,
+}
+
+/// The problems of one file, and what text they were computed on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileDiagnostics {
+    /// The absolute file.
+    pub path: PathBuf,
+    /// The editor's version of the document the problems were computed on.
+    pub version: i64,
+    /// Whether the document has edits not saved to disk.
+    pub dirty: bool,
+    /// SHA-256 (lowercase hex) of the document's text the problems were
+    /// computed on: the daemon compares it with the file on disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    /// The problems did not settle in time after a recent change: they may
+    /// be old rather than clean.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// One problem a language server reports.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// `error`, `warning`, `information` or `hint`.
+    pub severity: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub message: String,
+    /// In the window's position encoding.
+    pub range: Range,
 }

@@ -33,4 +33,5 @@ mod thread_standing;
 mod tidy;
 mod trust;
 mod vscode;
+mod walkthroughs;
 mod windows;

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Peer, errors, person_rounds, plans};
+use super::{Peer, errors, person_rounds, plans, walkthroughs};
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
@@ -255,6 +255,9 @@ answers! {
     AgentResend => agent_resend,
     AgentTyped => agent_typed,
     MessagesTake => messages_take,
+    WalkthroughList => walkthroughs::list,
+    WalkthroughGet => walkthroughs::get,
+    WalkthroughAct => walkthroughs::act,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of
@@ -434,6 +437,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         finding: None,
         ask: None,
         opened_by: None,
+        walkthrough: None,
     };
     let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })
@@ -569,7 +573,13 @@ async fn messages_take(peer: &Peer<'_>, p: wire::MessagesTakeParams) -> Result<w
     let (agent, messages) = agents::take_for_hook(peer.cx, &hosts, cwd.as_deref()).await?;
     let messages = messages
         .into_iter()
-        .map(|m| wire::AgentMessage { thread_id: m.thread_id, comment_id: m.comment_id, text: m.text })
+        .map(|m| wire::AgentMessage {
+            thread_id: m.thread_id,
+            comment_id: m.comment_id,
+            walkthrough_id: m.walkthrough_id,
+            click_id: m.click_id,
+            text: m.text,
+        })
         .collect();
     Ok(wire::MessagesTakeResult { agent, messages })
 }

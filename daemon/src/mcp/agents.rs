@@ -69,10 +69,14 @@ impl ParleyMcp {
             loop {
                 if *waiting.borrow_and_update() > 0 {
                     for message in agents::take(&cx, &name, agents::VIA_CHANNEL).await {
-                        let params = serde_json::json!({
-                            "content": message.text,
-                            "meta": { "thread_id": message.thread_id, "source": "parley" },
-                        });
+                        let mut meta = serde_json::json!({ "source": "parley" });
+                        if let Some(thread) = &message.thread_id {
+                            meta["thread_id"] = thread.clone().into();
+                        }
+                        if let Some(walkthrough) = &message.walkthrough_id {
+                            meta["walkthrough_id"] = walkthrough.clone().into();
+                        }
+                        let params = serde_json::json!({ "content": message.text, "meta": meta });
                         let notification = CustomNotification::new(CHANNEL_NOTIFICATION, Some(params));
                         if peer.send_notification(ServerNotification::CustomNotification(notification)).await.is_err() {
                             return;

@@ -551,6 +551,7 @@ impl ParleyMcp {
             author: author_of(&context),
             scope: scope.clone(),
             agent: self.agent.name.get().cloned(),
+            walkthrough: None,
         };
         let thread = threads::create_for_agent(&self.context, ask).await?;
         Ok(Json(added(thread, &scope)))

@@ -104,7 +104,7 @@ impl ParleyMcp {
 impl ParleyMcp {
     /// The folder references resolve against: `baseUri` when given (relative
     /// to the agent's working directory), else the agent's workspace.
-    fn base_dir(&self, base_uri: Option<&str>) -> Result<PathBuf, String> {
+    pub(super) fn base_dir(&self, base_uri: Option<&str>) -> Result<PathBuf, String> {
         let base = match base_uri.filter(|b| !b.trim().is_empty()) {
             Some(uri) => {
                 let path = workspace::path_from_uri(uri.trim());

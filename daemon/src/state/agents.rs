@@ -79,6 +79,8 @@ pub(super) struct Registry {
     remembered: HashMap<String, String>,
     /// Agent name → ids of the threads holding a message waiting for it.
     waiting: HashMap<String, BTreeSet<String>>,
+    /// Agent name → ids of its walkthroughs with a click waiting for it.
+    pub(super) waiting_clicks: HashMap<String, BTreeSet<String>>,
     /// Names of agents that left while this daemon ran, by key: a shim
     /// whose connection broke and came back gets its name again (and the
     /// messages waiting for it). Not stored, and not reserved for it.
@@ -188,6 +190,7 @@ impl State {
     /// Agent `id` started a Parley tool call (`waiting`: one that waits, such
     /// as `await_review`), or ended the one it was waiting in.
     pub(super) fn agent_call(&mut self, id: u64, tool: Option<String>, waiting: bool) {
+        let tool_started = tool.is_some();
         let Some(live) = self.agents.live.get_mut(&id) else { return };
         let was = live.waiting_in.clone();
         match tool {
@@ -197,8 +200,15 @@ impl State {
             }
             None => live.waiting_in = None,
         }
-        if live.waiting_in != was && live.name.is_some() {
+        let name = live.name.clone();
+        if live.waiting_in != was && name.is_some() {
             self.publish_agents();
+        }
+        // A call made after a click was delivered: the agent took it in.
+        if let Some(name) = name
+            && tool_started
+        {
+            self.clicks_read(&name);
         }
     }
 
@@ -255,7 +265,7 @@ impl State {
         let name = live.name.clone()?;
         let host = live.host.as_ref()?;
         Some(wire::AgentInfo {
-            messages_waiting: self.agents.waiting.get(&name).map_or(0, BTreeSet::len),
+            messages_waiting: self.messages_waiting(&name),
             name,
             host: host.name.clone(),
             host_version: host.version.clone(),
@@ -300,9 +310,15 @@ impl State {
         }
     }
 
+    /// How many threads and walkthroughs hold messages waiting for `name`.
+    fn messages_waiting(&self, name: &str) -> usize {
+        self.agents.waiting.get(name).map_or(0, BTreeSet::len)
+            + self.agents.waiting_clicks.get(name).map_or(0, BTreeSet::len)
+    }
+
     /// Tells the live agent named `name` how many messages wait for it.
-    fn signal_agent(&self, name: &str) {
-        let count = self.agents.waiting.get(name).map_or(0, BTreeSet::len);
+    pub(super) fn signal_agent(&self, name: &str) {
+        let count = self.messages_waiting(name);
         for live in self.agents.live.values().filter(|l| l.name.as_deref() == Some(name)) {
             live.new.waiting.send_if_modified(|held| std::mem::replace(held, count) != count);
         }

@@ -25,6 +25,7 @@ use crate::reviews::Review;
 use crate::sessions::{Session, SessionError};
 use crate::store::Write;
 use crate::views;
+use crate::walkthrough::Walkthrough;
 
 /// What a record is stored under.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,6 +33,7 @@ pub(super) enum Key {
     Review(PathBuf),
     Thread(String),
     Session(String),
+    Walkthrough(String),
 }
 
 fn key_of(write: &Write) -> Option<Key> {
@@ -42,6 +44,8 @@ fn key_of(write: &Write) -> Option<Key> {
         Write::RemoveThread(id) => Some(Key::Thread(id.clone())),
         Write::Session(session) => Some(Key::Session(session.id.clone())),
         Write::RemoveSession(id) => Some(Key::Session(id.clone())),
+        Write::Walkthrough(walkthrough) => Some(Key::Walkthrough(walkthrough.id.clone())),
+        Write::RemoveWalkthrough(id) => Some(Key::Walkthrough(id.clone())),
         Write::RemoveSnapshot(_) | Write::Import(_) | Write::AgentName { .. } => None,
     }
 }
@@ -71,6 +75,14 @@ pub(super) enum Effect {
     },
     DiscardSession {
         id: String,
+    },
+    Walkthrough {
+        walkthrough: Box<Walkthrough>,
+        reply: oneshot::Sender<Result<Walkthrough, CommitError>>,
+    },
+    Click {
+        walkthrough: Box<Walkthrough>,
+        reply: oneshot::Sender<Result<Walkthrough, super::ClickRefused>>,
     },
     Import {
         reviews: usize,
@@ -150,6 +162,7 @@ impl State {
                 self.staged_threads.retain(|id, _| waiting.contains(&Key::Thread(id.clone())));
                 self.staged_reviews.retain(|base, _| waiting.contains(&Key::Review(base.clone())));
                 self.staged_sessions.retain(|id, _| waiting.contains(&Key::Session(id.clone())));
+                self.staged_walkthroughs.retain(|id, _| waiting.contains(&Key::Walkthrough(id.clone())));
                 // Nor do the maps keep the room a burst of writes made.
                 if self.staged_threads.capacity() > 4 * self.staged_threads.len().max(64) {
                     self.staged_threads.shrink_to_fit();
@@ -173,6 +186,7 @@ impl State {
                 self.staged_threads.clear();
                 self.staged_reviews.clear();
                 self.staged_sessions.clear();
+                self.staged_walkthroughs.clear();
             }
         }
     }
@@ -191,6 +205,10 @@ impl State {
             Key::Session(id) => match self.sessions.get(id) {
                 Some(session) => Write::Session(Box::new(session.clone())),
                 None => Write::RemoveSession(id.clone()),
+            },
+            Key::Walkthrough(id) => match self.walkthroughs.get(id) {
+                Some(walkthrough) => Write::Walkthrough(Box::new(walkthrough.clone())),
+                None => Write::RemoveWalkthrough(id.clone()),
             },
         }
     }
@@ -220,6 +238,14 @@ impl State {
             }
             Effect::DiscardSession { id } => {
                 self.sessions.remove(&id);
+            }
+            Effect::Walkthrough { walkthrough, reply } => {
+                self.settle_walkthrough(&walkthrough);
+                let _ = reply.send(Ok(*walkthrough));
+            }
+            Effect::Click { walkthrough, reply } => {
+                self.settle_walkthrough(&walkthrough);
+                let _ = reply.send(Ok(*walkthrough));
             }
             Effect::Import { reviews, threads, reply } => {
                 let imported = self.reload_imported(&threads);
@@ -270,6 +296,12 @@ fn fail(effect: Effect, error: &str) {
             let _ = reply.send(Err(SessionError::Store(error.to_owned())));
         }
         Effect::DiscardSession { id } => tracing::warn!("cannot remove the empty session {id}: {error}"),
+        Effect::Walkthrough { reply, .. } => {
+            let _ = reply.send(Err(CommitError::Store(error.to_owned())));
+        }
+        Effect::Click { reply, .. } => {
+            let _ = reply.send(Err(super::ClickRefused::Store(error.to_owned())));
+        }
         Effect::Import { reply, .. } => {
             let _ = reply.send(Err(error.to_owned()));
         }

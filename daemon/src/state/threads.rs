@@ -565,7 +565,8 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             // messages to agents stay as they stand).
             let deliveries = std::mem::take(&mut standing.deliveries);
             let opened_by = standing.opened_by.take();
-            *standing = feedback::Standing { deliveries, opened_by, ..feedback::Standing::default() };
+            let walkthrough = standing.walkthrough.take();
+            *standing = feedback::Standing { deliveries, opened_by, walkthrough, ..feedback::Standing::default() };
             "reopened"
         }
     };

@@ -8,12 +8,13 @@ mod versioned;
 use std::path::{Path, PathBuf};
 
 pub use versioned::Export;
-pub(super) use versioned::{ReviewRecord, SessionRecord, ThreadRecord};
+pub(super) use versioned::{ReviewRecord, SessionRecord, ThreadRecord, WalkthroughRecord};
 
 use super::{Store, StoreError};
 use crate::feedback::Thread;
 use crate::reviews::{KEPT_REVISIONS, Review};
 use crate::sessions::Session;
+use crate::walkthrough::Walkthrough;
 
 /// One write the state owner hands to the store.
 #[derive(Debug)]
@@ -26,6 +27,10 @@ pub enum Write {
     RemoveSession(String),
     RemoveSnapshot(String),
     Import(Box<Export>),
+    /// A walkthrough's current revision, kept as a revision too.
+    Walkthrough(Box<Walkthrough>),
+    /// A walkthrough and its revisions gone (a failed first write undone).
+    RemoveWalkthrough(String),
     /// The short name an agent was given, under the key that finds it
     /// again after a restart; `None` forgets it.
     AgentName {
@@ -209,6 +214,51 @@ impl Store {
         Ok(())
     }
 
+    /// Every stored walkthrough (its current revision).
+    pub fn walkthroughs(&self) -> Result<Vec<Walkthrough>, StoreError> {
+        let trees = self.trees()?;
+        trees
+            .walkthroughs
+            .iter()
+            .map(|entry| {
+                let WalkthroughRecord::V1(walkthrough) = serde_json::from_slice(&entry?.1)?;
+                Ok(walkthrough)
+            })
+            .collect()
+    }
+
+    /// Writes a walkthrough as its id's current one and as a kept revision;
+    /// durable after the next [`Store::flush`]. Revisions older than the
+    /// last [`KEPT_REVISIONS`] are dropped.
+    pub fn put_walkthrough(&self, walkthrough: &Walkthrough) -> Result<(), StoreError> {
+        let trees = self.trees()?;
+        let bytes = serde_json::to_vec(&WalkthroughRecord::V1(walkthrough.clone()))?;
+        trees.walkthroughs.insert(walkthrough.id.as_bytes(), bytes.clone()).map_err(|e| self.failed(e))?;
+        let revisions = &trees.walkthrough_revisions;
+        let key = |revision| walkthrough_revision_key(&walkthrough.id, revision);
+        revisions.insert(key(walkthrough.revision), bytes).map_err(|e| self.failed(e))?;
+        let oldest_kept = walkthrough.revision.saturating_sub(KEPT_REVISIONS - 1);
+        let dropped = revisions.range(key(0)..key(oldest_kept)).keys().collect::<Result<Vec<_>, _>>();
+        for old in dropped.map_err(|e| self.failed(e))? {
+            revisions.remove(old).map_err(|e| self.failed(e))?;
+        }
+        Ok(())
+    }
+
+    /// The kept revisions of walkthrough `id`, oldest first.
+    pub fn walkthrough_revisions(&self, id: &str) -> Result<Vec<Walkthrough>, StoreError> {
+        let trees = self.trees()?;
+        let range = walkthrough_revision_key(id, 0)..=walkthrough_revision_key(id, u64::MAX);
+        trees
+            .walkthrough_revisions
+            .range(range)
+            .map(|entry| {
+                let WalkthroughRecord::V1(walkthrough) = serde_json::from_slice(&entry?.1)?;
+                Ok(walkthrough)
+            })
+            .collect()
+    }
+
     /// Keeps a file text under its hash, for diffing old → new later.
     ///
     /// Snapshots are a cache (without one, re-anchoring falls back to a
@@ -247,6 +297,7 @@ impl Store {
             Write::Review(review) => return self.put_review(&review),
             Write::Thread(thread) => return self.put_thread(&thread),
             Write::Session(session) => return self.put_session(&session),
+            Write::Walkthrough(walkthrough) => return self.put_walkthrough(&walkthrough),
             Write::Import(export) => return self.import(*export).map(|_| ()),
             Write::RemoveReview(base) => {
                 let kept = trees
@@ -263,6 +314,14 @@ impl Store {
             Write::RemoveThread(id) => trees.threads.remove(id.as_bytes()),
             Write::RemoveSession(id) => trees.sessions.remove(id.as_bytes()),
             Write::RemoveSnapshot(hash) => trees.snapshots.remove(hash.as_bytes()),
+            Write::RemoveWalkthrough(id) => {
+                let range = walkthrough_revision_key(&id, 0)..=walkthrough_revision_key(&id, u64::MAX);
+                let kept = trees.walkthrough_revisions.range(range).keys().collect::<Result<Vec<_>, _>>();
+                for key in kept.map_err(|e| self.failed(e))? {
+                    trees.walkthrough_revisions.remove(key).map_err(|e| self.failed(e))?;
+                }
+                trees.walkthroughs.remove(id.as_bytes())
+            }
             Write::AgentName { key, name: Some(name) } => {
                 trees.agent_names.insert(key.as_bytes(), name.as_bytes()).map_err(|e| self.failed(e))?;
                 return Ok(());
@@ -272,6 +331,15 @@ impl Store {
         removed.map_err(|e| self.failed(e))?;
         Ok(())
     }
+}
+
+/// A walkthrough revision's key: the id, a NUL and the revision in
+/// big-endian, so keys sort by revision.
+fn walkthrough_revision_key(id: &str, revision: u64) -> Vec<u8> {
+    let mut key = id.as_bytes().to_vec();
+    key.push(0);
+    key.extend_from_slice(&revision.to_be_bytes());
+    key
 }
 
 /// A revision's key: the folder, a NUL (no path holds one, so one folder's

@@ -144,6 +144,7 @@ pub async fn ask(cx: &Context, ask: Ask) -> Result<(Thread, String, Delivery), F
         finding: None,
         ask: Some(agent.name.clone()),
         opened_by: None,
+        walkthrough: None,
     };
     let thread = threads::create(cx, new).await?;
     let delivery = thread.standing.deliveries.last().cloned().ok_or(FeedbackError::NotFound)?;
@@ -266,11 +267,14 @@ pub fn one_line(text: &str) -> String {
     spaced.split(' ').filter(|word| !word.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// A message handed to an agent.
+/// A message handed to an agent: a person's word in a thread, or a click
+/// of one of its walkthroughs' actions.
 #[derive(Debug, Clone)]
 pub struct Message {
-    pub thread_id: String,
-    pub comment_id: String,
+    pub thread_id: Option<String>,
+    pub comment_id: Option<String>,
+    pub walkthrough_id: Option<String>,
+    pub click_id: Option<String>,
     /// The note the agent reads.
     pub text: String,
 }
@@ -278,14 +282,33 @@ pub struct Message {
 /// Hands `agent` every message waiting for it, marked delivered `via`.
 pub async fn take(cx: &Context, agent: &str, via: &'static str) -> Vec<Message> {
     let taken = cx.state.take_messages(agent.to_owned(), via).await.unwrap_or_default();
-    taken
-        .iter()
-        .map(|(thread, comment)| Message {
-            thread_id: thread.id.clone(),
-            comment_id: comment.clone(),
-            text: note(thread, comment),
-        })
-        .collect()
+    let comments = taken.comments.iter().map(|(thread, comment)| Message {
+        thread_id: Some(thread.id.clone()),
+        comment_id: Some(comment.clone()),
+        walkthrough_id: None,
+        click_id: None,
+        text: note(thread, comment),
+    });
+    let clicks = taken.clicks.iter().map(|(walkthrough, click)| Message {
+        thread_id: None,
+        comment_id: None,
+        walkthrough_id: Some(walkthrough.id.clone()),
+        click_id: Some(click.clone()),
+        text: click_note(walkthrough, click),
+    });
+    comments.chain(clicks).collect()
+}
+
+/// What an agent is told of a click: who clicked which button of which
+/// walkthrough, and the action's message.
+pub fn click_note(walkthrough: &crate::walkthrough::Walkthrough, click_id: &str) -> String {
+    let Some((index, button, message, click)) = walkthrough.clicks().find(|(_, _, _, c)| c.id == click_id) else {
+        return format!("a person clicked an action of your walkthrough \"{}\"", walkthrough.title);
+    };
+    format!(
+        "{} clicked \"{button}\" in your walkthrough \"{}\" (walkthrough {}, block {index}): {message}",
+        click.author, walkthrough.title, walkthrough.id
+    )
 }
 
 /// A hook asks for the messages of its agent: the agent whose host is the

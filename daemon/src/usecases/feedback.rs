@@ -215,6 +215,8 @@ pub struct AgentThread {
     /// The agent's short name, when it has one: a person's answer in the
     /// thread is a message to it.
     pub agent: Option<String>,
+    /// The walkthrough whose comment the thread is.
+    pub walkthrough: Option<Box<crate::feedback::WalkthroughMark>>,
 }
 
 /// Opens a thread on lines `start_line..=end_line` of a file, quoting them
@@ -282,6 +284,7 @@ pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, 
         finding: None,
         ask: None,
         opened_by: ask.agent,
+        walkthrough: ask.walkthrough,
     };
     let author = new.author.clone();
     let mut thread = create(cx, new).await?;

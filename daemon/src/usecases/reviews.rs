@@ -153,7 +153,7 @@ pub async fn revision(cx: &Context, folder: &Path, revision: u64) -> Result<Revi
 /// (a symlink out of `base` or into its `.git` is not followed further),
 /// its kind and its line count. A FIFO or a device is not a file, and is
 /// never opened in a way that could block.
-fn file_facts(base: &Path, path: &Path) -> FileFacts {
+pub(crate) fn file_facts(base: &Path, path: &Path) -> FileFacts {
     use crate::regular_file::{self, RegularFileError};
     use crate::workspace::{self, Reach};
     use std::io::Read;

@@ -94,6 +94,11 @@ fn thread() -> Thread {
         resolved_by: Some("agent".into()),
         resolved_at: Some("2026-11-21T06:31:02.118Z".into()),
         deliveries: vec![delivery()],
+        walkthrough: Some(ThreadWalkthrough {
+            id: "c0a3e1f2-5b7d-4e8a-9f10-2b3c4d5e6f70".into(),
+            title: "Login refactor".into(),
+            block_index: 1,
+        }),
     }
 }
 
@@ -736,10 +741,182 @@ example!(
     MessagesTakeResult,
     MessagesTakeResult {
         agent: Some("claude-1".into()),
-        messages: vec![AgentMessage {
-            thread_id: "573dda29-f9f8-42f0-bf44-eb5690b0f283".into(),
-            comment_id: "738da53d-d408-44fd-b347-d41ef1620926".into(),
-            text: "ana asks about src/auth.rs:2-4 (thread 573dda29): Why is the token read twice here? Answer with reply_feedback on thread 573dda29-f9f8-42f0-bf44-eb5690b0f283.".into(),
+        messages: vec![
+            AgentMessage {
+                thread_id: Some("573dda29-f9f8-42f0-bf44-eb5690b0f283".into()),
+                comment_id: Some("738da53d-d408-44fd-b347-d41ef1620926".into()),
+                walkthrough_id: None,
+                click_id: None,
+                text: "ana asks about src/auth.rs:2-4 (thread 573dda29): Why is the token read twice here? Answer with reply_feedback on thread 573dda29-f9f8-42f0-bf44-eb5690b0f283.".into(),
+            },
+            AgentMessage {
+                thread_id: None,
+                comment_id: None,
+                walkthrough_id: Some(WALKTHROUGH_ID.into()),
+                click_id: Some(CLICK_ID.into()),
+                text: "ana clicked \"Run the tests\" in your walkthrough \"Login refactor\" (walkthrough c0a3e1f2-5b7d-4e8a-9f10-2b3c4d5e6f70, block 3): Please run the whole test suite and tell me what fails.".into(),
+            },
+        ],
+    }
+);
+
+const WALKTHROUGH_ID: &str = "c0a3e1f2-5b7d-4e8a-9f10-2b3c4d5e6f70";
+const CLICK_ID: &str = "4d1c9a7e-0b2f-4e33-8c5d-6a7b8c9d0e1f";
+
+fn click() -> ActionClick {
+    ActionClick {
+        id: CLICK_ID.into(),
+        author: "ana".into(),
+        clicked_at: "2026-11-21T07:02:40.118Z".into(),
+        state: "delivered".into(),
+        via: Some("tool-answer".into()),
+        updated_at: "2026-11-21T07:03:05.911Z".into(),
+    }
+}
+
+/// A walkthrough with a block of every kind, one comment not placed.
+fn walkthrough() -> Walkthrough {
+    let content = "# Login refactor\n\nThe token is read once, in [`src/auth.rs:2`][].\n\n```mermaid\nflowchart TD\n  login --> session\n```\n\n```comment\nlocation: findDefinition(`read_token`)\nicon: lightbulb\n\nThe one place the token is read.\n```\n\n```comment\nlocation: search(\"src\", \"token\")\n\nEvery use.\n```\n\n```gitdiff\nrange: HEAD~1..HEAD\n```\n\n```action\nbutton: Run the tests\n\nPlease run the whole test suite and tell me what fails.\n```\n";
+    Walkthrough {
+        id: WALKTHROUGH_ID.into(),
+        workspace: shop(),
+        title: "Login refactor".into(),
+        base_uri: shop(),
+        content: content.into(),
+        revision: 2,
+        updated_at: "2026-11-21T07:01:12.500Z".into(),
+        presented_by: "claude-1".into(),
+        head: Some("9f2c41d7a0b3e5c8d1f4a6b2c9e0d3f5a7b1c4e8".into()),
+        parts: vec![
+            WalkthroughPart::Markdown {
+                text: "# Login refactor\n\nThe token is read once, in [`src/auth.rs:2`][].\n\n".into(),
+            },
+            WalkthroughPart::Block { index: 0 },
+            WalkthroughPart::Block { index: 1 },
+            WalkthroughPart::Block { index: 2 },
+            WalkthroughPart::Block { index: 3 },
+            WalkthroughPart::Block { index: 4 },
+        ],
+        blocks: vec![
+            WalkthroughBlock::Mermaid { index: 0, source: "flowchart TD\n  login --> session\n".into() },
+            WalkthroughBlock::Comment {
+                index: 1,
+                location: "findDefinition(`read_token`)".into(),
+                icon: Some("lightbulb".into()),
+                body: "The one place the token is read.".into(),
+                places: vec![WalkthroughPlace {
+                    path: "src/auth.rs".into(),
+                    start_line: 9,
+                    end_line: 9,
+                    thread_id: Some("573dda29-f9f8-42f0-bf44-eb5690b0f283".into()),
+                }],
+                problem: None,
+                candidates: Vec::new(),
+            },
+            WalkthroughBlock::Comment {
+                index: 2,
+                location: "search(\"src\", \"token\")".into(),
+                icon: None,
+                body: "Every use.".into(),
+                places: Vec::new(),
+                problem: Some("the location matches 2 places: name one with path:line".into()),
+                candidates: vec![
+                    WalkthroughPlace { path: "src/auth.rs".into(), start_line: 1, end_line: 1, thread_id: None },
+                    WalkthroughPlace { path: "src/session.rs".into(), start_line: 14, end_line: 14, thread_id: None },
+                ],
+            },
+            WalkthroughBlock::Gitdiff {
+                index: 3,
+                range: "HEAD~1..HEAD".into(),
+                exclude_staged: false,
+                exclude_unstaged: false,
+                problem: None,
+            },
+            WalkthroughBlock::Action {
+                index: 4,
+                button: "Run the tests".into(),
+                message: "Please run the whole test suite and tell me what fails.".into(),
+                clicks: vec![click()],
+                problem: None,
+            },
+        ],
+        references: vec![Reference {
+            text: "[`src/auth.rs:2`][]".into(),
+            path: "src/auth.rs".into(),
+            line: Some(2),
+            end_line: None,
+            resolved_path: Some(in_shop("src/auth.rs")),
+            problem: None,
+        }],
+    }
+}
+
+example!(WalkthroughListParams, WalkthroughListParams { workspace: Some(shop()) });
+example!(
+    WalkthroughListResult,
+    WalkthroughListResult {
+        walkthroughs: vec![WalkthroughSummary {
+            id: WALKTHROUGH_ID.into(),
+            workspace: shop(),
+            title: "Login refactor".into(),
+            revision: 2,
+            updated_at: "2026-11-21T07:01:12.500Z".into(),
+            presented_by: "claude-1".into(),
+            placed: 1,
+            unplaced: 1,
+            clicks_waiting: 0,
+        }],
+    }
+);
+example!(
+    WalkthroughGetParams,
+    WalkthroughGetParams { id: Some("c0a3".into()), workspace: Some(shop()), revision: Some(1) }
+);
+example!(WalkthroughGetResult, WalkthroughGetResult { walkthrough: Some(walkthrough()) });
+example!(WalkthroughActParams, WalkthroughActParams { id: "c0a3".into(), block_index: 4, author: Some("ana".into()) });
+example!(WalkthroughActResult, WalkthroughActResult { walkthrough: walkthrough(), click: click() });
+example!(WalkthroughUpdated, WalkthroughUpdated { seq: 57, walkthrough: walkthrough() });
+
+example!(
+    SymbolsFindParams,
+    SymbolsFindParams { workspace: shop(), name: "read_token".into(), kind: "definition".into() }
+);
+example!(
+    SymbolsFindResult,
+    SymbolsFindResult {
+        places: vec![
+            SymbolPlace {
+                path: in_shop("src/auth.rs"),
+                range: Range { start: position(9, 7), end: position(9, 17) },
+                name: "read_token".into(),
+                container: Some("auth".into()),
+            },
+            SymbolPlace {
+                path: in_shop("src/session.rs"),
+                range: Range { start: position(3, 11), end: position(3, 27) },
+                name: "read_token_cached".into(),
+                container: None,
+            },
+        ],
+    }
+);
+example!(DiagnosticsGetParams, DiagnosticsGetParams { workspace: shop(), path: Some(in_shop("src/auth.rs")) });
+example!(
+    DiagnosticsGetResult,
+    DiagnosticsGetResult {
+        files: vec![FileDiagnostics {
+            path: in_shop("src/auth.rs"),
+            version: 7,
+            dirty: true,
+            sha256: Some("3a7bd3e2360a3d29eea436fcfb7e44c735d117c42d1c1835420b6b9942dd4f1b".into()),
+            stale: false,
+            diagnostics: vec![Diagnostic {
+                severity: "error".into(),
+                source: Some("rustc".into()),
+                code: Some("E0425".into()),
+                message: "cannot find value `tokn` in this scope".into(),
+                range: Range { start: position(3, 15), end: position(3, 19) },
+            }],
         }],
     }
 );

@@ -1,12 +1,16 @@
 //! Every message the hub carries, from the protocol crate's one list of
-//! methods and notifications plus the two requests outside it (`hello`, and
-//! `selection/get` from the daemon to an editor): its name, its kind, and
+//! methods and notifications plus the requests outside it (`hello`, and
+//! `selection/get`, `symbols/find` and `diagnostics/get` from the daemon to
+//! an editor): its name, its kind, and
 //! how to check a value of each of its types.
 
 use std::fmt::Debug;
 
 use parley_protocol::hello::{HELLO, Hello, HelloReply};
-use parley_protocol::methods::{Method, NoParams, NotificationMethod, SELECTION_GET, Selection};
+use parley_protocol::methods::{
+    DIAGNOSTICS_GET, DiagnosticsGetParams, DiagnosticsGetResult, Method, NoParams, NotificationMethod, SELECTION_GET,
+    SYMBOLS_FIND, Selection, SymbolsFindParams, SymbolsFindResult,
+};
 use parley_protocol::{for_each_method, for_each_notification};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -118,8 +122,8 @@ macro_rules! notifications {
     };
 }
 
-/// Every message: `hello`, the listed methods, `selection/get`, the listed
-/// notifications.
+/// Every message: `hello`, the listed methods, the daemon's requests to
+/// editors, the listed notifications.
 pub fn messages() -> Vec<Message> {
     let hello = Message {
         name: HELLO,
@@ -137,9 +141,25 @@ pub fn messages() -> Vec<Message> {
         editors: true,
         cli: false,
     };
+    let symbols_find = Message {
+        name: SYMBOLS_FIND,
+        kind: Kind::DaemonRequest,
+        params: WireType::of::<SymbolsFindParams>(),
+        result: Some(WireType::of::<SymbolsFindResult>()),
+        editors: true,
+        cli: false,
+    };
+    let diagnostics_get = Message {
+        name: DIAGNOSTICS_GET,
+        kind: Kind::DaemonRequest,
+        params: WireType::of::<DiagnosticsGetParams>(),
+        result: Some(WireType::of::<DiagnosticsGetResult>()),
+        editors: true,
+        cli: false,
+    };
     let mut all = vec![hello];
     all.extend(for_each_method!(requests));
-    all.push(selection_get);
+    all.extend([selection_get, symbols_find, diagnostics_get]);
     all.extend(for_each_notification!(notifications));
     all
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::anchor::{Anchor, Context};
-use crate::feedback::{Columns, Comment, Delivery, DeliveryState, Finding, Mark, Span, Standing, Thread, ThreadState};
+use crate::feedback::{
+    Columns, Comment, Delivery, DeliveryState, Finding, Mark, Span, Standing, Thread, ThreadState, WalkthroughMark,
+};
 use crate::reviews::{CheckedReference, FoundReference, Review, Source};
 
 /// A review as stored.
@@ -112,6 +114,16 @@ pub struct ThreadV1 {
     /// Added later: the agent that opened the thread, by its short name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     opened_by: Option<String>,
+    /// Added later: the walkthrough whose comment the thread is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    walkthrough: Option<WalkthroughMarkV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct WalkthroughMarkV1 {
+    id: String,
+    title: String,
+    block_index: usize,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -196,6 +208,14 @@ struct CommentV1 {
 pub enum SessionRecord {
     #[serde(rename = "1")]
     V1(crate::sessions::Session),
+}
+
+/// A walkthrough as stored.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "v")]
+pub enum WalkthroughRecord {
+    #[serde(rename = "1")]
+    V1(crate::walkthrough::Walkthrough),
 }
 
 /// A JSON backup of everything (`parley export`, automatic backups).
@@ -409,6 +429,9 @@ impl ThreadRecord {
                 resolved: t.resolved_by.map(Mark::boxed),
                 deliveries: t.deliveries.into_iter().map(Delivery::from).collect(),
                 opened_by: t.opened_by,
+                walkthrough: t
+                    .walkthrough
+                    .map(|w| Box::new(WalkthroughMark { id: w.id, title: w.title, block_index: w.block_index })),
             },
         };
         (thread, Context { prefix: t.prefix, suffix: t.suffix })
@@ -495,6 +518,11 @@ impl From<&Thread> for ThreadRecord {
             resolved_by: t.standing.resolved.as_deref().map(MarkV1::from),
             deliveries: t.standing.deliveries.iter().map(DeliveryV1::from).collect(),
             opened_by: t.standing.opened_by.clone(),
+            walkthrough: t.standing.walkthrough.as_deref().map(|w| WalkthroughMarkV1 {
+                id: w.id.clone(),
+                title: w.title.clone(),
+                block_index: w.block_index,
+            }),
         })
     }
 }

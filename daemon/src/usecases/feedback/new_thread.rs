@@ -36,6 +36,8 @@ pub struct NewThread {
     /// The agent opening the thread, by its short name: a person's answer
     /// in it goes to that agent.
     pub opened_by: Option<String>,
+    /// The walkthrough whose comment the thread is.
+    pub walkthrough: Option<Box<feedback::WalkthroughMark>>,
 }
 
 /// Makes a thread on a range of a file on disk; answers once it is durable.
@@ -128,7 +130,12 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         updated_at: now.into(),
         resolved: false,
         finding: new.finding,
-        standing: feedback::Standing { deliveries, opened_by: new.opened_by, ..feedback::Standing::default() },
+        standing: feedback::Standing {
+            deliveries,
+            opened_by: new.opened_by,
+            walkthrough: new.walkthrough,
+            ..feedback::Standing::default()
+        },
     };
     cx.state.create_thread(thread).await
 }

@@ -141,6 +141,7 @@ pub(super) async fn open_threads(
                     })),
                     ask: None,
                     opened_by: None,
+                    walkthrough: None,
                 };
                 threads::create(cx, new).await.map(drop).map_err(|e| e.to_string())
             }

@@ -839,6 +839,7 @@ async fn open_threads(
             author: draft.author.clone(),
             ask: None,
             opened_by: None,
+            walkthrough: None,
             finding: Some(Box::new(Finding {
                 review_id: session.id.clone(),
                 round: round.round,

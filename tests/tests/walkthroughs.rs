@@ -1,0 +1,218 @@
+//! Walkthroughs through the real daemon and shim: `present_walkthrough`
+//! placing comments as threads by the presenting agent (lines, a search, a
+//! symbol found by the workspace search standing in for an editor), and
+//! saying at once which it could not place and why (a missing file, a line
+//! past the end, an ambiguous search with its candidates), a gitdiff range
+//! git does not know, refusals of the XML form and of an unclosed fence;
+//! the walkthrough read by an editor (`walkthrough/get`, `walkthrough/list`)
+//! and after a restart; presenting again replacing the comments nobody
+//! answered and keeping the answered; a click of an action reaching the
+//! agent with its receipts moving on.
+
+use std::path::{Path, PathBuf};
+
+use parley_tests::{Sandbox, git};
+use serde_json::{Value, json};
+
+const AUTH: &str = "fn login() {\n    let token = read_token();\n    let again = read_token();\n}\n";
+const TOKEN: &str = "pub fn read_token() -> String {\n    String::from(\"t\")\n}\n";
+
+fn project(sandbox: &Sandbox) -> PathBuf {
+    let repo = sandbox.repo("shop", &[("src/auth.rs", AUTH)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/token.rs"), TOKEN).expect("write");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "token"]);
+    repo
+}
+
+fn comment(location: &str, body: &str) -> String {
+    format!("```comment\nlocation: {location}\n\n{body}\n```\n\n")
+}
+
+fn walkthrough(comments: &[(&str, &str)]) -> String {
+    let mut doc = String::from(
+        "# Token refactor\n\nThe token now comes from [`src/token.rs:1`][].\n\n```mermaid\nflowchart TD\n  login --> read_token\n```\n\n",
+    );
+    for (location, body) in comments {
+        doc.push_str(&comment(location, body));
+    }
+    doc.push_str("```gitdiff\nrange: HEAD~1..HEAD\n```\n\n```gitdiff\nrange: nowhere..HEAD\n```\n\n```action\nbutton: Run the tests\n\nPlease run the tests and tell me what fails.\n```\n");
+    doc
+}
+
+fn block(walkthrough: &Value, index: usize) -> Value {
+    walkthrough["blocks"]
+        .as_array()
+        .expect("blocks")
+        .iter()
+        .find(|b| b["index"] == json!(index))
+        .cloned()
+        .expect("the block")
+}
+
+async fn get(editor: &mut parley_tests::Editor, repo: &Path) -> Value {
+    editor.call("walkthrough/get", json!({"workspace": repo})).await["walkthrough"].clone()
+}
+
+#[tokio::test]
+async fn a_walkthrough_places_its_comments_as_threads_and_says_which_it_could_not() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let agent = sandbox.agent(&repo).await;
+    let content = walkthrough(&[
+        ("src/auth.rs:2-3", "Both reads happen here."),
+        ("findDefinition(`read_token`)", "The one place the token is read."),
+        ("search(\"src\", \"read_token\\(\\)\")", "Every use."),
+        ("src/missing.rs:1", "Gone."),
+        ("src/auth.rs:40", "Past the end."),
+    ]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    assert_eq!(answer["placed"], 2, "{answer:#}");
+    let unplaced = answer["unplaced"].as_array().expect("unplaced");
+    let by_index = |i: usize| unplaced.iter().find(|u| u["index"] == json!(i)).cloned().unwrap_or_default();
+    assert!(by_index(3)["reason"].as_str().unwrap_or("").contains("matches 3 places"), "{answer:#}");
+    assert_eq!(by_index(3)["candidates"], json!(["src/auth.rs:2", "src/auth.rs:3", "src/token.rs:1"]));
+    assert!(by_index(4)["reason"].as_str().unwrap_or("").contains("does not exist"), "{answer:#}");
+    assert!(by_index(5)["reason"].as_str().unwrap_or("").contains("line 40 is past the end"), "{answer:#}");
+    let problems = answer["problems"].to_string();
+    assert!(problems.contains("block 7") && problems.contains("nowhere"), "{answer:#}");
+
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let shown = get(&mut editor, &repo).await;
+    assert_eq!(shown["id"], answer["walkthroughId"]);
+    assert_eq!(shown["title"], "Token refactor");
+    assert_eq!(shown["revision"], 1);
+    assert!(shown["head"].as_str().is_some_and(|h| h.len() == 40), "{shown:#}");
+    assert_eq!(block(&shown, 0)["kind"], "mermaid");
+    let definition = block(&shown, 2);
+    assert_eq!(definition["places"][0]["path"], "src/token.rs");
+    assert_eq!(definition["places"][0]["start_line"], 0);
+    assert!(block(&shown, 6)["problem"].is_null(), "HEAD~1..HEAD is known: {shown:#}");
+    assert!(block(&shown, 7)["problem"].as_str().is_some_and(|p| p.contains("nowhere")));
+    assert_eq!(shown["parts"][0]["kind"], "markdown");
+    assert!(shown["references"][0]["problem"].is_null(), "{shown:#}");
+
+    // The placed comments are threads by the agent, marked as the walkthrough's.
+    let threads = editor.call("feedback/list", json!({"workspace": repo})).await["threads"].clone();
+    let threads = threads.as_array().expect("threads");
+    assert_eq!(threads.len(), 2, "{threads:#?}");
+    let on_auth = threads.iter().find(|t| t["path"] == "src/auth.rs").expect("the thread on auth.rs");
+    assert_eq!(on_auth["walkthrough"]["block_index"], 1);
+    assert_eq!(on_auth["walkthrough"]["id"], answer["walkthroughId"]);
+    assert_eq!(on_auth["comments"][0]["body"], "Both reads happen here.");
+    assert_eq!((&on_auth["range"]["start"]["line"], &on_auth["range"]["end"]["line"]), (&json!(1), &json!(2)));
+    let listed = editor.call("walkthrough/list", json!({})).await;
+    assert_eq!(listed["walkthroughs"][0]["placed"], 2, "{listed:#}");
+    assert_eq!(listed["walkthroughs"][0]["unplaced"], 3, "{listed:#}");
+}
+
+#[tokio::test]
+async fn the_xml_form_an_unclosed_fence_and_an_empty_walkthrough_are_refused_and_nothing_is_stored() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let agent = sandbox.agent(&repo).await;
+    let error = agent
+        .call_err(
+            "present_walkthrough",
+            json!({"content": "# T\n\n<comment location=\"src/auth.rs:1\">Hi</comment>\n"}),
+        )
+        .await;
+    assert!(error.contains("old XML form") && error.contains("```comment"), "{error}");
+    let error = agent
+        .call_err(
+            "present_walkthrough",
+            json!({"content": "# T\n\n```comment\nlocation: src/auth.rs:1\n\nNever closed.\n"}),
+        )
+        .await;
+    assert!(error.contains("not closed") && error.contains("line 3"), "{error}");
+    let error = agent.call_err("present_walkthrough", json!({"content": "  "})).await;
+    assert!(error.contains("empty"), "{error}");
+    // Ordinary code blocks stay code.
+    let answer =
+        agent.call_ok("present_walkthrough", json!({"content": "# Code\n\n```rust\nfn main() {}\n```\n"})).await;
+    assert_eq!((answer["placed"].clone(), answer["unplaced"].clone()), (json!(0), json!([])));
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let listed = editor.call("walkthrough/list", json!({})).await;
+    assert_eq!(listed["walkthroughs"].as_array().map(Vec::len), Some(1), "only the good one: {listed:#}");
+}
+
+#[tokio::test]
+async fn presenting_again_replaces_unanswered_comments_keeps_answered_ones_and_survives_a_restart() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let mut daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let first = walkthrough(&[("src/auth.rs:2", "First read."), ("src/auth.rs:3", "Second read.")]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": first, "title": "Tokens"})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let threads = editor.call("feedback/list", json!({"workspace": repo})).await["threads"].clone();
+    let second_read =
+        threads.as_array().expect("threads").iter().find(|t| t["range"]["start"]["line"] == 2).expect("thread")["id"]
+            .as_str()
+            .expect("id")
+            .to_owned();
+    editor.call("feedback/reply", json!({"thread_id": second_read, "body": "Why twice?", "author": "ana"})).await;
+
+    let again = walkthrough(&[("src/token.rs:1", "Where it is read now.")]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": again, "title": "Tokens"})).await;
+    assert_eq!((answer["walkthroughId"].as_str(), &answer["revision"]), (Some(id.as_str()), &json!(2)));
+    let open = editor.call("feedback/list", json!({"workspace": repo})).await["threads"].clone();
+    let mut open: Vec<(String, String)> = open
+        .as_array()
+        .expect("threads")
+        .iter()
+        .map(|t| {
+            (t["path"].as_str().unwrap_or("").to_owned(), t["comments"][0]["body"].as_str().unwrap_or("").to_owned())
+        })
+        .collect();
+    open.sort();
+    assert_eq!(
+        open,
+        [
+            ("src/auth.rs".to_owned(), "Second read.".to_owned()),
+            ("src/token.rs".to_owned(), "Where it is read now.".to_owned())
+        ],
+        "the answered comment stays, the unanswered one went"
+    );
+
+    drop(editor);
+    drop(agent);
+    assert_eq!(daemon.terminate(), Some(0), "the daemon stops cleanly");
+    let _daemon = sandbox.start_daemon();
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let shown = get(&mut editor, &repo).await;
+    assert_eq!((&shown["id"], &shown["revision"]), (&json!(id), &json!(2)), "{shown:#}");
+    let old = editor.call("walkthrough/get", json!({"id": &id[..8], "revision": 1})).await["walkthrough"].clone();
+    assert_eq!(block(&old, 1)["body"], "First read.", "{old:#}");
+}
+
+#[tokio::test]
+async fn a_click_reaches_the_presenting_agent_and_its_receipt_moves_on() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let agent = sandbox.agent(&repo).await;
+    let answer = agent.call_ok("present_walkthrough", json!({"content": walkthrough(&[])})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let refused = editor.request("walkthrough/act", json!({"id": id, "block_index": 0})).await;
+    assert!(refused.error.is_some_and(|e| e.message.contains("not an action")));
+    let clicked = editor.call("walkthrough/act", json!({"id": id, "block_index": 3, "author": "ana"})).await;
+    assert_eq!(clicked["click"]["state"], "waiting", "{clicked:#}");
+
+    let told = agent.call("get_feedback_summary", json!({})).await;
+    let texts: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    let note = texts.last().cloned().unwrap_or_default();
+    assert!(
+        note.contains("ana clicked \"Run the tests\"") && note.contains("Please run the tests and tell me what fails."),
+        "{texts:#?}"
+    );
+    let shown = get(&mut editor, &repo).await;
+    let click = &block(&shown, 3)["clicks"][0];
+    assert_eq!((&click["state"], &click["via"]), (&json!("delivered"), &json!("tool-answer")), "{shown:#}");
+    agent.call("get_feedback_summary", json!({})).await;
+    let shown = get(&mut editor, &repo).await;
+    assert_eq!(block(&shown, 3)["clicks"][0]["state"], "read", "{shown:#}");
+}
