@@ -202,6 +202,15 @@ export interface Thread {
   finding?: ThreadFinding;
   /** A person's messages in the thread to agents, with where each stands. */
   deliveries?: Delivery[];
+  /** For a comment an agent placed with a walkthrough: which walkthrough, and its block. */
+  walkthrough?: ThreadWalkthrough;
+}
+
+/** The walkthrough a thread is a comment of. */
+export interface ThreadWalkthrough {
+  id: string;
+  title: string;
+  block_index: number;
 }
 
 /** A person's message to an agent (the thread's comment `comment_id`) and where it stands. */

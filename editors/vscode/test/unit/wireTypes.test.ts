@@ -88,6 +88,17 @@ const USES: Record<string, Use> = {
   AgentTypedResult: { reads: 'T.AgentTypedResult' },
   MessagesTakeParams: { unused: 'host hooks call it, not editors' },
   MessagesTakeResult: { unused: 'host hooks call it, not editors' },
+  WalkthroughActParams: { unused: 'the extension does not show walkthroughs yet' },
+  WalkthroughActResult: { unused: 'the extension does not show walkthroughs yet' },
+  WalkthroughGetParams: { unused: 'the extension does not show walkthroughs yet' },
+  WalkthroughGetResult: { unused: 'the extension does not show walkthroughs yet' },
+  WalkthroughListParams: { unused: 'the extension does not show walkthroughs yet' },
+  WalkthroughListResult: { unused: 'the extension does not show walkthroughs yet' },
+  WalkthroughUpdated: { unused: 'the extension does not show walkthroughs yet' },
+  DiagnosticsGetParams: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
+  DiagnosticsGetResult: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
+  SymbolsFindParams: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
+  SymbolsFindResult: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
 };
 
 function snapshotNames(): string[] {
