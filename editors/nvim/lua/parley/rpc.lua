@@ -332,7 +332,9 @@ function M.start_daemon(path)
   local dir = uv.fs_lstat(vim.fn.fnamemodify(path, ":h"))
   local private = dir ~= nil and dir.type == "directory" and dir.mode % 8 == 0 and math.floor(dir.mode / 8) % 8 == 0
   local log = private and uv.fs_open((path:gsub("%.sock$", "")) .. ".log", "a", 384) or nil
-  local spawn_opts = { args = { "daemon" }, cwd = "/", detached = true, stdio = { nil, nil, log } }
+  -- `hide`: no console window on Windows (detached there means a process of
+  -- its own, which would otherwise get one).
+  local spawn_opts = { args = { "daemon" }, cwd = "/", detached = true, hide = true, stdio = { nil, nil, log } }
   local handle = uv.spawn(cmd, spawn_opts, function() end)
   if log then
     uv.fs_close(log)

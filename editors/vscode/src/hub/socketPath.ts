@@ -96,6 +96,8 @@ export function startDaemon(executable: string, socket: string, env: Env): Promi
     const child = spawn(executable, ['daemon'], {
       cwd: os.homedir() || '/',
       detached: true,
+      // Detached on Windows means a console of its own; hidden, no window flashes up.
+      windowsHide: true,
       stdio: ['ignore', 'ignore', logFd],
       // The daemon commits memory on demand, as every Parley client starts it.
       env: { ...(env as NodeJS.ProcessEnv), MIMALLOC_ARENA_EAGER_COMMIT: '0' },
