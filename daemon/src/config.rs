@@ -724,6 +724,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // FIFOs and devices
     fn special_files_are_refused_at_once() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join(REPO_CONFIG);
