@@ -413,6 +413,26 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_command_gets_what_windows_programs_need_and_the_askers_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let names = ["SystemRoot", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP"];
+        let mut lines = vec!["@echo off".to_owned(), "echo PATH=%PATH%".to_owned()];
+        lines.extend(names.iter().map(|name| format!("echo {name}=%{name}%")));
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let reviewer = script(dir.path(), "reviewer.cmd", &lines);
+        // Windows names it `Path`; the daemon's own (under Wine, `PATH`) gives way.
+        let asker = [("Path".to_owned(), r"C:\asker\bin;C:\windows\system32".to_owned())].into();
+        let env = crate::config::command_env(&asker, &[]);
+        let cancel = CancellationToken::new();
+        let done = run(&reviewer, &env, dir.path(), "", Duration::from_secs(30), &cancel, |_| {}).await.expect("runs");
+        assert!(done.stdout.contains("PATH=C:\\asker\\bin;C:\\windows\\system32\r\n"), "{}", done.stdout);
+        for name in names {
+            let own = std::env::var(name).expect("the test runs with the variable set");
+            assert!(done.stdout.contains(&format!("{name}={own}\r\n")), "{name} is missing:\n{}", done.stdout);
+        }
+    }
+
+    #[tokio::test]
     async fn what_a_finished_command_left_running_is_killed() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cancel = CancellationToken::new();
