@@ -59,6 +59,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // the parent pid as the standard library gives it on Unix
     fn this_process_s_ancestors_start_with_its_parent() {
         let found = of(std::process::id());
         if std::path::Path::new("/proc/self/stat").exists() {

@@ -383,21 +383,61 @@ pub const CHILD_ENV: &[&str] = &[
     "XDG_RUNTIME_DIR",
 ];
 
+/// On Windows, besides [`CHILD_ENV`]: what Windows programs need to run at
+/// all (`SystemRoot`: without it sockets fail), to find programs and
+/// scripts, and the user's profile and app data, where reviewers keep their
+/// logins. Names are matched ignoring case there (`Path` is `PATH`).
+#[cfg(windows)]
+pub const WINDOWS_CHILD_ENV: &[&str] = &[
+    "SystemRoot",
+    "SystemDrive",
+    "windir",
+    "ComSpec",
+    "PATHEXT",
+    "TEMP",
+    "TMP",
+    "USERNAME",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "ProgramData",
+    "ProgramFiles",
+    "ProgramFiles(x86)",
+    "CommonProgramFiles",
+];
+
+/// Whether the variable `name` is `wanted` (a name, or `PREFIX_*`).
+fn name_matches(name: &str, wanted: &str) -> bool {
+    match wanted.strip_suffix('*') {
+        Some(prefix) => name.get(..prefix.len()).is_some_and(|head| same_name(head, prefix)),
+        None => same_name(name, wanted),
+    }
+}
+
+/// Variable names compare exactly on Unix and ignoring case on Windows, as
+/// each system has them.
+fn same_name(a: &str, b: &str) -> bool {
+    if cfg!(windows) { a.eq_ignore_ascii_case(b) } else { a == b }
+}
+
 /// The environment a reviewer or test command runs with: [`CHILD_ENV`] and
 /// the names in `pass` (`NAME`, or `PREFIX_*`), each taken from the asker's
 /// environment, else the daemon's own.
 pub fn command_env(asker: &BTreeMap<String, String>, pass: &[String]) -> BTreeMap<String, String> {
-    let wanted = |name: &str| {
-        CHILD_ENV.iter().copied().chain(pass.iter().map(String::as_str)).any(|pattern| {
-            match pattern.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
-                None => name == pattern,
-            }
-        })
-    };
+    #[cfg(windows)]
+    let names = CHILD_ENV.iter().chain(WINDOWS_CHILD_ENV).copied();
+    #[cfg(not(windows))]
+    let names = CHILD_ENV.iter().copied();
+    let wanted = |name: &str| names.clone().chain(pass.iter().map(String::as_str)).any(|w| name_matches(name, w));
     let own = std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)));
     let mut env: BTreeMap<String, String> = own.filter(|(k, _)| wanted(k)).collect();
-    env.extend(asker.iter().filter(|(k, _)| wanted(k)).map(|(k, v)| (k.clone(), v.clone())));
+    for (name, value) in asker.iter().filter(|(k, _)| wanted(k)) {
+        // The asker's `Path` replaces the daemon's `PATH` on Windows.
+        env.retain(|own, _| own == name || !same_name(own, name));
+        env.insert(name.clone(), value.clone());
+    }
     env
 }
 
@@ -724,6 +764,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // FIFOs and devices
     fn special_files_are_refused_at_once() {
         let dir = tempfile::tempdir().expect("tempdir");
         let fifo = dir.path().join(REPO_CONFIG);

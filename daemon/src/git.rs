@@ -581,12 +581,14 @@ mod tests {
     }
 
     /// Runs git in `repo` for a test, failing on an error.
+    #[cfg(unix)] // only the test below uses it
     fn run(repo: &Path, args: &[&str]) {
         let out = command(repo, args).output().expect("git runs");
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 
     #[test]
+    #[cfg(unix)] // file names as bytes and symbolic links
     fn untracked_files_read_as_git_diff_no_index_shows_them_in_one_diff() {
         use std::os::unix::ffi::OsStrExt;
         let dir = tempfile::tempdir().expect("tempdir");

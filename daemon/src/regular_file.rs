@@ -77,6 +77,7 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Capped, RegularFileError> {
 }
 
 #[cfg(test)]
+#[cfg(unix)] // FIFOs and devices
 mod tests {
     use super::*;
 

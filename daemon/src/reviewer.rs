@@ -185,6 +185,7 @@ async fn collect(from: &mut (impl tokio::io::AsyncRead + Unpin), into: &Mutex<Ve
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 
@@ -321,5 +322,166 @@ mod tests {
                 .expect_err("cancelled");
         assert!(matches!(err, RunError::Cancelled { .. }));
         assert!(started.elapsed() < Duration::from_secs(10));
+    }
+}
+
+/// The same runs on Windows, with real `cmd` scripts (scripts/test runs
+/// them under Wine): the command starts suspended and runs once it is in
+/// its Job Object, and what it started ends with the run, whether the run
+/// finished, timed out or was cancelled.
+#[cfg(test)]
+#[cfg(windows)]
+mod tests {
+    use super::*;
+
+    /// How long the left-behind child waits (a `ping` of this many
+    /// seconds) before it writes `late.txt`: longer than a run takes.
+    const LATE_AFTER_SECS: u64 = 6;
+
+    /// Writes the script `name` into `dir` (with CRLF lines, as `cmd`
+    /// expects) and gives the reviewer command that runs it.
+    fn script(dir: &Path, name: &str, lines: &[&str]) -> CommandLine {
+        let path = dir.join(name);
+        std::fs::write(&path, lines.join("\r\n") + "\r\n").expect("write the script");
+        CommandLine::Argv(vec!["cmd".into(), "/d".into(), "/c".into(), path.display().to_string()])
+    }
+
+    /// The environment a real run gets.
+    fn env() -> std::collections::BTreeMap<String, String> {
+        crate::config::command_env(&Default::default(), &[])
+    }
+
+    /// A reviewer that starts a child in the background which would
+    /// outlive it, waits until that child has started, prints `ready`,
+    /// then (when `then` says so) keeps running. The child writes
+    /// `started.txt`, and `late.txt` [`LATE_AFTER_SECS`] later.
+    fn leaves_a_child(dir: &Path, then: &str) -> CommandLine {
+        let late = dir.join("late.txt");
+        let started = dir.join("started.txt");
+        let ping = format!("ping -n {} 127.0.0.1 >nul", LATE_AFTER_SECS + 1);
+        script(
+            dir,
+            "child.cmd",
+            &[
+                "@echo off",
+                &format!("echo started>\"{}\"", started.display()),
+                &ping,
+                &format!("echo late>\"{}\"", late.display()),
+            ],
+        );
+        let child = dir.join("child.cmd");
+        script(
+            dir,
+            "reviewer.cmd",
+            &[
+                "@echo off",
+                "echo thinking hard",
+                &format!("start \"\" /b cmd /d /c \"{}\"", child.display()),
+                ":wait",
+                &format!("if not exist \"{}\" goto wait", started.display()),
+                "echo ready",
+                then,
+            ],
+        )
+    }
+
+    /// Called once the run is over: fails if `late.txt` appears by the time
+    /// the child (started before the run ended) would have written it, with
+    /// a second to spare. The child must have been killed with the run.
+    fn assert_the_child_never_writes(dir: &Path) {
+        assert!(dir.join("started.txt").is_file(), "the reviewer's child never started");
+        assert!(!dir.join("late.txt").exists(), "the run took so long that the child wrote late.txt before it ended");
+        let window = Instant::now() + Duration::from_secs(LATE_AFTER_SECS + 1);
+        while Instant::now() < window {
+            assert!(!dir.join("late.txt").exists(), "the reviewer's child outlived the run and wrote late.txt");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_command_started_suspended_runs_and_answers() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let reviewer = script(dir.path(), "reviewer.cmd", &["@echo off", "more", "echo oops>&2", "exit /b 3"]);
+        let cancel = CancellationToken::new();
+        let done = run(&reviewer, &env(), dir.path(), "the prompt\r\n", Duration::from_secs(30), &cancel, |_| {})
+            .await
+            .expect("runs");
+        assert_eq!(
+            (done.stdout.trim_end(), done.stderr.trim_end(), done.code, done.success),
+            ("the prompt", "oops", Some(3), false)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_command_gets_what_windows_programs_need_and_the_askers_path() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let names = ["SystemRoot", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP"];
+        let mut lines = vec!["@echo off".to_owned(), "echo PATH=%PATH%".to_owned()];
+        lines.extend(names.iter().map(|name| format!("echo {name}=%{name}%")));
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let reviewer = script(dir.path(), "reviewer.cmd", &lines);
+        // Windows names it `Path`; the daemon's own (under Wine, `PATH`) gives way.
+        let asker = [("Path".to_owned(), r"C:\asker\bin;C:\windows\system32".to_owned())].into();
+        let env = crate::config::command_env(&asker, &[]);
+        let cancel = CancellationToken::new();
+        let done = run(&reviewer, &env, dir.path(), "", Duration::from_secs(30), &cancel, |_| {}).await.expect("runs");
+        assert!(done.stdout.contains("PATH=C:\\asker\\bin;C:\\windows\\system32\r\n"), "{}", done.stdout);
+        for name in names {
+            let own = std::env::var(name).expect("the test runs with the variable set");
+            assert!(done.stdout.contains(&format!("{name}={own}\r\n")), "{name} is missing:\n{}", done.stdout);
+        }
+    }
+
+    #[tokio::test]
+    async fn what_a_finished_command_left_running_is_killed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cancel = CancellationToken::new();
+        let done = run(
+            &leaves_a_child(dir.path(), "exit /b 0"),
+            &env(),
+            dir.path(),
+            "",
+            Duration::from_secs(30),
+            &cancel,
+            |_| {},
+        )
+        .await
+        .expect("finishes once the command exits");
+        assert_eq!((done.stdout.replace("\r\n", "\n").as_str(), done.success), ("thinking hard\nready\n", true));
+        assert_the_child_never_writes(dir.path());
+    }
+
+    #[tokio::test]
+    async fn a_timeout_kills_the_whole_tree() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cancel = CancellationToken::new();
+        let reviewer = leaves_a_child(dir.path(), "ping -n 60 127.0.0.1 >nul");
+        let err = run(&reviewer, &env(), dir.path(), "", Duration::from_secs(3), &cancel, |_| {})
+            .await
+            .expect_err("times out");
+        assert!(err.to_string().contains("did not finish within 3.0 s"), "{err}");
+        assert!(err.to_string().contains("it printed: thinking hard"), "the timeout quotes what came: {err}");
+        assert_the_child_never_writes(dir.path());
+    }
+
+    #[tokio::test]
+    async fn cancelling_kills_the_whole_tree() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let started = dir.path().join("started.txt");
+        // Cancelled once the child runs, as a person would while it works.
+        tokio::spawn(async move {
+            while !started.exists() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            trigger.cancel();
+        });
+        let reviewer = leaves_a_child(dir.path(), "ping -n 60 127.0.0.1 >nul");
+        let err = run(&reviewer, &env(), dir.path(), "", Duration::from_secs(60), &cancel, |_| {})
+            .await
+            .expect_err("cancelled");
+        assert!(matches!(err, RunError::Cancelled { .. }), "{err}");
+        assert_the_child_never_writes(dir.path());
     }
 }

@@ -120,6 +120,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)] // symbolic links (Windows needs a privilege to make one)
     fn real_paths_resolve_links_and_keep_missing_tails() {
         let dir = tempfile::tempdir().expect("tempdir");
         let real_dir = dir.path().join("real");
@@ -133,6 +134,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)] // symbolic links (Windows needs a privilege to make one)
     fn reach_resolves_links_before_it_checks() {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = dir.path().join("repo");

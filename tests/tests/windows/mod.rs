@@ -2,7 +2,8 @@
 //! pipe, two clients at once, the CLI, the shim answering MCP through the
 //! pipe, one daemon per user by its lock file, data under local app data;
 //! `parley service` through the user's `Run` key and `parley doctor`
-//! (`service.rs`).
+//! (`service.rs`); the reviewer's Job Object through the daemon's own unit
+//! tests (`reviewer.rs`).
 //!
 //! scripts/test cross-builds the Windows binaries once, prepares a Wine
 //! prefix (with the stand-in bcryptprimitives.dll Wine 8 lacks) and names
@@ -14,6 +15,7 @@
 
 mod clients;
 mod daemon;
+mod reviewer;
 mod service;
 
 use std::path::PathBuf;

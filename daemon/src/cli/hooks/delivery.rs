@@ -46,6 +46,7 @@ fn ancestors() -> Vec<u32> {
 }
 
 #[cfg(test)]
+#[cfg(unix)] // the parent pid as the standard library gives it on Unix
 mod tests {
     use super::*;
 
