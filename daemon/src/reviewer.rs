@@ -77,11 +77,7 @@ pub async fn run(
 ) -> Result<Finished, RunError> {
     let shown = command.to_string();
     let mut process = match command {
-        CommandLine::Shell(line) => {
-            let mut c = tokio::process::Command::new("sh");
-            c.arg("-c").arg(line);
-            c
-        }
+        CommandLine::Shell(line) => group::shell(line),
         CommandLine::Argv(argv) => {
             let mut c = tokio::process::Command::new(&argv[0]);
             c.args(&argv[1..]);
@@ -410,6 +406,16 @@ mod tests {
             (done.stdout.trim_end(), done.stderr.trim_end(), done.code, done.success),
             ("the prompt", "oops", Some(3), false)
         );
+    }
+
+    #[tokio::test]
+    async fn a_command_written_as_one_line_runs_through_cmd() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("in file.txt"), "from a file\r\n").expect("write");
+        let line = CommandLine::Shell(r#"type "in file.txt" & echo oops 1>&2 & exit /b 4"#.into());
+        let cancel = CancellationToken::new();
+        let done = run(&line, &env(), dir.path(), "", Duration::from_secs(30), &cancel, |_| {}).await.expect("runs");
+        assert_eq!((done.stdout.trim_end(), done.stderr.trim_end(), done.code), ("from a file", "oops", Some(4)));
     }
 
     #[tokio::test]

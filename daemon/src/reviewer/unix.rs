@@ -4,6 +4,13 @@
 /// A process group, named by its leader.
 pub type Group = rustix::process::Pid;
 
+/// A command written as one line, run by `sh -c`.
+pub fn shell(line: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("sh");
+    command.arg("-c").arg(line);
+    command
+}
+
 /// Starts the command as the leader of a new process group.
 pub fn lead_own_group(command: &mut tokio::process::Command) {
     command.process_group(0);

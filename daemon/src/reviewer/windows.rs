@@ -29,6 +29,16 @@ pub struct Group {
     job: OwnedHandle,
 }
 
+/// A command written as one line, run by `cmd /d /s /c "LINE"`: the line
+/// is passed as written (`raw_arg`), since cmd reads its own command line
+/// and Rust's quoting for other programs would change it; `/s` strips the
+/// outer quotes only, `/d` skips the user's AutoRun.
+pub fn shell(line: &str) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("cmd");
+    command.raw_arg("/d /s /c \"").raw_arg(line).raw_arg("\"");
+    command
+}
+
 /// Starts the command suspended, in a new process group; `led_by` puts it
 /// in its job and lets it run.
 pub fn lead_own_group(command: &mut tokio::process::Command) {
