@@ -17,6 +17,7 @@ mod settings_file;
 mod setup;
 mod shown;
 mod trust;
+mod walkthrough;
 mod watch;
 
 use std::path::{Path, PathBuf};
@@ -86,6 +87,11 @@ enum Command {
         workspace: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+    /// An agent's walkthroughs of its change: `show` one, `list` them all.
+    Walkthrough {
+        #[command(subcommand)]
+        command: WalkthroughCommand,
     },
     /// The agents at work: their names, hosts, workspaces, and whether they wait in a Parley call.
     Agents {
@@ -320,6 +326,27 @@ enum SessionsCommand {
         #[arg(long, value_name = "TEXT")]
         notes: Option<String>,
         /// Print the completed session as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum WalkthroughCommand {
+    /// A walkthrough: its text, each comment with the lines it is on (or why it is not placed), its diffs and buttons.
+    Show {
+        /// Whole, or a unique beginning of at least 4 characters; without it, the latest of the folder.
+        id: Option<String>,
+        /// The folder whose latest walkthrough to show (default: the git root holding the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every walkthrough, newest first.
+    List {
+        /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
     },
@@ -605,6 +632,10 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             hooks::install::run(host, project, write, file)
         }
         Command::Agents { json } => agents::list(json).await,
+        Command::Walkthrough { command: WalkthroughCommand::Show { id, workspace, json } } => {
+            walkthrough::show(id.as_deref(), &workspace_or_cwd(workspace)?, json).await
+        }
+        Command::Walkthrough { command: WalkthroughCommand::List { json } } => walkthrough::list(json).await,
         Command::Ask { agent, resend: Some(thread), json, .. } => {
             agents::resend(&thread, agent.as_deref().unwrap_or_default(), json).await
         }

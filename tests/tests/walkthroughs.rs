@@ -106,6 +106,22 @@ async fn a_walkthrough_places_its_comments_as_threads_and_says_which_it_could_no
     let listed = editor.call("walkthrough/list", json!({})).await;
     assert_eq!(listed["walkthroughs"][0]["placed"], 2, "{listed:#}");
     assert_eq!(listed["walkthroughs"][0]["unplaced"], 3, "{listed:#}");
+
+    // The same at the terminal: each comment where it is, or why it is not.
+    let folder = repo.to_str().expect("a text path");
+    let (code, shown, stderr) = sandbox.cli(&["walkthrough", "show", "--workspace", folder]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(shown.starts_with("Token refactor (walkthrough "), "{shown}");
+    assert!(shown.contains("comment on src/auth.rs:2-3:\n    Both reads happen here."), "{shown}");
+    assert!(shown.contains("comment on src/token.rs:1:"), "{shown}");
+    assert!(
+        shown.contains("NOT PLACED") && shown.contains("(could be src/auth.rs:2, src/auth.rs:3, src/token.rs:1)"),
+        "{shown}"
+    );
+    assert!(shown.contains("diagram (mermaid):"), "{shown}");
+    let (code, listed, stderr) = sandbox.cli(&["walkthrough", "list"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(listed.contains("Token refactor") && listed.contains("2 placed, 3 not placed"), "{listed}");
 }
 
 #[tokio::test]
