@@ -14,6 +14,7 @@ pub mod clock;
 pub mod config;
 pub mod feedback;
 pub mod git;
+pub mod github;
 pub mod glob;
 pub mod hub;
 pub mod ids;

@@ -21,6 +21,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 pub mod bench;
+pub mod fake_github;
 
 /// How long any awaited event may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(15);

@@ -20,6 +20,7 @@ mod nvim;
 mod packaging;
 mod person_review;
 mod plans;
+mod pull_requests;
 mod resilience;
 mod review_history;
 mod routing;

@@ -1,0 +1,373 @@
+//! A local fake of the GitHub API endpoints Parley uses, on loopback: it
+//! serves what a real pull request holds (review threads on both sides,
+//! their comments, the conversation, resolution, pages of 100), records
+//! every request Parley sends, and fails on demand the way GitHub does (a
+//! revoked token, a spent rate limit, an outage).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// The token the fake accepts; any other is refused with 401.
+pub const TOKEN: &str = "ghp_parleyTestToken0000000000000000000000";
+
+/// The running fake; stopped when dropped.
+pub struct FakeGitHub {
+    /// The API root to give Parley as `PARLEY_GITHUB_API`.
+    pub url: String,
+    hub: Arc<Mutex<Hub>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Everything the fake holds and has seen.
+#[derive(Debug, Default)]
+pub struct Hub {
+    pub pulls: Vec<FakePull>,
+    /// Every request, in order.
+    pub requests: Vec<Recorded>,
+    /// Answers given instead of the real one, first to the next request.
+    pub failures: VecDeque<Failure>,
+    /// How many items a page holds (GitHub's 100 unless a test asks fewer).
+    pub page_size: Option<usize>,
+    next_id: u64,
+}
+
+/// A pull request.
+#[derive(Debug, Clone)]
+pub struct FakePull {
+    pub owner: String,
+    pub repo: String,
+    pub number: u64,
+    /// `OPEN`, `CLOSED` or `MERGED`.
+    pub state: String,
+    pub head_oid: String,
+    pub threads: Vec<FakeThread>,
+    pub conversation: Vec<FakeComment>,
+}
+
+/// A review thread.
+#[derive(Debug, Clone)]
+pub struct FakeThread {
+    pub id: String,
+    pub path: String,
+    pub line: Option<u32>,
+    pub start_line: Option<u32>,
+    pub original_line: Option<u32>,
+    pub original_start_line: Option<u32>,
+    /// `LEFT` or `RIGHT`.
+    pub side: String,
+    pub resolved: bool,
+    pub outdated: bool,
+    pub comments: Vec<FakeComment>,
+}
+
+/// A comment of a thread or of the conversation.
+#[derive(Debug, Clone)]
+pub struct FakeComment {
+    pub id: String,
+    pub database_id: u64,
+    pub body: String,
+    pub author: String,
+    pub created_at: String,
+}
+
+/// A request as the fake received it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    /// A GraphQL document's operation name.
+    pub operation: Option<String>,
+    /// A GraphQL request's variables, or a REST request's body.
+    pub body: Value,
+    pub authorization: Option<String>,
+}
+
+/// A failure served instead of the next answer.
+#[derive(Debug, Clone)]
+pub enum Failure {
+    /// GitHub's primary rate limit, spent until `reset_in` seconds from now.
+    RateLimited { reset_in: u64 },
+    /// Any status with its message (500, 502, 403, 422…).
+    Status { status: u16, message: String },
+}
+
+impl FakeGitHub {
+    /// Starts the fake on a free loopback port.
+    pub fn start() -> FakeGitHub {
+        let hub = Arc::new(Mutex::new(Hub::default()));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port for the fake GitHub");
+        listener.set_nonblocking(true).expect("a non-blocking listener");
+        let url = format!("http://{}", listener.local_addr().expect("the fake's address"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let shared = hub.clone();
+        let server = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
+                let app = axum::Router::new().fallback(answer).with_state(shared);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await
+                    .expect("the fake GitHub serves");
+            });
+        });
+        FakeGitHub { url, hub, stop: Some(stop), server: Some(server) }
+    }
+
+    /// The fake's state, to arrange a pull request or read what was sent.
+    pub fn hub(&self) -> MutexGuard<'_, Hub> {
+        self.hub.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(server) = self.server.take() {
+            let _ = server.join();
+        }
+    }
+}
+
+impl Hub {
+    fn next(&mut self, prefix: &str) -> (String, u64) {
+        self.next_id += 1;
+        (format!("{prefix}_{}", self.next_id), 1000 + self.next_id)
+    }
+
+    /// Opens pull request `owner/repo#number` at `head_oid`.
+    pub fn open_pull(&mut self, owner: &str, repo: &str, number: u64, head_oid: &str) {
+        self.pulls.push(FakePull {
+            owner: owner.into(),
+            repo: repo.into(),
+            number,
+            state: "OPEN".into(),
+            head_oid: head_oid.into(),
+            threads: Vec::new(),
+            conversation: Vec::new(),
+        });
+    }
+
+    pub fn pull(&mut self, number: u64) -> &mut FakePull {
+        self.pulls.iter_mut().find(|p| p.number == number).expect("the fake has that pull request")
+    }
+
+    fn comment(&mut self, body: &str, author: &str) -> FakeComment {
+        let (id, database_id) = self.next("PRRC");
+        let created_at = format!("2026-11-20T10:{:02}:{:02}Z", (database_id / 60) % 60, database_id % 60);
+        FakeComment { id, database_id, body: body.into(), author: author.into(), created_at }
+    }
+
+    /// A person's review thread on `lines` (1-based, inclusive) of `path`,
+    /// on `side` (`LEFT` or `RIGHT`); its id.
+    pub fn add_thread(
+        &mut self,
+        number: u64,
+        path: &str,
+        lines: std::ops::RangeInclusive<u32>,
+        side: &str,
+        body: &str,
+        author: &str,
+    ) -> String {
+        let comment = self.comment(body, author);
+        let (id, _) = self.next("PRRT");
+        let start = (lines.start() != lines.end()).then_some(*lines.start());
+        self.pull(number).threads.push(FakeThread {
+            id: id.clone(),
+            path: path.into(),
+            line: Some(*lines.end()),
+            start_line: start,
+            original_line: Some(*lines.end()),
+            original_start_line: start,
+            side: side.into(),
+            resolved: false,
+            outdated: false,
+            comments: vec![comment],
+        });
+        id
+    }
+
+    /// A reply on GitHub to thread `id`.
+    pub fn reply(&mut self, number: u64, thread: &str, body: &str, author: &str) {
+        let comment = self.comment(body, author);
+        self.thread(number, thread).comments.push(comment);
+    }
+
+    /// A comment in the pull request's conversation.
+    pub fn converse(&mut self, number: u64, body: &str, author: &str) {
+        let comment = self.comment(body, author);
+        self.pull(number).conversation.push(comment);
+    }
+
+    pub fn thread(&mut self, number: u64, id: &str) -> &mut FakeThread {
+        self.pull(number).threads.iter_mut().find(|t| t.id == id).expect("the fake has that thread")
+    }
+
+    /// The GraphQL operations received, by name, in order.
+    pub fn operations(&self) -> Vec<String> {
+        self.requests.iter().filter_map(|r| r.operation.clone()).collect()
+    }
+}
+
+/// Every request: recorded, checked for the token, then served.
+async fn answer(
+    State(hub): State<Arc<Mutex<Hub>>>,
+    method: axum::http::Method,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+    body: String,
+) -> Response {
+    let mut hub = hub.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let parsed: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let graphql = uri.path().ends_with("/graphql");
+    let query = parsed.get("query").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let operation = graphql.then(|| operation_name(&query)).flatten();
+    let authorization = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    hub.requests.push(Recorded {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        operation: operation.clone(),
+        body: if graphql { parsed.get("variables").cloned().unwrap_or(Value::Null) } else { parsed.clone() },
+        authorization: authorization.clone(),
+    });
+    if authorization.as_deref() != Some(&format!("Bearer {TOKEN}")) {
+        return (StatusCode::UNAUTHORIZED, axum::Json(json!({ "message": "Bad credentials" }))).into_response();
+    }
+    if let Some(failure) = hub.failures.pop_front() {
+        return failed(failure);
+    }
+    if !graphql {
+        return (StatusCode::NOT_FOUND, axum::Json(json!({ "message": "Not Found" }))).into_response();
+    }
+    let variables = parsed.get("variables").cloned().unwrap_or(Value::Null);
+    let data = match operation.as_deref() {
+        Some("ParleyPullRequestThreads") => threads_page(&hub, &variables),
+        Some("ParleyThreadComments") => thread_comments_page(&hub, &variables),
+        Some("ParleyPullRequestConversation") => conversation_page(&hub, &variables),
+        other => {
+            let message = format!("the fake GitHub does not serve the operation {other:?}");
+            return axum::Json(json!({ "errors": [{ "type": "UNKNOWN", "message": message }] })).into_response();
+        }
+    };
+    match data {
+        Ok(data) => axum::Json(json!({ "data": data })).into_response(),
+        Err(message) => {
+            axum::Json(json!({ "data": null, "errors": [{ "type": "NOT_FOUND", "message": message }] })).into_response()
+        }
+    }
+}
+
+fn failed(failure: Failure) -> Response {
+    match failure {
+        Failure::RateLimited { reset_in } => {
+            let reset =
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+                    + reset_in;
+            let headers = [
+                ("x-ratelimit-remaining", "0".to_owned()),
+                ("x-ratelimit-reset", reset.to_string()),
+                ("x-ratelimit-limit", "5000".to_owned()),
+            ];
+            (StatusCode::FORBIDDEN, headers, axum::Json(json!({ "message": "API rate limit exceeded" })))
+                .into_response()
+        }
+        Failure::Status { status, message } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            (status, axum::Json(json!({ "message": message }))).into_response()
+        }
+    }
+}
+
+/// `query Name(…)` → `Name`.
+fn operation_name(query: &str) -> Option<String> {
+    let rest = query.trim_start().strip_prefix("query").or_else(|| query.trim_start().strip_prefix("mutation"))?;
+    let name: String = rest.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+    (!name.is_empty()).then_some(name)
+}
+
+fn find_pull<'a>(hub: &'a Hub, variables: &Value) -> Result<&'a FakePull, String> {
+    let owner = variables.get("owner").and_then(Value::as_str).unwrap_or_default();
+    let name = variables.get("name").and_then(Value::as_str).unwrap_or_default();
+    let number = variables.get("number").and_then(Value::as_u64).unwrap_or_default();
+    hub.pulls
+        .iter()
+        .find(|p| p.owner == owner && p.repo == name && p.number == number)
+        .ok_or_else(|| format!("Could not resolve to a PullRequest with the number of {number}."))
+}
+
+/// One page of `items` after the cursor in `variables.after`, as a
+/// connection (cursors are the fake's own: the index after the page).
+fn page<T>(hub: &Hub, items: &[T], variables: &Value, node: impl Fn(&T) -> Value) -> Value {
+    let size = hub.page_size.unwrap_or(100);
+    let start = variables.get("after").and_then(Value::as_str).and_then(|c| c.parse::<usize>().ok()).unwrap_or(0);
+    let end = (start + size).min(items.len());
+    let nodes: Vec<Value> = items.get(start..end).unwrap_or_default().iter().map(node).collect();
+    json!({
+        "pageInfo": { "hasNextPage": end < items.len(), "endCursor": end.to_string() },
+        "nodes": nodes,
+    })
+}
+
+fn comment_node(comment: &FakeComment) -> Value {
+    json!({
+        "id": comment.id,
+        "databaseId": comment.database_id,
+        "body": comment.body,
+        "author": { "login": comment.author },
+        "createdAt": comment.created_at,
+        "url": format!("https://github.test/pull/comments/{}", comment.database_id),
+    })
+}
+
+fn threads_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
+    let pull = find_pull(hub, variables)?;
+    let threads = page(hub, &pull.threads, variables, |t| {
+        json!({
+            "id": t.id,
+            "isResolved": t.resolved,
+            "isOutdated": t.outdated,
+            "path": t.path,
+            "line": if t.outdated { None } else { t.line },
+            "startLine": if t.outdated { None } else { t.start_line },
+            "originalLine": t.original_line,
+            "originalStartLine": t.original_start_line,
+            "diffSide": t.side,
+            "comments": page(hub, &t.comments, &Value::Null, comment_node),
+        })
+    });
+    Ok(json!({ "repository": { "pullRequest": {
+        "id": format!("PR_{}", pull.number),
+        "url": format!("https://github.test/{}/{}/pull/{}", pull.owner, pull.repo, pull.number),
+        "state": pull.state,
+        "headRefOid": pull.head_oid,
+        "reviewThreads": threads,
+    } } }))
+}
+
+fn thread_comments_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
+    let id = variables.get("id").and_then(Value::as_str).unwrap_or_default();
+    let thread = hub
+        .pulls
+        .iter()
+        .flat_map(|p| p.threads.iter())
+        .find(|t| t.id == id)
+        .ok_or_else(|| format!("Could not resolve to a node with the global id of '{id}'"))?;
+    Ok(json!({ "node": { "comments": page(hub, &thread.comments, variables, comment_node) } }))
+}
+
+fn conversation_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
+    let pull = find_pull(hub, variables)?;
+    Ok(json!({ "repository": { "pullRequest": {
+        "comments": page(hub, &pull.conversation, variables, comment_node),
+    } } }))
+}
