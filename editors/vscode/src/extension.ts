@@ -133,8 +133,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const author = threads.author.bind(threads);
   rounds = new RoundsController(hub, log, author, workspaceFolders);
   asking = new AskingController(hub, log, threads, workspaceFolders, editorId);
-  const reviewPanel = panel;
-  walkthroughs = new WalkthroughController(hub, log, threads, workspaceFolders, () => reviewPanel.fileColumn());
+  walkthroughs = new WalkthroughController(hub, log, threads, workspaceFolders, panel);
   panel.useWalkthroughs(walkthroughs);
   context.subscriptions.push(panel, threads, selection, rounds, asking, walkthroughs, { dispose: () => hub.stop() });
   context.subscriptions.push(

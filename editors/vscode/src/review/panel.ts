@@ -203,9 +203,14 @@ export class ReviewPanel implements vscode.Disposable {
     );
   }
 
-  /** The column files open in from the panel: the other side of it. */
+  /** The column files open in from the panel: the first, or the second when the panel is in the first (always the same one, so that moving through a walkthrough does not open column after column). */
   fileColumn(): vscode.ViewColumn {
-    return this.panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
+    return this.panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
+  }
+
+  /** `editor` was just opened from the panel: it keeps the focus if the panel takes it back at once. */
+  keepFocus(editor: vscode.TextEditor): void {
+    this.focusAfterOpen = { editor, until: Date.now() + 1000 };
   }
 
   get visible(): boolean {
@@ -477,7 +482,7 @@ export class ReviewPanel implements vscode.Disposable {
       });
       const range = new vscode.Range(firstLine, 0, lastLine, document.lineAt(lastLine).text.length);
       editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-      this.focusAfterOpen = { editor, until: Date.now() + 1000 };
+      this.keepFocus(editor);
       editor.setDecorations(highlight, [range]);
       setTimeout(() => editor.setDecorations(highlight, []), 3000);
       this.log.info(`opened ${describeReference(ref)} from the review`);

@@ -63,8 +63,8 @@ export class WalkthroughController implements vscode.Disposable {
     private readonly log: Log,
     private readonly threads: ThreadsController,
     private readonly folders: () => string[],
-    /** The column files open in: beside the panel. */
-    private readonly fileColumn: () => vscode.ViewColumn,
+    /** Where files open (beside the panel), and the panel told of each, so that it does not take the focus back. */
+    private readonly panel: { fileColumn(): vscode.ViewColumn; keepFocus(editor: vscode.TextEditor): void },
   ) {
     this.disposables.push(this.changed, this.stepped, vscode.workspace.registerTextDocumentContentProvider(GIT_SCHEME, { provideTextDocumentContent: (uri) => this.gitText(uri) }));
   }
@@ -171,7 +171,7 @@ export class WalkthroughController implements vscode.Disposable {
     const right = this.sideUri(found.root, file.status === 'deleted' ? undefined : file.path, found.spec.right);
     const range = walkthrough.blocks.find((b) => b.index === block && b.kind === 'gitdiff');
     const title = `${path.basename(file.path)} (${range && range.kind === 'gitdiff' ? range.range : 'change'})`;
-    await vscode.commands.executeCommand('vscode.diff', left, right, title, { viewColumn: this.fileColumn(), preview: true });
+    await vscode.commands.executeCommand('vscode.diff', left, right, title, { viewColumn: this.panel.fileColumn(), preview: true });
     this.log.info(`opened the diff of ${file.path} from walkthrough "${walkthrough.title}"`);
   }
 
@@ -275,8 +275,9 @@ export class WalkthroughController implements vscode.Disposable {
       const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
       const last = Math.min(thread ? thread.range.end.line : place.end_line, document.lineCount - 1);
       const first = Math.min(thread ? thread.range.start.line : place.start_line, last);
-      const editor = await vscode.window.showTextDocument(document, { viewColumn: this.fileColumn(), selection: new vscode.Range(first, 0, first, 0) });
+      const editor = await vscode.window.showTextDocument(document, { viewColumn: this.panel.fileColumn(), selection: new vscode.Range(first, 0, first, 0) });
       editor.revealRange(new vscode.Range(first, 0, last, 0), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+      this.panel.keepFocus(editor);
       if (place.thread_id) this.threads.open(place.thread_id);
     } catch (error) {
       void vscode.window.showErrorMessage(`Parley: cannot open ${place.path}: ${(error as Error).message}`);
