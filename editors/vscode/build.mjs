@@ -1,4 +1,4 @@
-// Builds the extension with esbuild: dist/extension.js (Node, for the extension host; vscode is external) and dist/webview.js (the review panel's script); with --tests, only the unit tests, under dist/test/unit/.
+// Builds the extension with esbuild: dist/extension.js (Node, for the extension host; vscode is external), dist/webview.js (the review panel's script) and dist/mermaid.js (the diagrams' renderer, which the panel loads only for a walkthrough with diagrams); with --tests, only the unit tests, under dist/test/unit/.
 import * as esbuild from 'esbuild';
 import { readdirSync } from 'node:fs';
 
@@ -8,6 +8,8 @@ const common = { bundle: true, sourcemap: true, minify: !tests, logLevel: 'warni
 if (!tests) {
   await esbuild.build({ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', platform: 'node', format: 'cjs', external: ['vscode'] });
   await esbuild.build({ ...common, entryPoints: ['src/webview/main.ts'], outfile: 'dist/webview.js', platform: 'browser', format: 'iife' });
+  // Mermaid with everything it imports, in one file: the panel has no network and its policy admits only scripts with its nonce.
+  await esbuild.build({ ...common, sourcemap: false, entryPoints: ['src/webview/mermaid.ts'], outfile: 'dist/mermaid.js', platform: 'browser', format: 'iife' });
 } else {
   const entryPoints = readdirSync('test/unit').filter((f) => f.endsWith('.test.ts')).map((f) => `test/unit/${f}`);
   // The TypeScript compiler stays a package the tests load (test/unit/wireTypes.test.ts type-checks with it).

@@ -3,8 +3,9 @@
 //! driven by Playwright) against the real daemon and the real `parley-mcp`
 //! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`,
 //! `human.mjs`: a person reviewing an agent's rounds, `agents.mjs`: asking
-//! a chosen agent and reviewing an agent's plans, and `terminal.mjs`: a
-//! question typed into the terminal an agent runs in).
+//! a chosen agent and reviewing an agent's plans, `terminal.mjs`: a
+//! question typed into the terminal an agent runs in, and `walkthrough.mjs`:
+//! an agent's walkthrough with its diagram, comments, diff and buttons).
 //!
 //! Needs what scripts/test installs: the extension's npm packages, the built
 //! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
@@ -137,4 +138,16 @@ fn a_person_types_a_question_into_the_agents_terminal_in_vs_code() {
 #[test]
 fn the_extension_reaches_its_daemon_through_parley_attach() {
     run_scenario("attach.mjs");
+}
+
+/// An agent presents a walkthrough: the panel shows it in order with its
+/// diagram drawn as an SVG by the bundled mermaid (no request leaves the
+/// machine, the panel's policy stays strict), a comment that could not be
+/// placed with its reason, the placed comments as threads in the editor
+/// reached step by step, the gitdiff's files opening their diff, and a button
+/// whose message reaches the agent while the panel shows it waiting,
+/// delivered, then read.
+#[test]
+fn an_agent_walks_a_person_through_its_change_in_vs_code() {
+    run_scenario("walkthrough.mjs");
 }

@@ -7,7 +7,7 @@ import { AskingController } from './asking/controller';
 import { chooseAttach } from './hub/attachCommand';
 import { HubClient, withoutSpawning } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
-import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound } from './hub/types';
+import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound, WalkthroughUpdated } from './hub/types';
 import { Log } from './log';
 import { ignoredWorkspaceValue, programSetting } from './programSettings';
 import { ReviewPanel, ReviewStore } from './review/panel';
@@ -15,6 +15,7 @@ import { RoundsController } from './rounds/controller';
 import { SelectionReporter } from './selection';
 import { StatusBar } from './statusBar';
 import { ThreadsController } from './threads/controller';
+import { WalkthroughController } from './walkthrough/controller';
 
 /** The folders of this window that the daemon can see: local files only. */
 function workspaceFolders(): string[] {
@@ -48,6 +49,7 @@ export function activate(context: vscode.ExtensionContext): void {
   let selection: SelectionReporter | undefined;
   let rounds: RoundsController | undefined;
   let asking: AskingController | undefined;
+  let walkthroughs: WalkthroughController | undefined;
 
   const hub = new HubClient({
     attach: () => {
@@ -88,6 +90,7 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (method === 'round/requested') rounds?.onRequested(params as WaitingRound);
       else if (method === 'round/changed') rounds?.onChanged(params as RoundChanged);
       else if (method === 'agents/changed') asking?.onChanged(params as AgentsChanged);
+      else if (method === 'walkthrough/updated') walkthroughs?.onUpdated(params as WalkthroughUpdated);
     },
     onRequest: async (method) => {
       if (method === 'selection/get') {
@@ -115,6 +118,8 @@ export function activate(context: vscode.ExtensionContext): void {
       }
       // Rounds waiting since before this window connected (or while it was away) are told now.
       await rounds?.onConnected().catch((error: Error) => log.info(`reading the rounds waiting for review failed: ${error.message}`));
+      // A daemon older than walkthroughs refuses walkthrough/get: the window works without them.
+      await walkthroughs?.onConnected().catch((error: Error) => log.info(`reading the walkthroughs failed: ${error.message}`));
       // A daemon without agents (older than asking them) refuses agents/list: the window works without them.
       await asking?.onConnected().catch((error: Error) => log.info(`listing the agents at work failed: ${error.message}`));
       log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes });
@@ -128,7 +133,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const author = threads.author.bind(threads);
   rounds = new RoundsController(hub, log, author, workspaceFolders);
   asking = new AskingController(hub, log, threads, workspaceFolders, editorId);
-  context.subscriptions.push(panel, threads, selection, rounds, asking, { dispose: () => hub.stop() });
+  walkthroughs = new WalkthroughController(hub, log, threads, workspaceFolders, panel);
+  panel.useWalkthroughs(walkthroughs);
+  context.subscriptions.push(panel, threads, selection, rounds, asking, walkthroughs, { dispose: () => hub.stop() });
   context.subscriptions.push(
     threads.onDidChangeCount((open) => status.setThreads(open)),
     store.onDidChange(({ live }) => {
@@ -166,6 +173,9 @@ export function activate(context: vscode.ExtensionContext): void {
   command('parley.round.editDraft', (arg) => rounds?.comments.editDraft(arg));
   command('parley.round.saveDraft', (arg) => rounds?.comments.saveDraft(arg));
   command('parley.round.cancelEdit', (arg) => rounds?.comments.cancelEdit(arg));
+  command('parley.walkthrough.next', () => walkthroughs?.stepBy(1));
+  command('parley.walkthrough.previous', () => walkthroughs?.stepBy(-1));
+  command('parley.walkthrough.steps', () => walkthroughs?.pickStep());
   command('parley.reconnect', () => {
     log.info('reconnecting at the user\'s request');
     hub.restart();

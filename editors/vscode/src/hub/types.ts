@@ -486,3 +486,78 @@ export interface AgentAskResult {
   delivery: Delivery;
   thread: Thread;
 }
+
+/** Lines a walkthrough comment is on, or could be on (workspace-relative `/` path; 0-based inclusive lines). */
+export interface WalkthroughPlace {
+  path: string;
+  start_line: number;
+  end_line: number;
+  /** The thread the comment became there (placed comments only). */
+  thread_id?: string;
+}
+
+/** One click of an action, and where its message to the agent stands. */
+export interface ActionClick {
+  id: string;
+  author: string;
+  clicked_at: string;
+  /** `waiting`, `delivered` or `read`. */
+  state: string;
+  /** Once delivered: how (`tool-answer`, `wait`, `channel`, `hook`). */
+  via?: string;
+  updated_at: string;
+}
+
+/** A fenced block of a walkthrough, by its kind (docs/protocol.md, Walkthroughs). */
+export type WalkthroughBlock =
+  | { kind: 'mermaid'; index: number; source: string }
+  | { kind: 'comment'; index: number; location: string; icon?: string; body: string; places: WalkthroughPlace[]; problem?: string; candidates?: WalkthroughPlace[] }
+  | { kind: 'gitdiff'; index: number; range: string; exclude_staged: boolean; exclude_unstaged: boolean; problem?: string }
+  | { kind: 'action'; index: number; button: string; message: string; clicks: ActionClick[]; problem?: string };
+
+/** The document in order: markdown as it is, and where each block stands. */
+export type WalkthroughPart = { kind: 'markdown'; text: string } | { kind: 'block'; index: number };
+
+/** A walkthrough an agent presented (present_walkthrough). */
+export interface Walkthrough {
+  id: string;
+  workspace: string;
+  title: string;
+  base_uri: string;
+  content: string;
+  revision: number;
+  updated_at: string;
+  /** The presenting agent's short name. */
+  presented_by: string;
+  /** The commit checked out when it was presented, in a git repository. */
+  head?: string;
+  parts: WalkthroughPart[];
+  blocks: WalkthroughBlock[];
+  references: Reference[];
+}
+
+export interface WalkthroughGetParams {
+  id?: string;
+  workspace?: string;
+  revision?: number;
+}
+
+export interface WalkthroughGetResult {
+  walkthrough: Walkthrough | null;
+}
+
+export interface WalkthroughActParams {
+  id: string;
+  block_index: number;
+  author?: string;
+}
+
+export interface WalkthroughActResult {
+  walkthrough: Walkthrough;
+  click: ActionClick;
+}
+
+export interface WalkthroughUpdated {
+  seq: number;
+  walkthrough: Walkthrough;
+}

@@ -28,7 +28,26 @@ export type ToWebview =
       keepScroll: boolean;
       /** Only the review's first screens (render.ts, reviewHead): the whole follows in another `show`. */
       partial: boolean;
+      /** A walkthrough is there too: the header offers to show it. */
+      other?: 'walkthrough';
     }
+  /** A walkthrough (src/review/walkthroughRender.ts), its diagrams to draw with the bundled mermaid. */
+  | {
+      type: 'walkthrough';
+      id: string;
+      revision: number;
+      /** The header: title, revision, who presented it, when. */
+      heading: string;
+      html: string;
+      keepScroll: boolean;
+      /** The step shown, for the steps bar: `Step 2 of 7`, and the comment block to mark. */
+      step?: { label: string; block: number };
+      steps: number;
+      /** A review is there too: the header offers to show it. */
+      other?: 'review';
+    }
+  /** Marks comment block `block` as the current step and scrolls to it. */
+  | { type: 'step'; label: string; block: number }
   /** The history menu changed (the daemon's list was read again): the review shown stays. */
   | { type: 'history'; history: RevisionEntry[] }
   | { type: 'empty'; message: string };
@@ -41,4 +60,16 @@ export type FromWebview =
   | { type: 'showRevision'; revision: number }
   | { type: 'selection'; text: string; startLine: number; endLine: number }
   /** `first`: the revision's first paint in this panel (perhaps only its head); `complete`: the whole review is on screen. */
-  | { type: 'painted'; revision: number; ms: number; first: boolean; complete: boolean; at: number };
+  | { type: 'painted'; revision: number; ms: number; first: boolean; complete: boolean; at: number }
+  /** An action's button was clicked. */
+  | { type: 'act'; id: string; block: number }
+  /** A comment's place (`place`) or an unplaced comment's candidate (`candidate`) was clicked. */
+  | { type: 'openPlace'; block: number; place?: number; candidate?: number }
+  /** A file of a gitdiff block's list was clicked. */
+  | { type: 'openDiffFile'; block: number; file: number }
+  /** Show the walkthrough, or the review, instead. */
+  | { type: 'switch'; to: 'review' | 'walkthrough' }
+  /** The steps bar's previous or next. */
+  | { type: 'stepBy'; by: 1 | -1 }
+  /** The walkthrough's diagrams are drawn (or failed): its webview's clock, for the benchmark. */
+  | { type: 'diagrams'; id: string; revision: number; drawn: number; failed: number; ms: number; at: number };

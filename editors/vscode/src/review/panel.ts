@@ -1,9 +1,10 @@
-// The review panel: a webview beside the editor showing the newest review of the window's folders, live as agents present and change it, with the revisions the daemon keeps (review/history), each labelled with who made it. Markdown is rendered here (render.ts) and shown under a strict content security policy; link clicks come back as messages and open the file at the referenced lines.
+// The review panel: a webview beside the editor showing the newest review of the window's folders, live as agents present and change it, with the revisions the daemon keeps (review/history), each labelled with who made it; or the newest walkthrough (src/walkthrough/controller.ts), whichever an agent presented last, with a link to the other. Markdown is rendered here (render.ts) and shown under a strict content security policy; link clicks come back as messages and open the file at the referenced lines.
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { Review, ReviewGetParams, ReviewHistoryParams, ReviewRevision } from '../hub/types';
 import { Log } from '../log';
+import { WalkthroughController } from '../walkthrough/controller';
 import { FromWebview, RevisionEntry, ToWebview } from './messages';
 import { describeReference, renderReview, reviewHead } from './render';
 
@@ -137,6 +138,13 @@ export class ReviewPanel implements vscode.Disposable {
   private afterHead: (() => void) | undefined;
   /** The editor a reference just opened, which keeps the focus for a moment. */
   private focusAfterOpen: { editor: vscode.TextEditor; until: number } | undefined;
+  /** What the panel shows: the review, or the walkthrough (whichever came last, or the person chose). */
+  private mode: 'review' | 'walkthrough' = 'review';
+  /** The walkthrough shown (id and revision), when the panel shows one. */
+  private shownWalkthrough: { id: string; revision: number } | undefined;
+  private walkthroughs: WalkthroughController | undefined;
+  /** When a walkthrough last arrived live (this process's clock), for the diagrams' trace. */
+  private walkthroughReceivedAt: number | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -147,6 +155,7 @@ export class ReviewPanel implements vscode.Disposable {
     this.disposables.push(
       store.onDidChange(({ review, live }) => {
         this.receivedAt.set(review.revision, Date.now());
+        if (live) this.mode = 'review';
         if (this.panel) {
           this.render(true);
         } else if (live) {
@@ -164,6 +173,44 @@ export class ReviewPanel implements vscode.Disposable {
         },
       }),
     );
+  }
+
+  /** Shows walkthroughs from `walkthroughs` too. */
+  useWalkthroughs(walkthroughs: WalkthroughController): void {
+    this.walkthroughs = walkthroughs;
+    this.disposables.push(
+      walkthroughs.onDidChange(({ live }) => {
+        if (live) {
+          this.mode = 'walkthrough';
+          this.walkthroughReceivedAt = Date.now();
+        }
+        if (this.panel) {
+          if (this.mode === 'walkthrough' || !this.store.latest()) this.render(true);
+        } else if (live) {
+          this.show(true);
+        }
+      }),
+      walkthroughs.onDidStep(({ label, block }) => {
+        if (!this.panel) this.show(true);
+        else if (!this.panel.visible) this.panel.reveal(undefined, true);
+        if (this.mode !== 'walkthrough' || !this.shownWalkthrough) {
+          this.mode = 'walkthrough';
+          this.render(false);
+        } else {
+          this.post({ type: 'step', label, block });
+        }
+      }),
+    );
+  }
+
+  /** The column files open in from the panel: the first, or the second when the panel is in the first (always the same one, so that moving through a walkthrough does not open column after column). */
+  fileColumn(): vscode.ViewColumn {
+    return this.panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Two : vscode.ViewColumn.One;
+  }
+
+  /** `editor` was just opened from the panel: it keeps the focus if the panel takes it back at once. */
+  keepFocus(editor: vscode.TextEditor): void {
+    this.focusAfterOpen = { editor, until: Date.now() + 1000 };
   }
 
   get visible(): boolean {
@@ -227,6 +274,8 @@ export class ReviewPanel implements vscode.Disposable {
     const nonce = crypto.randomBytes(16).toString('base64');
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'review.css'));
+    // Loaded by the panel's script, with its nonce, only when a walkthrough has a diagram.
+    const mermaid = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'mermaid.js'));
     // Nothing may load from anywhere but the extension, and only the one script with the nonce may run.
     const csp = [
       "default-src 'none'",
@@ -244,11 +293,13 @@ export class ReviewPanel implements vscode.Disposable {
 <link rel="stylesheet" href="${style}">
 <title>Parley Review</title>
 </head>
-<body>
+<body data-mermaid="${mermaid}">
 <header id="header" hidden>
   <span id="title"></span>
+  <a id="switch" role="link" tabindex="0" hidden></a>
   <label>History <select id="history" aria-label="Revision"></select></label>
 </header>
+<nav id="steps" hidden><button id="prev" title="Previous step (Parley: Previous Walkthrough Step)">◀</button> <span id="step-label"></span> <button id="next" title="Next step (Parley: Next Walkthrough Step)">▶</button></nav>
 <div id="banner" class="banner" hidden>You are reading an earlier revision<span id="banner-source"></span>. <a id="latest" role="link" tabindex="0">Show the newest</a></div>
 <main id="content"><p class="empty">Loading…</p></main>
 <script nonce="${nonce}" src="${script}"></script>
@@ -264,9 +315,15 @@ export class ReviewPanel implements vscode.Disposable {
   render(keepScroll: boolean): void {
     if (!this.panel || !this.ready) return;
     const latest = this.store.latest();
+    const walkthrough = this.walkthroughs?.latest();
+    if (walkthrough && (this.mode === 'walkthrough' || !latest)) {
+      this.renderWalkthrough(keepScroll, latest !== undefined);
+      return;
+    }
+    this.shownWalkthrough = undefined;
     if (!latest) {
       this.shown = undefined;
-      this.post({ type: 'empty', message: 'No review yet. When an agent presents one (present_review), it appears here.' });
+      this.post({ type: 'empty', message: 'No review yet. When an agent presents one (present_review or present_walkthrough), it appears here.' });
       return;
     }
     let review = latest;
@@ -285,6 +342,7 @@ export class ReviewPanel implements vscode.Disposable {
       history: this.store.history(review.base_uri),
       latest: review.revision === latest.revision,
       keepScroll: keepScroll && sameReview,
+      other: walkthrough ? ('walkthrough' as const) : undefined,
     };
     // A long review is painted head first: rendering and laying out the whole takes hundreds of
     // milliseconds, its first screens a few. (The panel skips the head when the reader has scrolled
@@ -310,6 +368,31 @@ export class ReviewPanel implements vscode.Disposable {
     if (this.panel.visible) this.onSeen();
   }
 
+  /** Shows the newest walkthrough; `withReview`: a review is there too, for the header's link. */
+  private renderWalkthrough(keepScroll: boolean, withReview: boolean): void {
+    const walkthroughs = this.walkthroughs;
+    const walkthrough = walkthroughs?.latest();
+    if (!walkthroughs || !walkthrough) return;
+    const same = this.shownWalkthrough?.id === walkthrough.id;
+    this.shownWalkthrough = { id: walkthrough.id, revision: walkthrough.revision };
+    const started = performance.now();
+    const html = walkthroughs.html(walkthrough);
+    const when = new Date(walkthrough.updated_at).toLocaleString();
+    this.post({
+      type: 'walkthrough',
+      id: walkthrough.id,
+      revision: walkthrough.revision,
+      heading: `Walkthrough: ${walkthrough.title} · revision ${walkthrough.revision} · presented by ${walkthrough.presented_by} · ${when}`,
+      html,
+      keepScroll: keepScroll && same,
+      step: walkthroughs.stepShown(),
+      steps: walkthroughs.steps().length,
+      other: withReview ? 'review' : undefined,
+    });
+    this.log.trace('walkthrough-render', { id: walkthrough.id, revision: walkthrough.revision, renderMs: performance.now() - started });
+    if (this.panel?.visible) this.onSeen();
+  }
+
   private receive(message: FromWebview): void {
     switch (message.type) {
       case 'ready':
@@ -319,6 +402,27 @@ export class ReviewPanel implements vscode.Disposable {
       case 'open':
         void this.openReference(message.revision, message.ref);
         break;
+      case 'act':
+        void this.walkthroughs?.act(message.id, message.block);
+        break;
+      case 'openPlace':
+        if (this.shownWalkthrough) void this.walkthroughs?.openPlace(this.shownWalkthrough.id, message.block, message.place, message.candidate);
+        break;
+      case 'openDiffFile':
+        if (this.shownWalkthrough) void this.walkthroughs?.openDiffFile(this.shownWalkthrough.id, message.block, message.file);
+        break;
+      case 'switch':
+        this.mode = message.to;
+        this.render(false);
+        break;
+      case 'stepBy':
+        void this.walkthroughs?.stepBy(message.by);
+        break;
+      case 'diagrams': {
+        const received = this.walkthroughReceivedAt;
+        this.log.trace('walkthrough-diagrams', { id: message.id, revision: message.revision, drawn: message.drawn, failed: message.failed, webviewMs: message.ms, sinceReceived: received === undefined ? null : message.at - received });
+        break;
+      }
       case 'openExternal':
         if (/^https?:\/\//i.test(message.href)) void vscode.env.openExternal(vscode.Uri.parse(message.href));
         break;
@@ -359,7 +463,7 @@ export class ReviewPanel implements vscode.Disposable {
   /** Opens the file a reference names at its line, with its lines highlighted for a moment. */
   async openReference(revision: number, index: number): Promise<void> {
     const review = this.shown && this.shown.revision === revision ? this.shown : this.store.latest();
-    const ref = review?.references[index];
+    const ref = this.shownWalkthrough ? this.walkthroughs?.latest()?.references[index] : review?.references[index];
     if (!ref) return;
     if (ref.resolved_path === undefined) {
       void vscode.window.showWarningMessage(`Parley: ${describeReference(ref)} cannot be opened: ${ref.problem ?? 'it did not resolve'}`);
@@ -367,7 +471,7 @@ export class ReviewPanel implements vscode.Disposable {
     }
     const first = Math.max((ref.line ?? 1) - 1, 0);
     const last = Math.max((ref.end_line ?? ref.line ?? 1) - 1, first);
-    const column = this.panel?.viewColumn === vscode.ViewColumn.One ? vscode.ViewColumn.Beside : vscode.ViewColumn.One;
+    const column = this.fileColumn();
     try {
       const document = await vscode.workspace.openTextDocument(vscode.Uri.file(ref.resolved_path));
       const lastLine = Math.min(last, document.lineCount - 1);
@@ -378,7 +482,7 @@ export class ReviewPanel implements vscode.Disposable {
       });
       const range = new vscode.Range(firstLine, 0, lastLine, document.lineAt(lastLine).text.length);
       editor.revealRange(range, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
-      this.focusAfterOpen = { editor, until: Date.now() + 1000 };
+      this.keepFocus(editor);
       editor.setDecorations(highlight, [range]);
       setTimeout(() => editor.setDecorations(highlight, []), 3000);
       this.log.info(`opened ${describeReference(ref)} from the review`);

@@ -173,6 +173,15 @@ export class ThreadsController implements vscode.Disposable {
     if (entry.vs) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
   }
 
+  /** Shows thread `id` open, wherever the user scrolls (a walkthrough's step revealed it). */
+  open(id: string): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    entry.pinned = true;
+    this.show(entry);
+    if (entry.vs) entry.vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
+  }
+
   /** The thread under the cursor, or the one a thread action was run on. */
   threadFor(args: unknown): Thread | undefined {
     return (this.entryFor((args as vscode.CommentReply | undefined)?.thread ?? (args as vscode.CommentThread | undefined)) ?? this.threadAtCursor())?.data;

@@ -1,6 +1,7 @@
 // How a daemon thread looks in VS Code's Comments UI: its label, its contextValue (which drives the thread's actions in package.json's menus), whether it sits on a range or on the whole file, and its comments. Imports nothing from vscode.
 
 import { Delivery, Thread } from '../hub/types';
+import { threadLabel } from '../walkthrough/model';
 
 export interface CommentView {
   author: string;
@@ -78,6 +79,11 @@ export function threadView(thread: Thread, atWork?: (agent: string) => boolean, 
     // A reviewer's finding: say so, with its weight, where people look first.
     const { severity, category, round } = thread.finding;
     label = `${label === 'Feedback' ? 'Finding' : label} · ${severity} ${category} (round ${round})`;
+  }
+  if (thread.walkthrough) {
+    // A comment an agent placed with its walkthrough: say whose, where people look first.
+    const walkthrough = threadLabel(thread.walkthrough.title);
+    label = label === 'Feedback' ? walkthrough : `${walkthrough} · ${label}`;
   }
   if (fileLevel || thread.state === 'modified') {
     // Say what the thread was about, since the text it was on is gone or changed. After the
