@@ -857,14 +857,15 @@ fn token_walkthrough(token_line: u32) -> String {
          ```comment\nlocation: src/token.rs:{token_line}\n\nWhere tokens come from.\n```\n\n\
          ```comment\nlocation: src/missing.rs:1\n\nGone.\n```\n\n\
          ```gitdiff\nrange: HEAD~1..HEAD\n```\n\n\
-         ```action\nbutton: Run the tests\n\nPlease run the tests and tell me what fails.\n```\n"
+         ```action\nbutton: Run the tests\n\nPlease run the tests and tell me what fails.\n```\n\n\
+         ```gitdiff\nrange: working\nexclude_staged: true\n```\n"
     )
 }
 
 #[tokio::test]
 async fn a_walkthrough_is_read_stepped_through_and_answered_in_nvim() {
     let sandbox = Sandbox::new();
-    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH)]);
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("notes.md", "one\n"), ("todo.md", "a\n")]);
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "start"]);
     std::fs::write(repo.join("src/auth.rs"), AUTH.replace("!token.is_empty()", "!token.trim().is_empty()"))
@@ -873,6 +874,10 @@ async fn a_walkthrough_is_read_stepped_through_and_answered_in_nvim() {
         .expect("write");
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "trim tokens"]);
+    // Uncommitted: a staged change to notes.md, an unstaged one to todo.md.
+    std::fs::write(repo.join("notes.md"), "one\nstaged\n").expect("edit");
+    git(&repo, &["add", "notes.md"]);
+    std::fs::write(repo.join("todo.md"), "a\nunstaged\n").expect("edit");
     let _daemon = sandbox.start_daemon();
     let mut nvim = Nvim::start(&sandbox, "walkthrough_spec.lua", &repo, &repo);
     nvim.reached("connected").await;

@@ -2,7 +2,8 @@
 -- reads it with :ParleyWalkthrough (its markdown, the diagram's source, each
 -- comment with its lines or why it was not placed), moves through its steps
 -- with ]w and [w (each comment's place opened with its thread), opens the
--- gitdiff block's diff and a file from it, presses a button and sees its
+-- gitdiff blocks' diffs (a commit range, and the working tree without its
+-- staged changes) and a file from one, presses a button and sees its
 -- message waiting, delivered and read, replies to a comment, and sees the
 -- next revision arrive. Driven by tests/tests/nvim.rs
 -- (a_walkthrough_is_read_stepped_through_and_answered_in_nvim), which plays the agent.
@@ -135,6 +136,16 @@ describe("walkthroughs", function()
     h.cursor_to("+    !token.trim()")
     vim.cmd("normal \r")
     in_code_window("src/auth.rs", 7)
+  end)
+
+  it("applies a gitdiff block's exclude_staged to the working tree's changes", function()
+    back_on("[7] The change working")
+    vim.cmd("normal \r")
+    local text = h.buffer_text(api.nvim_get_current_buf())
+    assert.matches("^# the unstaged changes %(the working tree against the index%)", text)
+    assert.matches("\n%+%+%+ b/todo%.md\n", text)
+    assert.matches("\n%+unstaged$", text)
+    assert.is_nil(text:find("notes.md", 1, true), "the staged change is left out:\n" .. text)
   end)
 
   it(":ParleyWalkthroughAct presses a button; it shows its message waiting, delivered, then read", function()

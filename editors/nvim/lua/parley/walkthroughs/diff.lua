@@ -111,7 +111,7 @@ function M.lines(w, block)
   if vim.v.shell_error ~= 0 then
     return nil, "git diff " .. table.concat(args, " ") .. " failed: " .. table.concat(out, " ")
   end
-  header = header .. " · git diff " .. table.concat(args, " ")
+  header = vim.trim(header .. " · git diff " .. table.concat(args, " "))
   local lines = { header, "# <CR> on a line opens the file there" }
   if #out == 0 then
     lines[#lines + 1] = "# (no changes)"
