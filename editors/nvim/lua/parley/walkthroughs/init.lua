@@ -69,11 +69,21 @@ local function buffer_of(id)
   return nil
 end
 
--- The walkthrough the current buffer shows, else the one shown last.
+-- The walkthrough the current buffer shows, else the one shown last, else
+-- the newest that arrived.
 local function current()
   local view = shown[api.nvim_get_current_buf()]
   local id = view and view.id or M.current_id
-  return id and M.known[id] or nil
+  if id and M.known[id] then
+    return M.known[id]
+  end
+  local newest = nil
+  for _, w in pairs(M.known) do
+    if not newest or tostring(w.updated_at) > tostring(newest.updated_at) then
+      newest = w
+    end
+  end
+  return newest
 end
 
 -- Puts walkthrough `w` into `buf`, keeping every window's cursor where it was.
