@@ -845,3 +845,67 @@ async fn a_person_reviews_an_agents_plans_in_nvim() {
     nvim.tell("killed", Value::Null).await;
     nvim.finish().await;
 }
+
+/// The walkthrough the agent presents in `a_walkthrough_is_read_stepped_through_and_answered_in_nvim`,
+/// its comment on src/token.rs on `token_line`.
+fn token_walkthrough(token_line: u32) -> String {
+    format!(
+        "# Token checks\n\nThe check is in [`src/auth.rs:6`][].\n\n\
+         ```mermaid\nflowchart TD\n  main --> validate\n```\n\n\
+         ```comment\nlocation: src/auth.rs:6-8\n\n`validate` now trims the token.\n```\n\n\
+         ```comment\nlocation: search(\"src\", \"^(pub )?fn \")\n\nEvery function.\n```\n\n\
+         ```comment\nlocation: src/token.rs:{token_line}\n\nWhere tokens come from.\n```\n\n\
+         ```comment\nlocation: src/missing.rs:1\n\nGone.\n```\n\n\
+         ```gitdiff\nrange: HEAD~1..HEAD\n```\n\n\
+         ```action\nbutton: Run the tests\n\nPlease run the tests and tell me what fails.\n```\n\n\
+         ```gitdiff\nrange: working\nexclude_staged: true\n```\n"
+    )
+}
+
+#[tokio::test]
+async fn a_walkthrough_is_read_stepped_through_and_answered_in_nvim() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/auth.rs", AUTH), ("notes.md", "one\n"), ("todo.md", "a\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/auth.rs"), AUTH.replace("!token.is_empty()", "!token.trim().is_empty()"))
+        .expect("edit");
+    std::fs::write(repo.join("src/token.rs"), "pub fn read_token() -> String {\n    String::from(\"t\")\n}\n")
+        .expect("write");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "trim tokens"]);
+    // Uncommitted: a staged change to notes.md, an unstaged one to todo.md.
+    std::fs::write(repo.join("notes.md"), "one\nstaged\n").expect("edit");
+    git(&repo, &["add", "notes.md"]);
+    std::fs::write(repo.join("todo.md"), "a\nunstaged\n").expect("edit");
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "walkthrough_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+
+    let agent = sandbox.agent_with(&repo, &[("PARLEY_AGENT_NAME", "guide")]).await;
+    let answer = agent.call_ok("present_walkthrough", json!({"content": token_walkthrough(2)})).await;
+    assert_eq!(answer["placed"], json!(2), "{answer:#}");
+    let id = answer["walkthroughId"].as_str().expect("the walkthrough's id").to_owned();
+    nvim.tell("presented", json!({"id": id})).await;
+
+    // The button pressed in Neovim reaches the agent in its next tool answer, then counts as read.
+    let clicked = nvim.reached("clicked").await;
+    assert_eq!(clicked["agent"], json!("guide"), "the walkthrough names the agent that presented it");
+    let told = all_text(&agent.call("get_feedback_summary", json!({})).await);
+    assert!(told.contains("Please run the tests and tell me what fails."), "the agent was not told: {told}");
+    nvim.tell("delivered", Value::Null).await;
+    nvim.reached("saw-delivered").await;
+    agent.call_ok("get_feedback_summary", json!({})).await;
+    nvim.tell("read", Value::Null).await;
+
+    // A reply made in Neovim to a walkthrough's comment reaches the agent too.
+    nvim.reached("replied").await;
+    let told = all_text(&agent.call("get_feedback_summary", json!({})).await);
+    assert!(told.contains("Why trim here and not in the caller?"), "the agent was not told the reply: {told}");
+
+    // Presented again: the answered comment stays, the other moves.
+    let again = agent.call_ok("present_walkthrough", json!({"content": token_walkthrough(3)})).await;
+    assert_eq!(again["revision"], json!(2), "{again:#}");
+    nvim.tell("presented-again", Value::Null).await;
+    nvim.finish().await;
+}

@@ -35,13 +35,15 @@ function M.gone(delivery)
   return delivery.state == "waiting" and M.at_work ~= nil and not M.at_work[delivery.agent]
 end
 
--- Where one message stands, in words.
-function M.label(delivery)
+-- Where one message stands, in words. `opts.resendable = false` for a
+-- message :ParleyResend cannot send elsewhere (a walkthrough's click).
+function M.label(delivery, opts)
   local agent = tostring(delivery.agent or "an agent")
   local state = delivery.state
   if state == "waiting" then
     if M.gone(delivery) then
-      return "waiting for " .. agent .. ", which is no longer at work (:ParleyResend)"
+      local resend = (opts and opts.resendable == false) and "" or " (:ParleyResend)"
+      return "waiting for " .. agent .. ", which is no longer at work" .. resend
     end
     return "waiting for " .. agent
   elseif state == "delivered" then

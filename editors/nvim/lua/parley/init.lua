@@ -1,8 +1,9 @@
 -- Parley for Neovim: connects this window to the Parley daemon as an editor,
 -- shows the reviews agents present and the feedback threads on its files,
 -- lets the person review an agent's change or plan when the agent asks a
--- human (review rounds), ask a chosen agent about lines of code, and
--- answers agents' requests for the selection.
+-- human (review rounds), read the walkthroughs agents present and press
+-- their buttons, ask a chosen agent about lines of code, and answers
+-- agents' requests for the selection.
 --
 --   require("parley").setup({})   -- options: :help parley-options, lua/parley/config.lua
 
@@ -14,6 +15,7 @@ local rounds = require("parley.rounds")
 local selection = require("parley.selection")
 local sync = require("parley.sync")
 local threads = require("parley.threads")
+local walkthroughs = require("parley.walkthroughs")
 
 local api = vim.api
 local uv = vim.uv or vim.loop
@@ -179,6 +181,28 @@ local function commands()
     end,
     desc = "Parley: submit the review: approve, request_changes or comment, and a summary",
   })
+  command("ParleyWalkthrough", function(o)
+    walkthroughs.open(o.args)
+  end, {
+    nargs = "?",
+    complete = function()
+      local words = { "list" }
+      for id in pairs(walkthroughs.known) do
+        words[#words + 1] = id
+      end
+      return words
+    end,
+    desc = "Parley: show the latest walkthrough (or walkthrough ID, or pick from the `list`)",
+  })
+  command("ParleyWalkthroughAct", function(o)
+    walkthroughs.act(o.args)
+  end, { nargs = "?", desc = "Parley: press button N of the walkthrough (the one under the cursor without N)" })
+  command("ParleyWalkthroughNext", function()
+    walkthroughs.step(1)
+  end, { desc = "Parley: the walkthrough's next comment, opened at its lines" })
+  command("ParleyWalkthroughPrev", function()
+    walkthroughs.step(-1)
+  end, { desc = "Parley: the walkthrough's previous comment, opened at its lines" })
   command("ParleyConnect", function()
     rpc.restart()
   end, { desc = "Parley: connect to the daemon now" })
@@ -260,6 +284,7 @@ function M.setup(opts)
   sync.attach()
   rounds.attach()
   asking.attach()
+  walkthroughs.attach()
   rpc.request_handlers["selection/get"] = function()
     return selection.current() or vim.NIL
   end

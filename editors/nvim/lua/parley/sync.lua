@@ -1,6 +1,6 @@
--- Keeps this window's copy of the reviews and threads in step with the daemon:
--- the first fetch after hello, live events, and the catch-up after a
--- reconnect (events/replay when the same daemon run is still there, a full
+-- Keeps this window's copy of the reviews, threads and walkthroughs in step
+-- with the daemon: the first fetch after hello, live events, and the
+-- catch-up after a reconnect (events/replay when the same daemon run is still there, a full
 -- refetch when it is not or when the replay is incomplete).
 --
 -- Every event carries the whole review or thread, so applying events in
@@ -10,6 +10,7 @@
 local rpc = require("parley.rpc")
 local reviews = require("parley.review")
 local threads = require("parley.threads")
+local walkthroughs = require("parley.walkthroughs")
 
 local M = {}
 
@@ -35,6 +36,9 @@ local function apply(method, params, live)
     reviews.update(params.review, live)
   elseif method == "feedback/changed" then
     threads.apply(params.change, params.thread, live)
+    walkthroughs.thread_changed(params.thread)
+  elseif method == "walkthrough/updated" then
+    walkthroughs.update(params.walkthrough, live)
   end
   if seq > M.seq then
     M.seq = seq
@@ -132,6 +136,7 @@ function M.attach()
   attached = true
   rpc.notification_handlers["review/updated"] = on_event("review/updated")
   rpc.notification_handlers["feedback/changed"] = on_event("feedback/changed")
+  rpc.notification_handlers["walkthrough/updated"] = on_event("walkthrough/updated")
   rpc.on("connect", on_connect)
   rpc.on("disconnect", function()
     queued = nil
