@@ -131,4 +131,9 @@ test("a walkthrough's thread is labelled with the walkthrough", () => {
   };
   assert.equal(threadView(thread).label, 'Walkthrough "Login refactor"');
   assert.equal(threadView({ ...thread, state: 'moved' }).label, 'Walkthrough "Login refactor" · Moved (L1)');
+  // The agent that wrote it has seen it, which says nothing; a person's answer makes it worth saying.
+  const seen = { ...thread, standing: 'seen' as const, seen_by: 'claude-1' };
+  assert.equal(threadView(seen).label, 'Walkthrough "Login refactor"');
+  const answered = { ...seen, comments: [...seen.comments, { id: 'd', body: 'Why?', author: 'ana', created_at: '2026-11-21T07:05:00.000Z' }] };
+  assert.equal(threadView(answered).label, 'Walkthrough "Login refactor" · Seen by claude-1');
 });
