@@ -143,8 +143,10 @@ fn the_extension_reaches_its_daemon_through_parley_attach() {
 /// An agent presents a walkthrough: the panel shows it in order with its
 /// diagram drawn as an SVG by the bundled mermaid (no request leaves the
 /// machine, the panel's policy stays strict), a comment that could not be
-/// placed with its reason, the placed comments as threads in the editor
-/// reached step by step, the gitdiff's files opening their diff, and a button
+/// placed with its reason, each comment's icon a codicon drawn from the font
+/// the extension ships, the placed comments as threads in the editor
+/// reached step by step (and a step taken while the panel shows a review
+/// bringing the walkthrough back at that step), the gitdiff's files opening their diff, and a button
 /// whose message reaches the agent while the panel shows it waiting,
 /// delivered, then read.
 #[test]

@@ -274,6 +274,8 @@ export class ReviewPanel implements vscode.Disposable {
     const nonce = crypto.randomBytes(16).toString('base64');
     const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview.js'));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'review.css'));
+    // VS Code's icons, from the font the extension ships (after review.css, whose fallback icon they override).
+    const codicons = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'codicon.css'));
     // Loaded by the panel's script, with its nonce, only when a walkthrough has a diagram.
     const mermaid = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'dist', 'mermaid.js'));
     // Nothing may load from anywhere but the extension, and only the one script with the nonce may run.
@@ -291,15 +293,18 @@ export class ReviewPanel implements vscode.Disposable {
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${style}">
+<link rel="stylesheet" href="${codicons}">
 <title>Parley Review</title>
 </head>
 <body data-mermaid="${mermaid}">
+<div id="top">
 <header id="header" hidden>
   <span id="title"></span>
   <a id="switch" role="link" tabindex="0" hidden></a>
   <label>History <select id="history" aria-label="Revision"></select></label>
 </header>
-<nav id="steps" hidden><button id="prev" title="Previous step (Parley: Previous Walkthrough Step)">◀</button> <span id="step-label"></span> <button id="next" title="Next step (Parley: Next Walkthrough Step)">▶</button></nav>
+<nav id="steps" hidden><button id="prev" title="Previous step (Parley: Previous Walkthrough Step)" aria-label="Previous step"><span class="codicon codicon-arrow-left" aria-hidden="true"></span></button> <span id="step-label"></span> <button id="next" title="Next step (Parley: Next Walkthrough Step)" aria-label="Next step"><span class="codicon codicon-arrow-right" aria-hidden="true"></span></button></nav>
+</div>
 <div id="banner" class="banner" hidden>You are reading an earlier revision<span id="banner-source"></span>. <a id="latest" role="link" tabindex="0">Show the newest</a></div>
 <main id="content"><p class="empty">Loading…</p></main>
 <script nonce="${nonce}" src="${script}"></script>

@@ -1,7 +1,7 @@
 // Renders a walkthrough for the review panel: its markdown parts through the review renderer (raw HTML escaped, links as data attributes), and its blocks in place: a diagram's source for the panel's bundled mermaid to draw, each comment with its places (or why it was not placed, with the candidates), each gitdiff as the list of files it changes, each action as a button with where its last click stands. Imports nothing from vscode.
 
 import { Walkthrough, WalkthroughBlock, WalkthroughPlace } from '../hub/types';
-import { ChangedFile, clickLabel, describePlace, iconFor } from '../walkthrough/model';
+import { ChangedFile, clickLabel, describePlace, iconName } from '../walkthrough/model';
 import { renderReview } from './render';
 
 /** What the window found of a gitdiff block's files (git runs in the extension host). */
@@ -25,7 +25,8 @@ function renderBlock(walkthrough: Walkthrough, block: WalkthroughBlock, diffs: M
       // The panel's script draws it; until then (or if mermaid cannot), the source shows.
       return `<figure class="wt-diagram" id="block-${i}" data-block="${i}"><pre class="wt-mermaid-source">${escapeHtml(block.source)}</pre></figure>\n`;
     case 'comment': {
-      const icon = `<span class="wt-icon" aria-hidden="true">${iconFor(block.icon)}</span>`;
+      // The name is letters, digits and dashes only (iconName), so it is safe in the class attribute.
+      const icon = `<span class="wt-icon codicon codicon-${iconName(block.icon)}" aria-hidden="true"></span>`;
       let where: string;
       if (block.places.length > 0) {
         where = `<div class="wt-where">${icon} ${block.places.map((p, n) => placeLink(i, p, 'place', n)).join(', ')}</div>`;

@@ -368,6 +368,9 @@ export class ThreadsController implements vscode.Disposable {
       if (wasExpanded) vs.collapsibleState = vscode.CommentThreadCollapsibleState.Expanded;
       entry.vs = vs;
       entry.given = { label: view.label, contextValue: view.contextValue, resolved: view.resolved, canReply, comments: commentsKey };
+      // The walkthrough benchmark waits for each of a walkthrough's comments to be given to VS Code.
+      const walkthrough = entry.data.walkthrough;
+      if (walkthrough) this.log.trace('walkthrough-thread-shown', { walkthrough: walkthrough.id, block: walkthrough.block_index, thread: entry.data.id });
       return;
     }
     const vs = entry.vs;

@@ -97,7 +97,9 @@ export function threadView(thread: Thread, atWork?: (agent: string) => boolean, 
       timestamp: new Date(thread.updated_at),
     });
   }
-  const standing = standingLabel(thread);
+  // A walkthrough's comment nobody has answered is "seen" by the agent that wrote it: not news.
+  const unanswered = thread.comments.every((c) => c.author === thread.comments[0]?.author);
+  const standing = thread.walkthrough && unanswered && thread.standing === 'seen' ? undefined : standingLabel(thread);
   const newest = newestDelivery(thread);
   if (thread.resolved) {
     label = `${standing ?? 'Resolved'} · ${label}`;

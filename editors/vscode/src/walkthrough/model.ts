@@ -83,36 +83,15 @@ export function clickLabel(click: ActionClick, agent: string): string {
   }
 }
 
-/** Symposium's comment icons (VS Code codicon names) as characters the panel can show without a font. */
-const ICONS: Record<string, string> = {
-  lightbulb: '💡',
-  info: 'ℹ️',
-  warning: '⚠️',
-  error: '⛔',
-  question: '❓',
-  bug: '🐞',
-  check: '✅',
-  pass: '✅',
-  star: '⭐',
-  'star-full': '⭐',
-  flame: '🔥',
-  rocket: '🚀',
-  gear: '⚙️',
-  lock: '🔒',
-  key: '🔑',
-  search: '🔍',
-  eye: '👁',
-  note: '📝',
-  comment: '💬',
-  'comment-discussion': '💬',
-  beaker: '🧪',
-  tools: '🛠',
-  trash: '🗑',
-};
-
-/** The character for a comment's `icon:`, else the speech balloon. */
-export function iconFor(icon: string | undefined): string {
-  return (icon && ICONS[icon.trim().toLowerCase()]) || '💬';
+/**
+ * A comment's `icon:` as the name of a VS Code codicon (Symposium's agents write codicon names:
+ * `lightbulb`, `warning`, `bug`…), which the panel draws from the codicon font the extension ships;
+ * the speech balloon when there is none or it is not a name. (A name the font lacks shows the
+ * balloon too: review.css draws it under every icon.)
+ */
+export function iconName(icon: string | undefined): string {
+  const name = icon?.trim().toLowerCase() ?? '';
+  return /^[a-z0-9]+(?:-[a-z0-9]+)*$/.test(name) ? name : 'comment';
 }
 
 /** What a comment's thread is labelled with in the editor: the walkthrough it is part of. */

@@ -89,6 +89,10 @@ function loadMermaid(): Promise<MermaidApi> {
   return mermaidLoading;
 }
 
+/** The current step was revealed with the walkthrough: reveal it again once the diagrams, which change the page's height, are drawn. */
+let revealAfterDrawing = false;
+for (const event of ['wheel', 'keydown', 'mousedown']) window.addEventListener(event, () => (revealAfterDrawing = false), { passive: true });
+
 /** Diagrams drawn before, by theme and source: a walkthrough shown again (a click's state changed) is not drawn again. */
 const drawn = new Map<string, Element>();
 
@@ -127,6 +131,8 @@ async function drawDiagrams(id: string, rev: number): Promise<void> {
       figure.append(problem);
     }
   }
+  if (walkthrough === id && revision === rev && revealAfterDrawing) content.querySelector('.wt-current')?.scrollIntoView({ block: 'center' });
+  revealAfterDrawing = false;
   if (walkthrough === id && revision === rev) post({ type: 'diagrams', id, revision: rev, drawn: done, failed, ms: performance.now() - started, at: Date.now() });
 }
 
@@ -141,9 +147,12 @@ function showWalkthrough(message: Extract<ToWebview, { type: 'walkthrough' }>): 
   showSwitch(message.other);
   content.innerHTML = message.html;
   stepsBar.hidden = message.steps === 0;
-  if (message.step) markStep(message.step.label, message.step.block, false);
-  else stepLabel.textContent = `${message.steps} step${message.steps === 1 ? '' : 's'}`;
   window.scrollTo(0, scroll);
+  // Shown anew (a step taken while the panel showed the review, the switch back to it): at the current
+  // step, again once the diagrams above it are drawn (unless the reader has scrolled meanwhile).
+  revealAfterDrawing = message.step !== undefined && !message.keepScroll;
+  if (message.step) markStep(message.step.label, message.step.block, revealAfterDrawing);
+  else stepLabel.textContent = `${message.steps} step${message.steps === 1 ? '' : 's'}`;
   vscode.setState({ walkthrough: message.id, revision: message.revision });
   void drawDiagrams(message.id, message.revision);
 }

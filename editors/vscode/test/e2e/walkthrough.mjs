@@ -119,6 +119,17 @@ await step('an agent presents a walkthrough: the panel shows it in order, the di
   expect(csp && !csp.includes('unsafe-inline') && !csp.includes('unsafe-eval') && /script-src 'nonce-/.test(csp), `the panel's policy: ${csp}`);
 });
 
+await step("a comment's icon is the codicon it names, drawn from the font the extension ships", async () => {
+  const icons = await workbench.review().locator('.wt-comment .wt-icon').evaluateAll(async (spans) => {
+    await document.fonts.ready;
+    return spans.map((e) => ({ glyph: getComputedStyle(e, '::before').content, font: getComputedStyle(e).fontFamily, text: e.textContent }));
+  });
+  // lightbulb, then the speech balloon for the two comments without an icon.
+  expect(JSON.stringify(icons.map((i) => i.glyph)) === JSON.stringify(['"\uea61"', '"\uea6b"', '"\uea6b"']), `the icons are ${JSON.stringify(icons)}`);
+  expect(icons.every((i) => i.font.includes('codicon') && i.text === ''), `the icons are not drawn with the codicon font: ${JSON.stringify(icons)}`);
+  expect(await workbench.review().locator('body').evaluate(() => document.fonts.check('16px codicon')), 'the codicon font did not load in the panel');
+});
+
 await step('a comment that could not be placed is shown with its reason', async () => {
   const unplaced = workbench.review().locator('.wt-comment.unplaced');
   const text = (await unplaced.textContent()) ?? '';
@@ -174,6 +185,24 @@ await step("a button's message reaches the agent, and the panel shows it waiting
   await mcp.text('get_feedback_summary');
   await until('the click to show read', async () => (await state.getAttribute('data-state')) === 'read');
   await panel.locator('figure.wt-diagram svg').waitFor({ timeout: 5_000 });
+});
+
+await step('a step taken while the panel shows a review brings the walkthrough back at that step', async () => {
+  await mcp.call('present_review', { content: '# A review\n\n' + Array.from({ length: 80 }, (_, i) => `Line ${i} of a long review.\n`).join('\n') });
+  const panel = workbench.review();
+  await panel.locator('h1', { hasText: 'A review' }).waitFor({ timeout: 20_000 });
+  // From the third step back to the second, the comment that was not placed, below the diagram and the first comment.
+  await workbench.runCommand('Parley: Previous Walkthrough Step');
+  await until('the steps bar to say step 2', async () => ((await panel.locator('#step-label').textContent()) ?? '').includes('Step 2 of 3'));
+  const current = panel.locator('.wt-comment.wt-current');
+  let where;
+  await until('the panel to scroll to the current step', async () => {
+    where = await current.evaluate((e) => ({ top: e.getBoundingClientRect().top, bottom: e.getBoundingClientRect().bottom, height: window.innerHeight, scrolled: window.scrollY }));
+    return where.top >= 0 && where.bottom <= where.height && where.scrolled > 0;
+  }).catch((error) => {
+    throw new Error(`${error.message}; the current step is at ${JSON.stringify(where)}`);
+  });
+  expect((await current.textContent())?.includes('This file was removed.'), 'the panel marks another step');
 });
 
 await mcp?.close().catch(() => {});

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Walkthrough } from '../../src/hub/types';
 import { renderWalkthrough } from '../../src/review/walkthroughRender';
-import { clickLabel, diffSpec, move, parseNameStatus, steps } from '../../src/walkthrough/model';
+import { clickLabel, diffSpec, iconName, move, parseNameStatus, steps } from '../../src/walkthrough/model';
 import { threadView } from '../../src/threads/model';
 
 const walkthrough: Walkthrough = {
@@ -102,6 +102,20 @@ test('the panel shows the parts in order, the unplaced comment with its reason a
   assert.ok(html.includes('data-ref="0"'));
 });
 
+test("a comment's icon is the codicon it names, drawn from the extension's font: no emoji, which shows as a box without an emoji font", () => {
+  const html = renderWalkthrough(walkthrough);
+  assert.ok(html.includes('<span class="wt-icon codicon codicon-lightbulb" aria-hidden="true"></span>'), html);
+  // Without an icon, the speech balloon.
+  assert.ok(html.includes('<span class="wt-icon codicon codicon-comment" aria-hidden="true"></span>'), html);
+  assert.ok(!/[\u{1F300}-\u{1FAFF}\u{2600}-\u{27BF}]/u.test(html), 'the panel still has an emoji');
+  assert.equal(iconName(' Warning '), 'warning');
+  assert.equal(iconName('comment-discussion'), 'comment-discussion');
+  // Not a codicon name: it cannot reach the class attribute as it is.
+  assert.equal(iconName('x" onclick="alert(1)'), 'comment');
+  assert.equal(iconName('💡'), 'comment');
+  assert.equal(iconName(undefined), 'comment');
+});
+
 test("a gitdiff not listed yet says so, and git's refusal is shown", () => {
   assert.ok(renderWalkthrough(walkthrough).includes('Listing the files…'));
   assert.ok(renderWalkthrough(walkthrough, new Map([[3, { error: 'git cannot list the changes of HEAD~1..HEAD: bad revision' }]])).includes('bad revision'));
@@ -117,4 +131,9 @@ test("a walkthrough's thread is labelled with the walkthrough", () => {
   };
   assert.equal(threadView(thread).label, 'Walkthrough "Login refactor"');
   assert.equal(threadView({ ...thread, state: 'moved' }).label, 'Walkthrough "Login refactor" · Moved (L1)');
+  // The agent that wrote it has seen it, which says nothing; a person's answer makes it worth saying.
+  const seen = { ...thread, standing: 'seen' as const, seen_by: 'claude-1' };
+  assert.equal(threadView(seen).label, 'Walkthrough "Login refactor"');
+  const answered = { ...seen, comments: [...seen.comments, { id: 'd', body: 'Why?', author: 'ana', created_at: '2026-11-21T07:05:00.000Z' }] };
+  assert.equal(threadView(answered).label, 'Walkthrough "Login refactor" · Seen by claude-1');
 });
