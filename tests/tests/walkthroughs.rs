@@ -232,3 +232,65 @@ async fn a_click_reaches_the_presenting_agent_and_its_receipt_moves_on() {
     let shown = get(&mut editor, &repo).await;
     assert_eq!(block(&shown, 3)["clicks"][0]["state"], "read", "{shown:#}");
 }
+
+#[tokio::test]
+async fn at_the_terminal_a_person_clicks_a_button_and_exports_the_walkthrough_as_a_codetour() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let agent = sandbox.agent(&repo).await;
+    let content = walkthrough(&[("src/auth.rs:2-3", "Both reads happen here."), ("src/token.rs:1", "The reader.")]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+
+    // Ids are read by the rule every id follows.
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", "zz-top", "5"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("\"zz-top\" is not a walkthrough id"), "{stderr}");
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", "0000", "5"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("no walkthrough matches \"0000\"") && stderr.contains("parley walkthrough list"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", &id[..6], "0"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("block 0") && stderr.contains("not an action"), "{stderr}");
+
+    let (code, clicked, stderr) = sandbox.cli(&["walkthrough", "act", &id[..6], "5"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        clicked.starts_with("Clicked \"Run the tests\" in walkthrough ") && clicked.contains("waits for"),
+        "{clicked}"
+    );
+    let told = agent.call("get_feedback_summary", json!({})).await;
+    let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    let note = note.join("\n");
+    assert!(note.contains("clicked \"Run the tests\"") && note.contains("tell me what fails"), "{note}");
+
+    // The tour: each placed comment a step on its lines, in order.
+    let (code, printed, stderr) = sandbox.cli(&["walkthrough", "export", &id]);
+    assert_eq!(code, 0, "{stderr}");
+    let tour: Value = serde_json::from_str(&printed).expect("a .tour is JSON");
+    assert_eq!(tour["title"], "Token refactor");
+    assert_eq!(tour["$schema"], "https://aka.ms/codetour-schema");
+    assert!(tour["ref"].as_str().is_some_and(|r| r.len() == 40), "{tour:#}");
+    let steps = tour["steps"].as_array().expect("steps");
+    assert_eq!((&steps[0]["file"], &steps[0]["line"]), (&json!("src/auth.rs"), &json!(3)), "{tour:#}");
+    assert_eq!(steps[0]["selection"]["start"]["line"], 2);
+    let intro = steps[0]["description"].as_str().expect("text");
+    assert!(intro.starts_with("# Token refactor") && intro.contains("```mermaid"), "{intro}");
+    assert!(intro.ends_with("Both reads happen here."), "{intro}");
+    assert_eq!((&steps[1]["file"], &steps[1]["line"]), (&json!("src/token.rs"), &json!(1)));
+    assert!(steps[2]["description"].as_str().is_some_and(|d| d.contains("\"Run the tests\"")), "{tour:#}");
+
+    let out = repo.join(".tours/tokens.tour");
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "export", &id, "--out", out.to_str().expect("utf-8")]);
+    assert_ne!(code, 0, "no .tours folder yet");
+    assert!(stderr.contains("cannot write") && stderr.contains("a folder that exists"), "{stderr}");
+    std::fs::create_dir(repo.join(".tours")).expect("mkdir");
+    let (code, said, stderr) = sandbox.cli(&["walkthrough", "export", &id, "--out", out.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(said.contains("as a CodeTour tour of 3 step(s)"), "{said}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
+    assert_eq!(written["steps"], tour["steps"]);
+}

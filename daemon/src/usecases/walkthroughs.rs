@@ -38,6 +38,16 @@ impl From<Stopped> for WalkthroughError {
     }
 }
 
+impl From<super::ids::LookupError> for WalkthroughError {
+    fn from(error: super::ids::LookupError) -> Self {
+        match error {
+            super::ids::LookupError::Id(e) if e.is_unknown() => WalkthroughError::NotFound(e.to_string()),
+            super::ids::LookupError::Id(e) => WalkthroughError::Invalid(e.to_string()),
+            super::ids::LookupError::Stopped(_) => WalkthroughError::Stopped,
+        }
+    }
+}
+
 impl From<ClickRefused> for WalkthroughError {
     fn from(refused: ClickRefused) -> Self {
         match refused {
@@ -440,28 +450,15 @@ pub async fn get(
     })
 }
 
-/// The walkthrough an id or a unique beginning of one names.
+/// The walkthrough an id or a unique beginning of one names, by the rule
+/// every id follows (`crate::ids`).
 async fn find(cx: &Context, id: &str) -> Result<Walkthrough, WalkthroughError> {
-    let id = id.trim();
-    let all = list(cx, None).await?;
-    if let Some(exact) = all.iter().find(|w| w.id == id) {
-        return Ok(exact.clone());
-    }
-    if id.len() < 4 {
-        return Err(WalkthroughError::Invalid(format!(
-            "`{id}` is too short to name a walkthrough: give at least 4 characters of its id (parley walkthrough list)"
-        )));
-    }
-    let found: Vec<&Walkthrough> = all.iter().filter(|w| w.id.starts_with(id)).collect();
-    match found.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => {
-            Err(WalkthroughError::NotFound(format!("there is no walkthrough {id}: parley walkthrough list shows them")))
-        }
-        several => {
-            Err(WalkthroughError::Invalid(format!("{id} begins {} walkthrough ids: give more of it", several.len())))
-        }
-    }
+    let id = super::ids::walkthrough(cx, id).await?;
+    list(cx, None).await?.into_iter().find(|w| w.id == id).ok_or_else(|| {
+        WalkthroughError::NotFound(
+            crate::ids::IdError::Unknown { kind: crate::ids::Kind::Walkthrough, given: id }.to_string(),
+        )
+    })
 }
 
 /// A person clicks action `block_index` of walkthrough `id`: its message
