@@ -294,3 +294,62 @@ async fn at_the_terminal_a_person_clicks_a_button_and_exports_the_walkthrough_as
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
     assert_eq!(written["steps"], tour["steps"]);
 }
+
+#[tokio::test]
+async fn a_backup_carries_walkthroughs_with_their_waiting_clicks_and_refuses_a_bad_one_whole() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let content = walkthrough(&[("src/auth.rs:2", "The first read.")]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+    let name = agent_name(&sandbox).await;
+    drop(agent);
+    // The agent has gone; the click waits for it.
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", &id, "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    let backup = sandbox.dir.path().join("backup.json");
+    let (code, _, stderr) = sandbox.cli(&["export", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("and 1 walkthrough(s)"), "{stderr}");
+    let text = std::fs::read_to_string(&backup).expect("read");
+    let export: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(export["walkthroughs"][0]["id"], json!(id), "{export:#}");
+
+    // A record whose comment leads outside its workspace refuses the whole file.
+    let other = Sandbox::new();
+    let _other_daemon = other.start_daemon();
+    let bad = other.dir.path().join("bad.json");
+    let (head, walkthroughs) = text.split_once("\"walkthroughs\":[").expect("the walkthroughs");
+    let walkthroughs = walkthroughs.replacen("\"path\":\"src/auth.rs\"", "\"path\":\"../../etc/passwd\"", 1);
+    std::fs::write(&bad, format!("{head}\"walkthroughs\":[{walkthroughs}")).expect("write");
+    let (code, _, stderr) = other.cli(&["import", bad.to_str().expect("utf-8")]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("nothing was imported") && stderr.contains("walkthrough 1"), "{stderr}");
+    let (_, listed, _) = other.cli(&["walkthrough", "list"]);
+    assert!(listed.contains("No walkthrough yet"), "{listed}");
+
+    let (code, said, stderr) = other.cli(&["import", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(said.contains("1 thread(s) and 1 walkthrough(s)"), "{said}");
+    let (code, shown, stderr) = other.cli(&["walkthrough", "show", &id[..8], "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let shown = serde_json::from_str::<Value>(&shown).expect("JSON")["walkthrough"].clone();
+    assert_eq!(shown["title"], "Token refactor");
+    assert_eq!(block(&shown, 4)["clicks"][0]["state"], "waiting", "{shown:#}");
+    assert!(block(&shown, 1)["places"][0]["thread_id"].is_string(), "{shown:#}");
+
+    // The agent of the same name, at work in the other daemon, is told of it.
+    let agent = other.agent(&repo).await;
+    assert_eq!(agent_name(&other).await, name, "the same host gets the same name");
+    let told = agent.call("get_feedback_summary", json!({})).await;
+    let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    assert!(note.join("\n").contains("clicked \"Run the tests\""), "{note:#?}");
+}
+
+async fn agent_name(sandbox: &Sandbox) -> String {
+    let mut editor = sandbox.editor("vscode", &[]).await;
+    let listed = editor.call("agents/list", json!({})).await;
+    listed["agents"][0]["name"].as_str().unwrap_or_default().to_owned()
+}
