@@ -1868,7 +1868,14 @@ pub enum WalkthroughBlock {
         exclude_staged: bool,
         #[serde(default)]
         exclude_unstaged: bool,
-        /// Why the range cannot be shown (git does not know it).
+        /// What Parley's diff review shows for it, the exclude flags
+        /// applied: `all` (the working tree against HEAD), `staged`,
+        /// `unstaged`, a commit (the working tree against it) or a range.
+        /// Absent when it cannot be shown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<String>,
+        /// Why the range cannot be shown (git does not know it, the flags
+        /// leave nothing of it, it holds no change).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         problem: Option<String>,
     },

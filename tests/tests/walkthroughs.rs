@@ -342,14 +342,55 @@ async fn a_backup_carries_walkthroughs_with_their_waiting_clicks_and_refuses_a_b
 
     // The agent of the same name, at work in the other daemon, is told of it.
     let agent = other.agent(&repo).await;
-    assert_eq!(agent_name(&other).await, name, "the same host gets the same name");
     let told = agent.call("get_feedback_summary", json!({})).await;
     let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
-    assert!(note.join("\n").contains("clicked \"Run the tests\""), "{note:#?}");
+    let there = agent_name(&other).await;
+    assert!(note.join("\n").contains("clicked \"Run the tests\""), "{there} (was {name}) was told: {note:#?}");
 }
 
 async fn agent_name(sandbox: &Sandbox) -> String {
     let mut editor = sandbox.editor("vscode", &[]).await;
     let listed = editor.call("agents/list", json!({})).await;
     listed["agents"][0]["name"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_gitdiffs_exclude_flags_narrow_the_diff_it_shows_or_are_refused_saying_why() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    std::fs::write(repo.join("src/token.rs"), format!("{TOKEN}// unstaged\n")).expect("edit");
+    let agent = sandbox.agent(&repo).await;
+    let gitdiff = |range: &str, flags: &str| format!("```gitdiff\nrange: {range}\n{flags}```\n\n");
+    let content = [
+        "# Diffs\n\n".to_owned(),
+        gitdiff("working", "exclude_staged: true\n"),
+        gitdiff("working", "exclude_staged: true\nexclude_unstaged: true\n"),
+        gitdiff("HEAD~1..HEAD", "exclude_staged: true\nexclude_unstaged: true\n"),
+        gitdiff("HEAD~1", "exclude_unstaged: true\n"),
+        gitdiff("HEAD~1", "exclude_staged: true\nexclude_unstaged: true\n"),
+        gitdiff("working", "exclude_unstaged: true\n"),
+    ]
+    .concat();
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    let problems = answer["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 3, "{answer:#}");
+    assert!(problems[0].as_str().is_some_and(|p| p.starts_with("block 1:") && p.contains("leaves nothing to show")));
+    assert!(problems[1].as_str().is_some_and(|p| p.starts_with("block 3:") && p.contains("write `HEAD~1..HEAD`")));
+    assert!(
+        problems[2].as_str().is_some_and(|p| p.starts_with("block 5:") && p.contains("holds no change now")),
+        "nothing is staged: {answer:#}"
+    );
+
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let shown = get(&mut editor, &repo).await;
+    let scope = |i: usize| block(&shown, i)["scope"].clone();
+    assert_eq!(scope(0), "unstaged", "{shown:#}");
+    assert!(scope(1).is_null() && scope(3).is_null() && scope(5).is_null(), "{shown:#}");
+    assert_eq!(scope(2), "HEAD~1..HEAD", "a range of commits holds neither: {shown:#}");
+    assert_eq!(scope(4), "HEAD~1..HEAD", "a commit without both is its commits: {shown:#}");
+    let folder = repo.to_str().expect("a text path");
+    let (code, printed, stderr) = sandbox.cli(&["walkthrough", "show", "--workspace", folder]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(printed.contains("[0] the change working (`git diff`)"), "{printed}");
+    assert!(printed.contains("[4] the change HEAD~1 (`git diff HEAD~1..HEAD`)"), "{printed}");
 }

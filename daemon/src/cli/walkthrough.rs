@@ -93,9 +93,12 @@ fn print_block(block: &WalkthroughBlock) {
                 say!("    {line}");
             }
         }
-        WalkthroughBlock::Gitdiff { index, range, problem, .. } => match problem {
-            Some(why) => say!("[{index}] the change {range}: cannot be shown: {why}"),
-            None => say!("[{index}] the change {range} (`git diff {range}`)"),
+        WalkthroughBlock::Gitdiff { index, range, problem, scope, .. } => match (problem, scope) {
+            (Some(why), _) => say!("[{index}] the change {range}: cannot be shown: {why}"),
+            (None, Some(scope)) => {
+                say!("[{index}] the change {range} (`{}`)", crate::walkthrough::diff_scope::git_command(scope))
+            }
+            (None, None) => say!("[{index}] the change {range}"),
         },
         WalkthroughBlock::Action { index, button, clicks, problem, .. } => {
             if let Some(why) = problem {

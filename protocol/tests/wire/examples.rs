@@ -838,6 +838,7 @@ fn walkthrough() -> Walkthrough {
                 range: "HEAD~1..HEAD".into(),
                 exclude_staged: false,
                 exclude_unstaged: false,
+                scope: Some("HEAD~1..HEAD".into()),
                 problem: None,
             },
             WalkthroughBlock::Action {
