@@ -394,3 +394,53 @@ async fn a_gitdiffs_exclude_flags_narrow_the_diff_it_shows_or_are_refused_saying
     assert!(printed.contains("[0] the change working (`git diff`)"), "{printed}");
     assert!(printed.contains("[4] the change HEAD~1 (`git diff HEAD~1..HEAD`)"), "{printed}");
 }
+
+/// The Python SDK's scenario (tests/clients/py_walkthrough.py): every block
+/// kind, good and bad locations, the comments read back as threads, and a
+/// person's reply and click reaching the agent. The SDK is installed by
+/// `scripts/test` into `.test-deps/`; when it is missing this test fails.
+#[tokio::test]
+async fn the_python_sdk_presents_a_walkthrough_and_hears_the_reply_and_the_click() {
+    let sandbox = Sandbox::new();
+    let main = "fn main() {\n    greet();\n}\n";
+    let repo = sandbox.repo("ws", &[("src/main.rs", "fn main() {\n}\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/main.rs"), main).expect("write");
+    std::fs::write(repo.join("src/greet.rs"), "pub fn greet() {\n    println!(\"greet\");\n}\n").expect("write");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "greet"]);
+    let _daemon = sandbox.start_daemon();
+    let mut command = tokio::process::Command::new(parley_tests::test_dep("py/bin/python"));
+    command
+        .arg(parley_tests::repo_root().join("tests/clients/py_walkthrough.py"))
+        .arg(parley_tests::bin("parley-mcp"))
+        .arg(&repo)
+        .env("PARLEY_SOCKET", &sandbox.socket)
+        .env("PARLEY_DATA_DIR", &sandbox.data)
+        .env("PARLEY_DAEMON", parley_tests::bin("parley"))
+        // The script runs from the source tree, which must stay free of __pycache__.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let deadline = std::time::Duration::from_secs(120);
+    let output = tokio::time::timeout(deadline, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("the Python SDK scenario did not finish within {deadline:?}"))
+        .expect("start the Python SDK's interpreter");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let totals = stdout.lines().rev().find(|line| line.ends_with(" failed")).unwrap_or("no totals line");
+    assert!(
+        output.status.success() && totals.ends_with(" passed, 0 failed") && !totals.starts_with("0 passed"),
+        "the Python SDK scenario failed ({}, {totals}).\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        output.status,
+    );
+    // Its click, as the daemon keeps it: delivered to the agent with its tool answer.
+    let (code, shown, stderr) =
+        sandbox.cli(&["walkthrough", "show", "--json", "--workspace", repo.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    let shown = serde_json::from_str::<Value>(&shown).expect("JSON")["walkthrough"].clone();
+    let click = &block(&shown, 8)["clicks"][0];
+    assert_eq!(click["via"], "tool-answer", "{shown:#}");
+}
