@@ -88,7 +88,7 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// An agent's walkthroughs of its change: `show` one, `list` them all.
+    /// An agent's walkthroughs of its change: `show` one, `list` them all, `act` on a button, `export` one as a CodeTour.
     Walkthrough {
         #[command(subcommand)]
         command: WalkthroughCommand,
@@ -349,6 +349,24 @@ enum WalkthroughCommand {
         /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
+    },
+    /// Click a walkthrough's button: its message goes to the agent that presented it.
+    Act {
+        /// Whole, or a unique beginning of at least 4 characters.
+        id: String,
+        /// The action block's index, as `parley walkthrough show` prints it in brackets.
+        index: usize,
+        /// Print the walkthrough and the click as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a walkthrough as a CodeTour `.tour` file: each placed comment a step on its lines.
+    Export {
+        /// Whole, or a unique beginning of at least 4 characters.
+        id: String,
+        /// The file to write (such as .tours/login.tour); standard output without it.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -636,6 +654,12 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             walkthrough::show(id.as_deref(), &workspace_or_cwd(workspace)?, json).await
         }
         Command::Walkthrough { command: WalkthroughCommand::List { json } } => walkthrough::list(json).await,
+        Command::Walkthrough { command: WalkthroughCommand::Act { id, index, json } } => {
+            walkthrough::act(&id, index, json).await
+        }
+        Command::Walkthrough { command: WalkthroughCommand::Export { id, out } } => {
+            walkthrough::export(&id, out.as_deref()).await
+        }
         Command::Ask { agent, resend: Some(thread), json, .. } => {
             agents::resend(&thread, agent.as_deref().unwrap_or_default(), json).await
         }

@@ -1,5 +1,5 @@
-//! The one rule for the ids people and agents type, for review sessions and
-//! feedback threads alike, at the command line and in the MCP tools: the
+//! The one rule for the ids people and agents type, for review sessions,
+//! feedback threads and walkthroughs alike, at the command line and in the MCP tools: the
 //! whole id, a session's number (`001`, or its tail such as `21-001`), or a
 //! unique beginning of at least [`MIN_PREFIX`] characters, as git takes
 //! commit ids. Pure: the caller looks up the ids an abbreviation matches and
@@ -24,6 +24,8 @@ pub const THREAD_ID_HELP: &str =
 pub enum Kind {
     Session,
     Thread,
+    /// Walkthrough ids are made as thread ids are, and read by their rule.
+    Walkthrough,
 }
 
 impl Kind {
@@ -31,6 +33,7 @@ impl Kind {
         match self {
             Kind::Session => "review session",
             Kind::Thread => "thread",
+            Kind::Walkthrough => "walkthrough",
         }
     }
 
@@ -41,6 +44,9 @@ impl Kind {
             }
             Kind::Thread => {
                 "thread ids look like 970f5fa9-6d1e-4c7a-9a55-2f0c3b8e1d42: give the whole id or at least 4 characters of its beginning"
+            }
+            Kind::Walkthrough => {
+                "walkthrough ids look like 970f5fa9-6d1e-4c7a-9a55-2f0c3b8e1d42: give the whole id or at least 4 characters of its beginning"
             }
         }
     }
@@ -53,6 +59,7 @@ impl Kind {
                  number such as 001, or at least 4 characters of its beginning)"
             }
             Kind::Thread => "get_feedback lists the open threads with their ids",
+            Kind::Walkthrough => "`parley walkthrough list` lists the walkthroughs with their ids",
         }
     }
 }
@@ -116,12 +123,16 @@ pub fn read(kind: Kind, given: &str) -> Result<Given, IdError> {
         // A number (`001`, `21-001`) is matched whatever its length; a
         // beginning must be long enough ([`abbreviates_session`]).
         Kind::Session => Ok(Given::Abbreviated(owned())),
-        Kind::Thread if is_thread_id(&given.to_ascii_lowercase()) => Ok(Given::Whole(given.to_ascii_lowercase())),
-        Kind::Thread if !given.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') || given.len() > 36 => {
+        Kind::Thread | Kind::Walkthrough if is_thread_id(&given.to_ascii_lowercase()) => {
+            Ok(Given::Whole(given.to_ascii_lowercase()))
+        }
+        Kind::Thread | Kind::Walkthrough
+            if !given.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-') || given.len() > 36 =>
+        {
             Err(IdError::Malformed { kind, given: owned() })
         }
-        Kind::Thread if given.len() < MIN_PREFIX => Err(IdError::TooShort { kind, given: owned() }),
-        Kind::Thread => Ok(Given::Abbreviated(given.to_ascii_lowercase())),
+        Kind::Thread | Kind::Walkthrough if given.len() < MIN_PREFIX => Err(IdError::TooShort { kind, given: owned() }),
+        Kind::Thread | Kind::Walkthrough => Ok(Given::Abbreviated(given.to_ascii_lowercase())),
     }
 }
 
@@ -199,6 +210,12 @@ mod tests {
             unknown.to_string(),
             "no thread matches \"abcd\"; get_feedback lists the open threads with their ids"
         );
+        let walkthrough = read(Kind::Walkthrough, "970F").map(|_| pick(Kind::Walkthrough, "970f", vec![]));
+        assert_eq!(
+            walkthrough.expect("read as a thread id is").expect_err("none").to_string(),
+            "no walkthrough matches \"970f\"; `parley walkthrough list` lists the walkthroughs with their ids"
+        );
+        assert!(read(Kind::Walkthrough, "9a").expect_err("short").to_string().contains("walkthrough ids look like"));
         let unknown = pick(Kind::Session, "999", vec![]).expect_err("none");
         assert!(unknown.to_string().starts_with("no review session matches \"999\""), "{unknown}");
         let two = pick(Kind::Session, "001", vec!["2026-11-22-001".into(), "2026-11-21-001".into()]).expect_err("two");

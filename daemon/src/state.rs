@@ -407,6 +407,7 @@ impl std::fmt::Debug for EditOfSession {
 pub struct Imported {
     pub reviews: usize,
     pub threads: usize,
+    pub walkthroughs: usize,
     pub files: Vec<PathBuf>,
 }
 
@@ -1261,11 +1262,14 @@ impl State {
     /// read back from the store into memory.
     fn import(&mut self, export: Box<crate::store::Export>, reply: oneshot::Sender<Result<Imported, String>>) {
         let reviews = export.reviews.len();
+        let walkthroughs = export.walkthroughs.len();
         let threads = export.threads.iter().map(|t| t.id().to_owned()).collect();
-        self.stage(crate::store::Write::Import(export), durable::Effect::Import { reviews, threads, reply });
+        let effect = durable::Effect::Import { reviews, threads, walkthroughs, reply };
+        self.stage(crate::store::Write::Import(export), effect);
     }
 
-    /// Replaces the reviews and sessions in memory with what the store holds,
+    /// Replaces the reviews, sessions and walkthroughs in memory with what
+    /// the store holds (the walkthroughs' waiting clicks indexed again),
     /// and reads the threads `ids` from it (an import may have replaced
     /// threads memory held); answers their files that have open threads (to
     /// watch). Only the imported threads are read again: reading every thread
@@ -1274,11 +1278,16 @@ impl State {
     fn reload_imported(&mut self, ids: &[String]) -> Result<Vec<PathBuf>, String> {
         let read = || -> Result<_, crate::store::StoreError> {
             let threads = ids.iter().map(|id| self.store.thread_without_context(id)).collect::<Result<Vec<_>, _>>()?;
-            Ok((self.store.reviews()?, threads, self.store.sessions()?))
+            Ok((self.store.reviews()?, threads, self.store.sessions()?, self.store.walkthroughs()?))
         };
-        let (all_reviews, threads, all_sessions) = read().map_err(|e| e.to_string())?;
+        let (all_reviews, threads, all_sessions, all_walkthroughs) = read().map_err(|e| e.to_string())?;
         self.reviews = all_reviews.into_iter().map(|r| (r.base.clone(), r)).collect();
         self.sessions = all_sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
+        self.walkthroughs = all_walkthroughs.into_iter().map(|w| (w.id.clone(), w)).collect();
+        let walkthroughs: Vec<_> = self.walkthroughs.values().cloned().collect();
+        for walkthrough in &walkthroughs {
+            self.note_clicks(walkthrough);
+        }
         let files = self.replace_threads(threads.into_iter().flatten());
         crate::memory::return_freed_memory();
         Ok(files)

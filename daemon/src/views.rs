@@ -253,6 +253,10 @@ pub fn walkthrough(w: &crate::walkthrough::Walkthrough) -> wire::Walkthrough {
                     range: range.clone(),
                     exclude_staged: *exclude_staged,
                     exclude_unstaged: *exclude_unstaged,
+                    scope: problem
+                        .is_none()
+                        .then(|| crate::walkthrough::diff_scope::scope(range, *exclude_staged, *exclude_unstaged).ok())
+                        .flatten(),
                     problem: problem.clone(),
                 }
             }

@@ -2,9 +2,11 @@
 //! blocks (`mermaid`, `comment`, `gitdiff`, `action`) found and read, and the
 //! locations its comments name parsed. Pure functions: resolving a location
 //! against the files or an editor is the use case's work. `stored` is the
-//! walkthrough as the daemon keeps it once presented.
+//! walkthrough as the daemon keeps it once presented; `diff_scope` what a
+//! gitdiff block shows, its exclude flags applied.
 
 pub mod blocks;
+pub mod diff_scope;
 pub mod location;
 pub mod stored;
 

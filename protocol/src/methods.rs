@@ -795,6 +795,9 @@ pub struct ExportDocument {
     pub threads: Vec<serde_json::Value>,
     #[serde(default)]
     pub sessions: Vec<serde_json::Value>,
+    /// Each walkthrough's current revision (absent from earlier exports).
+    #[serde(default)]
+    pub walkthroughs: Vec<serde_json::Value>,
 }
 
 /// The file `store/export_file` writes or `store/import_file` reads.
@@ -814,6 +817,9 @@ pub struct ExportFileResult {
     pub reviews: usize,
     pub threads: usize,
     pub sessions: usize,
+    /// Absent from earlier daemons.
+    #[serde(default)]
+    pub walkthroughs: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -821,6 +827,9 @@ pub struct ImportResult {
     /// How many reviews and threads the document held.
     pub reviews: usize,
     pub threads: usize,
+    /// How many walkthroughs it held (absent from earlier daemons).
+    #[serde(default)]
+    pub walkthroughs: usize,
 }
 
 /// CLI → daemon request: run a review round (the same pipeline as the
@@ -1859,7 +1868,14 @@ pub enum WalkthroughBlock {
         exclude_staged: bool,
         #[serde(default)]
         exclude_unstaged: bool,
-        /// Why the range cannot be shown (git does not know it).
+        /// What Parley's diff review shows for it, the exclude flags
+        /// applied: `all` (the working tree against HEAD), `staged`,
+        /// `unstaged`, a commit (the working tree against it) or a range.
+        /// Absent when it cannot be shown.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<String>,
+        /// Why the range cannot be shown (git does not know it, the flags
+        /// leave nothing of it, it holds no change).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         problem: Option<String>,
     },

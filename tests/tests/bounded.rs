@@ -146,7 +146,7 @@ async fn a_store_over_16_mib_with_huge_old_comments_lists_exports_and_imports() 
     std::fs::write(work.join("old.json"), serde_json::to_vec(&export).expect("json")).expect("write");
     let (code, out, err) = cli_in(&sandbox, work, &["import", "old.json"]);
     assert_eq!(code, 0, "a 45 MiB import: {err}");
-    assert!(String::from_utf8_lossy(&out).contains("Imported 0 review(s) and 3 thread(s)"), "{err}");
+    assert!(String::from_utf8_lossy(&out).contains("Imported 0 review(s), 3 thread(s) and 0 walkthrough(s)"), "{err}");
 
     // Every listing still answers, each comment cut to the limit with a marker.
     let listed = editor.call("feedback/list", json!({"limit": 10})).await;
@@ -167,7 +167,7 @@ async fn a_store_over_16_mib_with_huge_old_comments_lists_exports_and_imports() 
     // Exported whole to a file and to stdout, both over 16 MiB.
     let (code, _, err) = cli_in(&sandbox, work, &["export", "big.json"]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("Exported 0 review(s), 3 thread(s) and 0 session(s)"), "{err}");
+    assert!(err.contains("Exported 0 review(s), 3 thread(s), 0 session(s) and 0 walkthrough(s)"), "{err}");
     let size = std::fs::metadata(work.join("big.json")).expect("exported").len() as usize;
     assert!(size > 45 * MIB, "{size} bytes");
     let (code, stdout, err) = cli_in(&sandbox, work, &["export"]);
@@ -228,7 +228,7 @@ async fn import_and_export_name_what_is_wrong_with_the_file() {
     });
     let (code, out, err) = cli_in(&sandbox, work, &["import", "pipe.json"]);
     assert_eq!(code, 0, "{err}");
-    assert!(String::from_utf8_lossy(&out).contains("Imported 0 review(s) and 0 thread(s)"));
+    assert!(String::from_utf8_lossy(&out).contains("Imported 0 review(s), 0 thread(s) and 0 walkthrough(s)"));
     writer.join().expect("writer").expect("write the FIFO");
 }
 

@@ -232,3 +232,215 @@ async fn a_click_reaches_the_presenting_agent_and_its_receipt_moves_on() {
     let shown = get(&mut editor, &repo).await;
     assert_eq!(block(&shown, 3)["clicks"][0]["state"], "read", "{shown:#}");
 }
+
+#[tokio::test]
+async fn at_the_terminal_a_person_clicks_a_button_and_exports_the_walkthrough_as_a_codetour() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let agent = sandbox.agent(&repo).await;
+    let content = walkthrough(&[("src/auth.rs:2-3", "Both reads happen here."), ("src/token.rs:1", "The reader.")]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+
+    // Ids are read by the rule every id follows.
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", "zz-top", "5"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("\"zz-top\" is not a walkthrough id"), "{stderr}");
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", "0000", "5"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("no walkthrough matches \"0000\"") && stderr.contains("parley walkthrough list"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", &id[..6], "0"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("block 0") && stderr.contains("not an action"), "{stderr}");
+
+    let (code, clicked, stderr) = sandbox.cli(&["walkthrough", "act", &id[..6], "5"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        clicked.starts_with("Clicked \"Run the tests\" in walkthrough ") && clicked.contains("waits for"),
+        "{clicked}"
+    );
+    let told = agent.call("get_feedback_summary", json!({})).await;
+    let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    let note = note.join("\n");
+    assert!(note.contains("clicked \"Run the tests\"") && note.contains("tell me what fails"), "{note}");
+
+    // The tour: each placed comment a step on its lines, in order.
+    let (code, printed, stderr) = sandbox.cli(&["walkthrough", "export", &id]);
+    assert_eq!(code, 0, "{stderr}");
+    let tour: Value = serde_json::from_str(&printed).expect("a .tour is JSON");
+    assert_eq!(tour["title"], "Token refactor");
+    assert_eq!(tour["$schema"], "https://aka.ms/codetour-schema");
+    assert!(tour["ref"].as_str().is_some_and(|r| r.len() == 40), "{tour:#}");
+    let steps = tour["steps"].as_array().expect("steps");
+    assert_eq!((&steps[0]["file"], &steps[0]["line"]), (&json!("src/auth.rs"), &json!(3)), "{tour:#}");
+    assert_eq!(steps[0]["selection"]["start"]["line"], 2);
+    let intro = steps[0]["description"].as_str().expect("text");
+    assert!(intro.starts_with("# Token refactor") && intro.contains("```mermaid"), "{intro}");
+    assert!(intro.ends_with("Both reads happen here."), "{intro}");
+    assert_eq!((&steps[1]["file"], &steps[1]["line"]), (&json!("src/token.rs"), &json!(1)));
+    assert!(steps[2]["description"].as_str().is_some_and(|d| d.contains("\"Run the tests\"")), "{tour:#}");
+
+    let out = repo.join(".tours/tokens.tour");
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "export", &id, "--out", out.to_str().expect("utf-8")]);
+    assert_ne!(code, 0, "no .tours folder yet");
+    assert!(stderr.contains("cannot write") && stderr.contains("a folder that exists"), "{stderr}");
+    std::fs::create_dir(repo.join(".tours")).expect("mkdir");
+    let (code, said, stderr) = sandbox.cli(&["walkthrough", "export", &id, "--out", out.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(said.contains("as a CodeTour tour of 3 step(s)"), "{said}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("written")).expect("JSON");
+    assert_eq!(written["steps"], tour["steps"]);
+}
+
+#[tokio::test]
+async fn a_backup_carries_walkthroughs_with_their_waiting_clicks_and_refuses_a_bad_one_whole() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let _daemon = sandbox.start_daemon();
+    let agent = sandbox.agent(&repo).await;
+    let content = walkthrough(&[("src/auth.rs:2", "The first read.")]);
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+    let name = agent_name(&sandbox).await;
+    drop(agent);
+    // The agent has gone; the click waits for it.
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "act", &id, "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    let backup = sandbox.dir.path().join("backup.json");
+    let (code, _, stderr) = sandbox.cli(&["export", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("and 1 walkthrough(s)"), "{stderr}");
+    let text = std::fs::read_to_string(&backup).expect("read");
+    let export: Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(export["walkthroughs"][0]["id"], json!(id), "{export:#}");
+
+    // A record whose comment leads outside its workspace refuses the whole file.
+    let other = Sandbox::new();
+    let _other_daemon = other.start_daemon();
+    let bad = other.dir.path().join("bad.json");
+    let (head, walkthroughs) = text.split_once("\"walkthroughs\":[").expect("the walkthroughs");
+    let walkthroughs = walkthroughs.replacen("\"path\":\"src/auth.rs\"", "\"path\":\"../../etc/passwd\"", 1);
+    std::fs::write(&bad, format!("{head}\"walkthroughs\":[{walkthroughs}")).expect("write");
+    let (code, _, stderr) = other.cli(&["import", bad.to_str().expect("utf-8")]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("nothing was imported") && stderr.contains("walkthrough 1"), "{stderr}");
+    let (_, listed, _) = other.cli(&["walkthrough", "list"]);
+    assert!(listed.contains("No walkthrough yet"), "{listed}");
+
+    let (code, said, stderr) = other.cli(&["import", backup.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(said.contains("1 thread(s) and 1 walkthrough(s)"), "{said}");
+    let (code, shown, stderr) = other.cli(&["walkthrough", "show", &id[..8], "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let shown = serde_json::from_str::<Value>(&shown).expect("JSON")["walkthrough"].clone();
+    assert_eq!(shown["title"], "Token refactor");
+    assert_eq!(block(&shown, 4)["clicks"][0]["state"], "waiting", "{shown:#}");
+    assert!(block(&shown, 1)["places"][0]["thread_id"].is_string(), "{shown:#}");
+
+    // The agent of the same name, at work in the other daemon, is told of it.
+    let agent = other.agent(&repo).await;
+    let told = agent.call("get_feedback_summary", json!({})).await;
+    let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    let there = agent_name(&other).await;
+    assert!(note.join("\n").contains("clicked \"Run the tests\""), "{there} (was {name}) was told: {note:#?}");
+}
+
+async fn agent_name(sandbox: &Sandbox) -> String {
+    let mut editor = sandbox.editor("vscode", &[]).await;
+    let listed = editor.call("agents/list", json!({})).await;
+    listed["agents"][0]["name"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_gitdiffs_exclude_flags_narrow_the_diff_it_shows_or_are_refused_saying_why() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    std::fs::write(repo.join("src/token.rs"), format!("{TOKEN}// unstaged\n")).expect("edit");
+    let agent = sandbox.agent(&repo).await;
+    let gitdiff = |range: &str, flags: &str| format!("```gitdiff\nrange: {range}\n{flags}```\n\n");
+    let content = [
+        "# Diffs\n\n".to_owned(),
+        gitdiff("working", "exclude_staged: true\n"),
+        gitdiff("working", "exclude_staged: true\nexclude_unstaged: true\n"),
+        gitdiff("HEAD~1..HEAD", "exclude_staged: true\nexclude_unstaged: true\n"),
+        gitdiff("HEAD~1", "exclude_unstaged: true\n"),
+        gitdiff("HEAD~1", "exclude_staged: true\nexclude_unstaged: true\n"),
+        gitdiff("working", "exclude_unstaged: true\n"),
+    ]
+    .concat();
+    let answer = agent.call_ok("present_walkthrough", json!({"content": content})).await;
+    let problems = answer["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 3, "{answer:#}");
+    assert!(problems[0].as_str().is_some_and(|p| p.starts_with("block 1:") && p.contains("leaves nothing to show")));
+    assert!(problems[1].as_str().is_some_and(|p| p.starts_with("block 3:") && p.contains("write `HEAD~1..HEAD`")));
+    assert!(
+        problems[2].as_str().is_some_and(|p| p.starts_with("block 5:") && p.contains("holds no change now")),
+        "nothing is staged: {answer:#}"
+    );
+
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let shown = get(&mut editor, &repo).await;
+    let scope = |i: usize| block(&shown, i)["scope"].clone();
+    assert_eq!(scope(0), "unstaged", "{shown:#}");
+    assert!(scope(1).is_null() && scope(3).is_null() && scope(5).is_null(), "{shown:#}");
+    assert_eq!(scope(2), "HEAD~1..HEAD", "a range of commits holds neither: {shown:#}");
+    assert_eq!(scope(4), "HEAD~1..HEAD", "a commit without both is its commits: {shown:#}");
+    let folder = repo.to_str().expect("a text path");
+    let (code, printed, stderr) = sandbox.cli(&["walkthrough", "show", "--workspace", folder]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(printed.contains("[0] the change working (`git diff`)"), "{printed}");
+    assert!(printed.contains("[4] the change HEAD~1 (`git diff HEAD~1..HEAD`)"), "{printed}");
+}
+
+/// The Python SDK's scenario (tests/clients/py_walkthrough.py): every block
+/// kind, good and bad locations, the comments read back as threads, and a
+/// person's reply and click reaching the agent. The SDK is installed by
+/// `scripts/test` into `.test-deps/`; when it is missing this test fails.
+#[tokio::test]
+async fn the_python_sdk_presents_a_walkthrough_and_hears_the_reply_and_the_click() {
+    let sandbox = Sandbox::new();
+    let main = "fn main() {\n    greet();\n}\n";
+    let repo = sandbox.repo("ws", &[("src/main.rs", "fn main() {\n}\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    std::fs::write(repo.join("src/main.rs"), main).expect("write");
+    std::fs::write(repo.join("src/greet.rs"), "pub fn greet() {\n    println!(\"greet\");\n}\n").expect("write");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "greet"]);
+    let _daemon = sandbox.start_daemon();
+    let mut command = tokio::process::Command::new(parley_tests::test_dep("py/bin/python"));
+    command
+        .arg(parley_tests::repo_root().join("tests/clients/py_walkthrough.py"))
+        .arg(parley_tests::bin("parley-mcp"))
+        .arg(&repo)
+        .env("PARLEY_SOCKET", &sandbox.socket)
+        .env("PARLEY_DATA_DIR", &sandbox.data)
+        .env("PARLEY_DAEMON", parley_tests::bin("parley"))
+        // The script runs from the source tree, which must stay free of __pycache__.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let deadline = std::time::Duration::from_secs(120);
+    let output = tokio::time::timeout(deadline, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("the Python SDK scenario did not finish within {deadline:?}"))
+        .expect("start the Python SDK's interpreter");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let totals = stdout.lines().rev().find(|line| line.ends_with(" failed")).unwrap_or("no totals line");
+    assert!(
+        output.status.success() && totals.ends_with(" passed, 0 failed") && !totals.starts_with("0 passed"),
+        "the Python SDK scenario failed ({}, {totals}).\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        output.status,
+    );
+    // Its click, as the daemon keeps it: delivered to the agent with its tool answer.
+    let (code, shown, stderr) =
+        sandbox.cli(&["walkthrough", "show", "--json", "--workspace", repo.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{stderr}");
+    let shown = serde_json::from_str::<Value>(&shown).expect("JSON")["walkthrough"].clone();
+    let click = &block(&shown, 8)["clicks"][0];
+    assert_eq!(click["via"], "tool-answer", "{shown:#}");
+}

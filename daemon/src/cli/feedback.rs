@@ -309,10 +309,11 @@ pub async fn export(file: Option<PathBuf>) -> anyhow::Result<i32> {
         let written: wire::ExportFileResult =
             client().await?.call(wire::STORE_EXPORT_FILE, json!({ "path": path })).await.context("cannot export")?;
         eprintln!(
-            "Exported {} review(s), {} thread(s) and {} session(s) to {} ({}).",
+            "Exported {} review(s), {} thread(s), {} session(s) and {} walkthrough(s) to {} ({}).",
             written.reviews,
             written.threads,
             written.sessions,
+            written.walkthroughs,
             file.as_deref().unwrap_or(path).display(),
             size(written.bytes)
         );
@@ -376,7 +377,13 @@ pub async fn import(file: &Path) -> anyhow::Result<i32> {
         .call(wire::STORE_IMPORT_FILE, json!({ "path": readable }))
         .await
         .with_context(|| format!("cannot import {}", file.display()))?;
-    say!("Imported {} review(s) and {} thread(s) from {}.", counts.reviews, counts.threads, file.display());
+    say!(
+        "Imported {} review(s), {} thread(s) and {} walkthrough(s) from {}.",
+        counts.reviews,
+        counts.threads,
+        counts.walkthroughs,
+        file.display()
+    );
     Ok(0)
 }
 

@@ -1,5 +1,9 @@
-//! `parley walkthrough show|list`: an agent's walkthroughs at the terminal,
-//! each comment with the lines it was placed on or why it was not.
+//! `parley walkthrough show|list|act|export`: an agent's walkthroughs at the
+//! terminal, each comment with the lines it was placed on or why it was not;
+//! a click of one of their buttons; one written as a CodeTour `.tour` file
+//! (`tour`).
+
+mod tour;
 
 use std::path::Path;
 
@@ -89,9 +93,12 @@ fn print_block(block: &WalkthroughBlock) {
                 say!("    {line}");
             }
         }
-        WalkthroughBlock::Gitdiff { index, range, problem, .. } => match problem {
-            Some(why) => say!("[{index}] the change {range}: cannot be shown: {why}"),
-            None => say!("[{index}] the change {range} (`git diff {range}`)"),
+        WalkthroughBlock::Gitdiff { index, range, problem, scope, .. } => match (problem, scope) {
+            (Some(why), _) => say!("[{index}] the change {range}: cannot be shown: {why}"),
+            (None, Some(scope)) => {
+                say!("[{index}] the change {range} (`{}`)", crate::walkthrough::diff_scope::git_command(scope))
+            }
+            (None, None) => say!("[{index}] the change {range}"),
         },
         WalkthroughBlock::Action { index, button, clicks, problem, .. } => {
             if let Some(why) = problem {
@@ -131,5 +138,58 @@ pub async fn list(json: bool) -> anyhow::Result<i32> {
             w.workspace.display()
         );
     }
+    Ok(0)
+}
+
+/// `parley walkthrough act ID INDEX`: a person clicks action block `INDEX`;
+/// its message goes to the agent that presented the walkthrough.
+pub async fn act(id: &str, index: usize, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let params = json!({ "id": id, "block_index": index, "author": crate::config::user_name() });
+    let acted: wire::WalkthroughActResult = client
+        .call(wire::WALKTHROUGH_ACT, params)
+        .await
+        .with_context(|| format!("cannot click block {index} of walkthrough {id}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&acted)?);
+        return Ok(0);
+    }
+    let w = &acted.walkthrough;
+    let button = w.blocks.iter().find_map(|b| match b {
+        WalkthroughBlock::Action { index: i, button, .. } if *i == index => Some(button.as_str()),
+        _ => None,
+    });
+    let stands = match acted.click.state.as_str() {
+        "waiting" => format!(
+            "its message waits for {} (`parley walkthrough show {}` shows where it stands)",
+            w.presented_by, w.id
+        ),
+        state => format!("its message is {state} ({})", acted.click.via.as_deref().unwrap_or("")),
+    };
+    say!("Clicked \"{}\" in walkthrough {} ({}): {stands}.", button.unwrap_or("?"), w.id, w.title);
+    Ok(0)
+}
+
+/// `parley walkthrough export ID [--out FILE]`: the walkthrough as a
+/// CodeTour `.tour` file, to FILE or standard output.
+pub async fn export(id: &str, out: Option<&Path>) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let result: wire::WalkthroughGetResult = client.call(wire::WALKTHROUGH_GET, json!({ "id": id })).await?;
+    let walkthrough = result.walkthrough.with_context(|| format!("there is no walkthrough {id}"))?;
+    let text = serde_json::to_string_pretty(&tour::tour(&walkthrough))? + "\n";
+    let Some(out) = out else {
+        print!("{text}");
+        return Ok(0);
+    };
+    std::fs::write(out, &text).with_context(|| {
+        format!("cannot write {}: give a file in a folder that exists (CodeTour reads .tours/*.tour)", out.display())
+    })?;
+    say!(
+        "Wrote walkthrough {} ({}) to {} as a CodeTour tour of {} step(s).",
+        walkthrough.id,
+        walkthrough.title,
+        out.display(),
+        tour::tour(&walkthrough).steps()
+    );
     Ok(0)
 }

@@ -490,17 +490,18 @@ async fn store_export_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<
         reviews: written.counts.reviews,
         threads: written.counts.threads,
         sessions: written.counts.sessions,
+        walkthroughs: written.counts.walkthroughs,
     })
 }
 
 async fn store_import_file(peer: &Peer<'_>, p: wire::StoreFileParams) -> Result<wire::ImportResult, ErrorObject> {
     let counts = backup::import_from(peer.cx, &p.path).await?;
-    Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads })
+    Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads, walkthroughs: counts.walkthroughs })
 }
 
 async fn store_import(peer: &Peer<'_>, p: wire::ExportDocument) -> Result<wire::ImportResult, ErrorObject> {
     let counts = backup::import(peer.cx, p).await?;
-    Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads })
+    Ok(wire::ImportResult { reviews: counts.reviews, threads: counts.threads, walkthroughs: counts.walkthroughs })
 }
 
 async fn sessions_list(peer: &Peer<'_>, p: wire::SessionsListParams) -> Result<wire::SessionsResult, ErrorObject> {

@@ -88,6 +88,7 @@ pub(super) enum Effect {
         reviews: usize,
         /// The ids of the threads imported.
         threads: Vec<String>,
+        walkthroughs: usize,
         reply: oneshot::Sender<Result<Imported, String>>,
     },
 }
@@ -247,9 +248,10 @@ impl State {
                 self.settle_walkthrough(&walkthrough);
                 let _ = reply.send(Ok(*walkthrough));
             }
-            Effect::Import { reviews, threads, reply } => {
+            Effect::Import { reviews, threads, walkthroughs, reply } => {
                 let imported = self.reload_imported(&threads);
-                let _ = reply.send(imported.map(|files| Imported { reviews, threads: threads.len(), files }));
+                let _ =
+                    reply.send(imported.map(|files| Imported { reviews, threads: threads.len(), walkthroughs, files }));
             }
         }
     }

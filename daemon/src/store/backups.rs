@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use parley_shim::daemon_start::owner_only;
 
 use super::permissions::{create_private_dir, tighten};
-use super::records::{Export, ReviewRecord, SessionRecord, ThreadRecord};
+use super::records::{Export, ReviewRecord, SessionRecord, ThreadRecord, WalkthroughRecord};
 use super::{Store, StoreError};
 use crate::feedback::Thread;
 use crate::reviews::Review;
@@ -16,8 +16,9 @@ use crate::reviews::Review;
 const BACKUPS_KEPT: usize = 5;
 
 impl Store {
-    /// Everything a user would want back: reviews and threads (snapshots are
-    /// a cache and are left out).
+    /// Everything a user would want back: reviews, threads, sessions and
+    /// walkthroughs (their current revisions; snapshots are a cache and are
+    /// left out).
     pub fn export(&self) -> Result<Export, StoreError> {
         let trees = self.trees()?;
         let reviews =
@@ -27,6 +28,8 @@ impl Store {
         let mut export = Export::new(reviews, threads);
         export.sessions =
             trees.sessions.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
+        export.walkthroughs =
+            trees.walkthroughs.iter().map(|e| Ok(serde_json::from_slice(&e?.1)?)).collect::<Result<_, StoreError>>()?;
         Ok(export)
     }
 
@@ -51,10 +54,12 @@ impl Store {
         let threads = copy_records::<ThreadRecord>(&trees.threads, &mut write)?;
         write(br#"],"sessions":["#)?;
         let sessions = copy_records::<SessionRecord>(&trees.sessions, &mut write)?;
+        write(br#"],"walkthroughs":["#)?;
+        let walkthroughs = copy_records::<WalkthroughRecord>(&trees.walkthroughs, &mut write)?;
         write(b"]}")?;
         std::io::Write::flush(out).map_err(failed)?;
         out.get_ref().sync_all().map_err(failed)?;
-        Ok(ExportCounts { reviews, threads, sessions })
+        Ok(ExportCounts { reviews, threads, sessions, walkthroughs })
     }
 
     /// Writes what [`Store::export`] gives to `path`, a record at a time (so
@@ -83,7 +88,8 @@ impl Store {
     }
 
     /// Adds (or replaces, by key) everything in an export; returns how many
-    /// reviews and threads it held.
+    /// reviews and threads it held. A walkthrough imported is its current
+    /// revision and a kept one.
     pub fn import(&self, export: Export) -> Result<(usize, usize), StoreError> {
         let counts = (export.reviews.len(), export.threads.len());
         for review in export.reviews {
@@ -96,6 +102,9 @@ impl Store {
         }
         for SessionRecord::V1(session) in export.sessions {
             self.put_session(&session)?;
+        }
+        for WalkthroughRecord::V1(walkthrough) in export.walkthroughs {
+            self.put_walkthrough(&walkthrough)?;
         }
         Ok(counts)
     }
@@ -173,6 +182,7 @@ pub struct ExportCounts {
     pub reviews: usize,
     pub threads: usize,
     pub sessions: usize,
+    pub walkthroughs: usize,
 }
 
 #[cfg(test)]

@@ -43,7 +43,9 @@ impl Write {
     /// How many records it writes.
     pub(super) fn records(&self) -> usize {
         match self {
-            Write::Import(export) => export.reviews.len() + export.threads.len() + export.sessions.len(),
+            Write::Import(export) => {
+                export.reviews.len() + export.threads.len() + export.sessions.len() + export.walkthroughs.len()
+            }
             _ => 1,
         }
     }

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::backups::newest_backup;
-use super::records::{Export, ReviewRecord, SessionRecord, ThreadRecord};
+use super::records::{Export, ReviewRecord, SessionRecord, ThreadRecord, WalkthroughRecord};
 use super::{Store, StoreError, Trees};
 use crate::feedback::Thread;
 use crate::reviews::Review;
@@ -99,14 +99,24 @@ impl Store {
                 missing.sessions.push(SessionRecord::V1(session));
             }
         }
-        if missing.reviews.is_empty() && missing.threads.is_empty() && missing.sessions.is_empty() {
+        for WalkthroughRecord::V1(walkthrough) in export.walkthroughs {
+            if !trees.walkthroughs.contains_key(walkthrough.id.as_bytes())? {
+                missing.walkthroughs.push(WalkthroughRecord::V1(walkthrough));
+            }
+        }
+        if missing.reviews.is_empty()
+            && missing.threads.is_empty()
+            && missing.sessions.is_empty()
+            && missing.walkthroughs.is_empty()
+        {
             return Ok(None);
         }
         let cause = format!(
-            "{} review(s), {} thread(s) and {} session(s) from the backup were missing",
+            "{} review(s), {} thread(s), {} session(s) and {} walkthrough(s) from the backup were missing",
             missing.reviews.len(),
             missing.threads.len(),
-            missing.sessions.len()
+            missing.sessions.len(),
+            missing.walkthroughs.len()
         );
         self.import(missing)?;
         trees.db.flush().map_err(|e| self.failed(e))?;
@@ -132,6 +142,8 @@ struct BackupKeys {
     threads: Vec<RecordKey>,
     #[serde(default)]
     sessions: Vec<RecordKey>,
+    #[serde(default)]
+    walkthroughs: Vec<RecordKey>,
 }
 
 /// A review's `base`, or a thread's or a session's `id`.
@@ -157,7 +169,12 @@ impl BackupKeys {
                 return Ok(false);
             }
         }
-        for (records, tree) in [(&self.threads, &trees.threads), (&self.sessions, &trees.sessions)] {
+        let by_id = [
+            (&self.threads, &trees.threads),
+            (&self.sessions, &trees.sessions),
+            (&self.walkthroughs, &trees.walkthroughs),
+        ];
+        for (records, tree) in by_id {
             for record in records {
                 if !holds(tree, record.id.as_ref().map(String::as_bytes))? {
                     return Ok(false);

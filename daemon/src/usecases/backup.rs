@@ -33,7 +33,7 @@ impl From<Stopped> for BackupError {
     }
 }
 
-/// Every review, thread and session, as the export format has them (the
+/// Every review, thread, session and walkthrough, as the export format has them (the
 /// hub's `store/export` document).
 pub async fn export(cx: &Context) -> Result<ExportDocument, BackupError> {
     let export = cx.store.export().map_err(|e| BackupError::Store(e.to_string()));
@@ -115,6 +115,7 @@ fn checked(path: &Path) -> Result<PathBuf, BackupError> {
 pub struct ImportCounts {
     pub reviews: usize,
     pub threads: usize,
+    pub walkthroughs: usize,
 }
 
 /// Adds (or replaces, by key) everything in `document` (the hub's
@@ -143,5 +144,5 @@ async fn import_records(cx: &Context, export: Export) -> Result<ImportCounts, Ba
     // The threads it brought sit among what reading them freed: once a
     // series of imports is over, the state owner compacts them and the store
     // reopens to let go of what it wrote.
-    Ok(ImportCounts { reviews: imported.reviews, threads: imported.threads })
+    Ok(ImportCounts { reviews: imported.reviews, threads: imported.threads, walkthroughs: imported.walkthroughs })
 }

@@ -1,12 +1,12 @@
 //! Ids as people and agents type them, resolved by the one rule of `ids`
-//! against the sessions and threads the daemon holds: the command line, the
+//! against the sessions, threads and walkthroughs the daemon holds: the command line, the
 //! editors and the MCP tools all come here.
 
 use std::path::Path;
 
 use super::Context;
 use crate::feedback::FeedbackError;
-use crate::ids::{self, Given, IdError, Kind};
+use crate::ids::{self, ABBREVIATION_MATCHES, Given, IdError, Kind};
 use crate::state::Stopped;
 
 /// Why a typed id could not be resolved.
@@ -40,6 +40,20 @@ pub async fn session(cx: &Context, given: &str, repository: Option<&Path>) -> Re
         Given::Abbreviated(abbreviation) => {
             let found = cx.state.session_ids_matching(abbreviation.clone(), repository.map(Path::to_owned)).await?;
             Ok(ids::pick(Kind::Session, &abbreviation, found)?)
+        }
+    }
+}
+
+/// The walkthrough `given` names: a whole id, or a unique beginning of one.
+/// A whole id is answered as it is; the caller finds it (or says it is gone).
+pub async fn walkthrough(cx: &Context, given: &str) -> Result<String, LookupError> {
+    match ids::read(Kind::Walkthrough, given)? {
+        Given::Whole(id) => Ok(id),
+        Given::Abbreviated(prefix) => {
+            let all = cx.state.walkthroughs(None).await?;
+            let found =
+                all.into_iter().map(|w| w.id).filter(|id| id.starts_with(&prefix)).take(ABBREVIATION_MATCHES).collect();
+            Ok(ids::pick(Kind::Walkthrough, &prefix, found)?)
         }
     }
 }

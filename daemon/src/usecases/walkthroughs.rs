@@ -38,6 +38,16 @@ impl From<Stopped> for WalkthroughError {
     }
 }
 
+impl From<super::ids::LookupError> for WalkthroughError {
+    fn from(error: super::ids::LookupError) -> Self {
+        match error {
+            super::ids::LookupError::Id(e) if e.is_unknown() => WalkthroughError::NotFound(e.to_string()),
+            super::ids::LookupError::Id(e) => WalkthroughError::Invalid(e.to_string()),
+            super::ids::LookupError::Stopped(_) => WalkthroughError::Stopped,
+        }
+    }
+}
+
 impl From<ClickRefused> for WalkthroughError {
     fn from(refused: ClickRefused) -> Self {
         match refused {
@@ -255,7 +265,10 @@ async fn resolve(cx: &Context, p: &Presenting, id: &str, title: &str, block: &Bl
             let problem = match (&block.problem, flags) {
                 (Some(problem), _) => Some(problem.clone()),
                 (None, Err(problem)) => Some(problem),
-                (None, Ok(_)) => check_range(&p.base, &range).await,
+                (None, Ok((staged, unstaged))) => match walkthrough::diff_scope::scope(&range, staged, unstaged) {
+                    Err(problem) => Some(problem),
+                    Ok(scope) => check_diff(&p.base, &range, scope).await,
+                },
             };
             Resolved::GitDiff { index, range, exclude_staged, exclude_unstaged, problem }
         }
@@ -343,24 +356,36 @@ async fn thread_at(
     Ok(threads::create_for_agent(cx, ask).await?.id)
 }
 
-/// Why git cannot show `range` in the repository holding `base`, if it cannot.
-async fn check_range(base: &Path, range: &str) -> Option<String> {
+/// Why the diff of `scope` (the block's `range`, its flags applied) cannot
+/// be shown from the repository holding `base`, if it cannot: git does not
+/// know the range, or the diff, computed now, holds no change.
+async fn check_diff(base: &Path, range: &str, scope: String) -> Option<String> {
     let (base, range) = (base.to_owned(), range.trim().to_owned());
     tokio::task::spawn_blocking(move || {
-        if crate::git::repo_root(&base).is_err() {
+        let Ok(root) = crate::git::repo_root(&base) else {
             return Some(format!("{} is not in a git repository, so there is no diff to show", base.display()));
-        }
-        if matches!(range.as_str(), "working" | "staged") {
-            return None;
-        }
-        let ends: Vec<&str> = match range.split_once("...").or_else(|| range.split_once("..")) {
-            Some((from, to)) => vec![from, to],
-            None => vec![range.as_str()],
         };
-        ends.into_iter()
-            .filter(|end| !end.is_empty())
-            .find_map(|end| crate::git::verify_commit(&base, end).err())
-            .map(|why| format!("{why}: write a range git knows, such as HEAD~1..HEAD, working or staged"))
+        if !matches!(scope.as_str(), "all" | "staged" | "unstaged") {
+            let ends: Vec<&str> = match scope.split_once("...").or_else(|| scope.split_once("..")) {
+                Some((from, to)) => vec![from, to],
+                None => vec![scope.as_str()],
+            };
+            let unknown = ends
+                .into_iter()
+                .filter(|end| !end.is_empty())
+                .find_map(|end| crate::git::verify_commit(&base, end).err());
+            if let Some(why) = unknown {
+                return Some(format!("{why}: write a range git knows, such as HEAD~1..HEAD, working or staged"));
+            }
+        }
+        match crate::git::capture(&root, &crate::git::Scope::parse(Some(&scope)), &[]) {
+            Ok(_) => None,
+            Err(crate::git::GitError::NoChanges { .. }) => Some(format!(
+                "`range: {range}` holds no change now (`{}` shows nothing): point at the change you made",
+                walkthrough::diff_scope::git_command(&scope)
+            )),
+            Err(e) => Some(e.to_string()),
+        }
     })
     .await
     .unwrap_or(None)
@@ -440,28 +465,15 @@ pub async fn get(
     })
 }
 
-/// The walkthrough an id or a unique beginning of one names.
+/// The walkthrough an id or a unique beginning of one names, by the rule
+/// every id follows (`crate::ids`).
 async fn find(cx: &Context, id: &str) -> Result<Walkthrough, WalkthroughError> {
-    let id = id.trim();
-    let all = list(cx, None).await?;
-    if let Some(exact) = all.iter().find(|w| w.id == id) {
-        return Ok(exact.clone());
-    }
-    if id.len() < 4 {
-        return Err(WalkthroughError::Invalid(format!(
-            "`{id}` is too short to name a walkthrough: give at least 4 characters of its id (parley walkthrough list)"
-        )));
-    }
-    let found: Vec<&Walkthrough> = all.iter().filter(|w| w.id.starts_with(id)).collect();
-    match found.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => {
-            Err(WalkthroughError::NotFound(format!("there is no walkthrough {id}: parley walkthrough list shows them")))
-        }
-        several => {
-            Err(WalkthroughError::Invalid(format!("{id} begins {} walkthrough ids: give more of it", several.len())))
-        }
-    }
+    let id = super::ids::walkthrough(cx, id).await?;
+    list(cx, None).await?.into_iter().find(|w| w.id == id).ok_or_else(|| {
+        WalkthroughError::NotFound(
+            crate::ids::IdError::Unknown { kind: crate::ids::Kind::Walkthrough, given: id }.to_string(),
+        )
+    })
 }
 
 /// A person clicks action `block_index` of walkthrough `id`: its message

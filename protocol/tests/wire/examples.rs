@@ -626,13 +626,21 @@ example!(
         reviews: vec![json!({"v": "1", "base_uri": SHOP, "content": "# Login refactor\n", "revision": 4})],
         threads: vec![json!({"v": "1", "id": "573dda29-f9f8-42f0-bf44-eb5690b0f283", "path": "src/auth.rs"})],
         sessions: vec![json!({"v": "1", "id": "2026-11-21-001", "workspace": SHOP})],
+        walkthroughs: vec![json!({"v": "1", "id": "c0a3e1f2-5b7d-4e8a-9f10-2b3c4d5e6f70", "workspace": SHOP})],
     }
 );
-example!(ImportResult, ImportResult { reviews: 1, threads: 1 });
+example!(ImportResult, ImportResult { reviews: 1, threads: 1, walkthroughs: 1 });
 example!(StoreFileParams, StoreFileParams { path: "/home/ana/parley-export.json".into() });
 example!(
     ExportFileResult,
-    ExportFileResult { path: "/home/ana/parley-export.json".into(), bytes: 48213, reviews: 2, threads: 5, sessions: 1 }
+    ExportFileResult {
+        path: "/home/ana/parley-export.json".into(),
+        bytes: 48213,
+        reviews: 2,
+        threads: 5,
+        sessions: 1,
+        walkthroughs: 1
+    }
 );
 example!(ShutdownParams, ShutdownParams { reason: Some("handover".into()) });
 example!(ShutdownResult, ShutdownResult { stopping: true });
@@ -830,6 +838,7 @@ fn walkthrough() -> Walkthrough {
                 range: "HEAD~1..HEAD".into(),
                 exclude_staged: false,
                 exclude_unstaged: false,
+                scope: Some("HEAD~1..HEAD".into()),
                 problem: None,
             },
             WalkthroughBlock::Action {

@@ -229,6 +229,9 @@ pub struct Export {
     pub threads: Vec<ThreadRecord>,
     #[serde(default)]
     pub sessions: Vec<SessionRecord>,
+    /// Each walkthrough's current revision; none in earlier exports.
+    #[serde(default)]
+    pub walkthroughs: Vec<WalkthroughRecord>,
 }
 
 impl Export {
@@ -240,6 +243,7 @@ impl Export {
             reviews,
             threads,
             sessions: Vec::new(),
+            walkthroughs: Vec::new(),
         }
     }
 }
@@ -260,6 +264,7 @@ impl TryFrom<Export> for parley_protocol::methods::ExportDocument {
             reviews: values(export.reviews)?,
             threads: values(export.threads)?,
             sessions: values(export.sessions)?,
+            walkthroughs: values(export.walkthroughs)?,
         })
     }
 }
@@ -289,6 +294,7 @@ impl TryFrom<parley_protocol::methods::ExportDocument> for Export {
             reviews: records("review", document.reviews)?,
             threads: records("thread", document.threads)?,
             sessions: records("session", document.sessions)?,
+            walkthroughs: records("walkthrough", document.walkthroughs)?,
         })
     }
 }
@@ -557,6 +563,29 @@ impl Export {
                 ));
             }
             check_workspace(&session.workspace).map_err(|e| format!("session {} ({}): {e}", n + 1, session.id))?;
+        }
+        for (n, WalkthroughRecord::V1(walkthrough)) in self.walkthroughs.iter().enumerate() {
+            let what = || format!("walkthrough {} (id {:?})", n + 1, walkthrough.id);
+            if !crate::feedback::is_thread_id(&walkthrough.id) {
+                return Err(format!(
+                    "{}: its id is not a walkthrough id (they look like 970f5fa9-6d1e-4c7a-9a55-2f0c3b8e1d42)",
+                    what()
+                ));
+            }
+            check_workspace(&walkthrough.workspace).map_err(|e| format!("{}: {e}", what()))?;
+            check_workspace(&walkthrough.base).map_err(|e| format!("{}: its base folder: {e}", what()))?;
+            let places = walkthrough.blocks.iter().flat_map(|b| match b {
+                crate::walkthrough::Resolved::Comment { places, candidates, .. } => {
+                    places.iter().chain(candidates).collect::<Vec<_>>()
+                }
+                _ => Vec::new(),
+            });
+            if let Some(bad) = places.map(|p| &p.path).find(|path| !is_relative_inside(path)) {
+                return Err(format!(
+                    "{}: its comment's path {bad:?} must be relative to its workspace and stay inside it (no leading /, no ..)",
+                    what()
+                ));
+            }
         }
         Ok(())
     }
