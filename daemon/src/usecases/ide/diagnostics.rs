@@ -212,7 +212,9 @@ fn summary(files: &[FileProblems], file: Option<&Path>, answered: &[String]) -> 
     let (errors, warnings) = (count("error"), count("warning"));
     let others = files.iter().map(|f| f.problems.len()).sum::<usize>() - errors - warnings;
     let from = answered.join(", ");
+    let any_stale = files.iter().any(|f| f.stale);
     let mut message = match (file, files.iter().all(|f| f.problems.is_empty())) {
+        (Some(file), true) if any_stale => format!("{from} reported no problems for {} yet.", file.display()),
         (Some(file), true) if !files.is_empty() => format!("No problems in {} (from {from}).", file.display()),
         (Some(file), _) if files.is_empty() => {
             format!(

@@ -486,3 +486,48 @@ export interface AgentAskResult {
   delivery: Delivery;
   thread: Thread;
 }
+
+/** symbols/find (daemon → editor): where a symbol is defined or used. */
+export interface SymbolsFindParams {
+  workspace: string;
+  name: string;
+  kind: 'definition' | 'references';
+}
+
+export interface SymbolPlace {
+  path: string;
+  range: Range;
+  name: string;
+  container?: string;
+}
+
+export interface SymbolsFindResult {
+  places: SymbolPlace[];
+}
+
+/** diagnostics/get (daemon → editor): the problems the window reports. */
+export interface DiagnosticsGetParams {
+  workspace: string;
+  path?: string;
+}
+
+export interface WireDiagnostic {
+  severity: 'error' | 'warning' | 'information' | 'hint';
+  source?: string;
+  code?: string;
+  message: string;
+  range: Range;
+}
+
+export interface FileDiagnostics {
+  path: string;
+  version: number;
+  dirty: boolean;
+  sha256?: string;
+  stale?: boolean;
+  diagnostics: WireDiagnostic[];
+}
+
+export interface DiagnosticsGetResult {
+  files: FileDiagnostics[];
+}
