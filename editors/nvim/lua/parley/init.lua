@@ -260,6 +260,7 @@ function M.setup(opts)
   sync.attach()
   rounds.attach()
   asking.attach()
+  require("parley.ide").attach()
   rpc.request_handlers["selection/get"] = function()
     return selection.current() or vim.NIL
   end
