@@ -6,12 +6,13 @@
 //! agent it serves (its workspace), the tool router assembled from each
 //! family's tools and the MCP methods besides tools. The tools sit with their
 //! arguments and results: `reviews` (`present_review`), `selection`
-//! (`get_selection`), `feedback` (the feedback tools), `rounds` (review
+//! (`get_selection`), `diagnostics` (`get_diagnostics`), `feedback` (the feedback tools), `rounds` (review
 //! rounds, with `sessions` their arguments and results; `tasks` holds the
 //! MCP tasks their waits run as where the host runs tasks); `resources` reads
 //! the resources, `subscriptions` tells of their changes.
 
 mod agents;
+mod diagnostics;
 mod errors;
 mod feedback;
 mod hangup;
@@ -61,6 +62,8 @@ present_review shows a markdown review in every editor window open on its folder
 - Modes: replace (default) for a new review; append to add context or answer a question; update-section, sparingly, to rewrite one section (matched by heading, any level) in place. Keep each call focused.
 
 get_selection returns what the human has selected in the editor window you most likely mean (the window you run inside, else the one most recently focused on your workspace; a window on another project only when you pass anyWorkspace: true). Call it when the human says \"this\", \"here\" or \"the selected code\".
+
+get_diagnostics returns the problems (errors, warnings) the human's editor reports for your workspace or one file, from its language servers and linters, once they have settled after your edits. A file marked stale had not settled: call again rather than reading it as clean.
 
 Feedback threads are comments on ranges of your workspace's files, left by humans (in their editor, or with `parley feedback add`) or by agents. They stay attached to their text while files change.
 - Read them before you start a task on this workspace, after you are told they changed (a notification that parley://feedback was updated), and before you say your work is done: call get_feedback_summary to see whether there is feedback, then get_feedback (optionally for one file).
@@ -125,7 +128,8 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
                 + ParleyMcp::selection_tools()
                 + ParleyMcp::feedback_tools()
                 + ParleyMcp::round_tools()
-                + ParleyMcp::walkthrough_tools();
+                + ParleyMcp::walkthrough_tools()
+                + ParleyMcp::diagnostics_tools();
             for route in router.map.values_mut() {
                 // Hosts from before 2025-06-18 read the title from the annotations.
                 let title = route.attr.title.clone();

@@ -166,6 +166,10 @@ enum Command {
         any_workspace: bool,
         reply: oneshot::Sender<Option<PickedEditor>>,
     },
+    EditorsOn {
+        folder: PathBuf,
+        reply: oneshot::Sender<Vec<PickedEditor>>,
+    },
     Replay {
         id: u64,
         after: u64,
@@ -523,6 +527,12 @@ impl StateHandle {
         any_workspace: bool,
     ) -> Result<Option<PickedEditor>, Stopped> {
         self.ask(|reply| Command::PickEditor { editor_id, folder, any_workspace, reply }).await
+    }
+
+    /// Every editor window open on `folder` (one of its folders holds it or
+    /// lies inside it), the most recently focused first.
+    pub async fn editors_on(&self, folder: PathBuf) -> Result<Vec<PickedEditor>, Stopped> {
+        self.ask(|reply| Command::EditorsOn { folder, reply }).await
     }
 
     /// The events after `after` for connection `id`'s workspaces.
@@ -1121,6 +1131,9 @@ impl State {
             Command::PickEditor { editor_id, folder, any_workspace, reply } => {
                 let _ = reply.send(self.pick_editor(editor_id.as_deref(), folder.as_deref(), any_workspace));
             }
+            Command::EditorsOn { folder, reply } => {
+                let _ = reply.send(self.editors_on(&folder));
+            }
             Command::Replay { id, after, instance, reply } => {
                 let _ = reply.send(self.replay(id, after, instance.as_deref()));
             }
@@ -1420,6 +1433,29 @@ impl State {
             outbox: client.outbox.clone()?,
             last_selection: client.last_selection.clone(),
         })
+    }
+
+    fn editors_on(&self, folder: &Path) -> Vec<PickedEditor> {
+        let mut on: Vec<(u64, PickedEditor)> = self
+            .clients
+            .values()
+            .filter(|c| c.facts.role == Role::Editor)
+            .filter(|c| c.facts.workspaces.iter().any(|w| workspace::holds(w, folder) || workspace::holds(folder, w)))
+            .filter_map(|c| {
+                let picked = PickedEditor {
+                    name: c.facts.name.clone(),
+                    editor_id: c.facts.editor_id.clone(),
+                    encoding: c.facts.encoding,
+                    reason: Reason::FocusedInWorkspace,
+                    workspaces: c.facts.workspaces.clone(),
+                    outbox: c.outbox.clone()?,
+                    last_selection: c.last_selection.clone(),
+                };
+                Some((c.focus_rank, picked))
+            })
+            .collect();
+        on.sort_by_key(|(rank, _)| std::cmp::Reverse(*rank));
+        on.into_iter().map(|(_, picked)| picked).collect()
     }
 
     fn replay(&self, id: u64, after: u64, instance: Option<&str>) -> wire::EventsReplayResult {

@@ -375,6 +375,12 @@ pub struct Editor {
     backlog: VecDeque<Message>,
     /// What this editor answers to `selection/get`.
     pub selection: Value,
+    /// What it answers to the daemon's other requests (`symbols/find`,
+    /// `diagnostics/get`), by method; any other is answered "not supported",
+    /// as a window without the feature does.
+    pub answers: std::collections::HashMap<String, Value>,
+    /// The params of each such request, in the order they came.
+    pub asked: Vec<(String, Value)>,
 }
 
 impl Editor {
@@ -397,7 +403,16 @@ impl Editor {
             .expect("daemon answered hello");
         let response: Response = serde_json::from_str(&line).expect("hello answer is a response");
         let reply = serde_json::from_value(response.result.expect("hello succeeded")).expect("hello reply shape");
-        Editor { reply, lines, writer, next_id: 0, backlog: VecDeque::new(), selection: Value::Null }
+        Editor {
+            reply,
+            lines,
+            writer,
+            next_id: 0,
+            backlog: VecDeque::new(),
+            selection: Value::Null,
+            answers: Default::default(),
+            asked: Vec::new(),
+        }
     }
 
     pub async fn send_line(&mut self, line: &[u8]) {
@@ -408,19 +423,25 @@ impl Editor {
         self.send_line(&to_line(&Notification::new(method, params))).await;
     }
 
-    /// Reads the next message, answering `selection/get` on the way.
+    /// Reads the next message, answering the daemon's requests on the way.
     async fn read(&mut self) -> Option<Message> {
         loop {
             let line = self.lines.next_line().await.expect("read from daemon")?;
             let message = Message::parse(line.as_bytes()).expect("the daemon sends valid JSON-RPC");
-            if let Message::Request(request) = &message
-                && request.method == "selection/get"
-            {
-                let answer = Response::ok(request.id.clone(), self.selection.clone());
-                self.writer.write_all(&to_line(&answer)).await.expect("answer selection");
-                continue;
-            }
-            return Some(message);
+            let Message::Request(request) = &message else { return Some(message) };
+            let answer = if request.method == "selection/get" {
+                Response::ok(request.id.clone(), self.selection.clone())
+            } else {
+                self.asked.push((request.method.clone(), request.params.clone()));
+                match self.answers.get(&request.method) {
+                    Some(answer) => Response::ok(request.id.clone(), answer.clone()),
+                    None => Response::err(
+                        Some(request.id.clone()),
+                        parley_protocol::jsonrpc::ErrorObject::new(-32601, "not supported"),
+                    ),
+                }
+            };
+            self.writer.write_all(&to_line(&answer)).await.expect("answer the daemon's request");
         }
     }
 

@@ -13,6 +13,7 @@ mod feedback;
 mod host_hooks;
 mod hostile_repo;
 mod hub_contract;
+mod ide;
 mod line_endings;
 mod mcp_tasks;
 mod mcp_tools;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use parley_tests::{DEADLINE, Sandbox, bin, git, review_args};
+use parley_tests::{DEADLINE, Sandbox, bin, git, review_args, test_dep};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixListener;
@@ -86,6 +86,7 @@ impl Nvim {
             .env("PARLEY_SOCKET", &sandbox.socket)
             .env("PARLEY_DATA_DIR", &sandbox.data)
             .env("PARLEY_BIN", bin("parley"))
+            .env("PARLEY_TEST_TSLS", test_dep("node/node_modules/.bin/typescript-language-server"))
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join("config"))
             .env("XDG_DATA_HOME", home.join("data"))
@@ -907,5 +908,94 @@ async fn a_walkthrough_is_read_stepped_through_and_answered_in_nvim() {
     let again = agent.call_ok("present_walkthrough", json!({"content": token_walkthrough(3)})).await;
     assert_eq!(again["revision"], json!(2), "{again:#}");
     nvim.tell("presented-again", Value::Null).await;
+    nvim.finish().await;
+}
+
+const TOKEN_TS: &str = "export function readToken(): string {\n  return 'secret';\n}\n\nexport function readTokenCached(): string {\n  return readToken();\n}\n";
+const APP_TS: &str = "import { readToken } from './token';\n\nconst first = readToken();\nconst count: number = first;\nexport const second = readToken() + count;\n";
+const TSCONFIG: &str =
+    r#"{"compilerOptions": {"strict": true, "target": "es2022", "module": "commonjs"}, "include": ["src"]}"#;
+
+/// The places of the latest walkthrough's one comment, as `path:start-end` (0-based).
+fn comment_places(sandbox: &Sandbox, repo: &Path) -> Vec<String> {
+    let (code, out, err) = sandbox.cli(&["walkthrough", "show", "--json", "--workspace", &repo.display().to_string()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let shown: Value = serde_json::from_str(&out).expect("walkthrough show --json");
+    let places = shown["walkthrough"]["blocks"][0]["places"].as_array().cloned().unwrap_or_default();
+    places
+        .iter()
+        .map(|p| format!("{}:{}-{}", p["path"].as_str().unwrap_or(""), p["start_line"], p["end_line"]))
+        .collect()
+}
+
+fn comment_on(location: &str) -> Value {
+    json!({"content": format!("# Tokens\n\n```comment\nlocation: {location}\n\nHere.\n```\n"), "title": "Tokens"})
+}
+
+#[tokio::test]
+async fn an_agents_symbols_and_diagnostics_come_from_nvims_language_server() {
+    let tsls = test_dep("node/node_modules/.bin/typescript-language-server");
+    assert!(tsls.exists(), "{} is missing: run scripts/test (it installs tests/clients)", tsls.display());
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo(
+        "web",
+        &[
+            ("src/token.ts", TOKEN_TS),
+            ("src/app.ts", APP_TS),
+            ("src/broken.ts", "export const broken: string = 42;\n"),
+            ("tsconfig.json", TSCONFIG),
+        ],
+    );
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "ide_spec.lua", &repo, &repo);
+    nvim.reached("connected").await;
+    nvim.reached("ready").await;
+    let agent = sandbox.agent(&repo).await;
+
+    // The whole declaration, as the server reports it: a search of the
+    // workspace would give line 0 alone.
+    let answer = agent.call_ok("present_walkthrough", comment_on("findDefinition(readToken)")).await;
+    assert_eq!(answer["placed"], 1, "{answer:#}");
+    assert_eq!(comment_places(&sandbox, &repo), ["src/token.ts:0-2"]);
+    let answer = agent.call_ok("present_walkthrough", comment_on("findReferences(readToken)")).await;
+    assert_eq!(answer["placed"], 1, "{answer:#}");
+    let places = comment_places(&sandbox, &repo);
+    assert_eq!(places.first().map(String::as_str), Some("src/token.ts:0-0"), "{places:?}");
+    for want in ["src/app.ts:0-0", "src/app.ts:2-2", "src/app.ts:4-4", "src/token.ts:5-5"] {
+        assert!(places.iter().any(|p| p == want), "{want} in {places:?}");
+    }
+
+    // TypeScript's error, in the agent's terms, on the text on disk.
+    let got = agent.call_ok("get_diagnostics", json!({"filePath": "src/app.ts"})).await;
+    let file = &got["files"][0];
+    assert_eq!(file["filePath"], json!(repo.join("src/app.ts")), "{got:#}");
+    let error = file["diagnostics"].as_array().and_then(|d| d.iter().find(|d| d["code"] == json!("2322"))).cloned();
+    let error = error.unwrap_or_else(|| panic!("TS2322 in {got:#}"));
+    assert_eq!(
+        (error["severity"].clone(), error["line"].clone(), error["column"].clone()),
+        (json!("error"), json!(4), json!(7))
+    );
+    assert_eq!(
+        (file["differsFromDisk"].clone(), file["dirty"].clone(), file["stale"].clone()),
+        (json!(false), json!(false), json!(false)),
+        "{got:#}"
+    );
+
+    // A file Neovim has not opened is loaded and analysed first.
+    let got = agent.call_ok("get_diagnostics", json!({"filePath": "src/broken.ts"})).await;
+    let codes: Vec<Value> = got["files"][0]["diagnostics"]
+        .as_array()
+        .map(|d| d.iter().map(|d| d["code"].clone()).collect())
+        .unwrap_or_default();
+    assert!(codes.contains(&json!("2322")), "{got:#}");
+
+    // The agent fixes app.ts on disk: the buffer is reloaded and the
+    // problems are the new text's.
+    std::fs::write(repo.join("src/app.ts"), APP_TS.replace("count: number", "count: string")).expect("write");
+    let got = agent.call_ok("get_diagnostics", json!({"filePath": "src/app.ts"})).await;
+    let file = &got["files"][0];
+    assert_eq!(file["diagnostics"], json!([]), "{got:#}");
+    assert_eq!((file["stale"].clone(), file["differsFromDisk"].clone()), (json!(false), json!(false)), "{got:#}");
+    nvim.tell("done", Value::Null).await;
     nvim.finish().await;
 }

@@ -4,8 +4,10 @@
 //! played by the official MCP TypeScript SDK (`editors/vscode/test/e2e/run.mjs`,
 //! `human.mjs`: a person reviewing an agent's rounds, `agents.mjs`: asking
 //! a chosen agent and reviewing an agent's plans, `terminal.mjs`: a
-//! question typed into the terminal an agent runs in, and `walkthrough.mjs`:
-//! an agent's walkthrough with its diagram, comments, diff and buttons).
+//! question typed into the terminal an agent runs in, `walkthrough.mjs`: an
+//! agent's walkthrough with its diagram, comments, diff and buttons, and
+//! `ide.mjs`: an agent's symbol queries and diagnostics answered by VS
+//! Code's TypeScript).
 //!
 //! Needs what scripts/test installs: the extension's npm packages, the built
 //! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
@@ -128,6 +130,15 @@ fn a_person_asks_agents_and_reviews_plans_in_vs_code() {
 #[test]
 fn a_person_types_a_question_into_the_agents_terminal_in_vs_code() {
     run_scenario("terminal.mjs");
+}
+
+/// An agent's walkthrough finds a TypeScript function's declaration and its
+/// uses through the window's language server, and get_diagnostics reads
+/// TypeScript's errors (for a file the window had not opened too), fresh
+/// after the agent fixes the file on disk.
+#[test]
+fn an_agents_symbols_and_diagnostics_come_from_vs_codes_language_server() {
+    run_scenario("ide.mjs");
 }
 
 /// A window whose extension cannot reach the socket (its PARLEY_SOCKET points

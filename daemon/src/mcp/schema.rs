@@ -80,9 +80,17 @@ const OUTPUT_ONLY_PROSE: &[&str] = &["description", "title", "default", "$schema
 /// returns (seed 004's format, which the README documents field by field) is
 /// most of three tools' schemas, and spelled out it told an agent nothing the
 /// review itself does not. Its comments (`ReviewComment`), which agents act
-/// on, stay spelled out where a result has them at its top level.
-const OPAQUE_DEFINITIONS: &[&str] =
-    &["StructuredReview", "DesignCompliance", "MissingRequirement", "SummaryCounts", "TestResults"];
+/// on, stay spelled out where a result has them at its top level. So are
+/// `get_diagnostics`' files and problems (the README lists their fields).
+const OPAQUE_DEFINITIONS: &[&str] = &[
+    "StructuredReview",
+    "DesignCompliance",
+    "MissingRequirement",
+    "SummaryCounts",
+    "TestResults",
+    "DiagnosedFile",
+    "ProblemResult",
+];
 
 /// Shrinks an output schema without changing what it accepts for the fields
 /// agents use: drops [`OUTPUT_ONLY_PROSE`] at every depth (never a property

@@ -12,7 +12,7 @@ use crate::usecases::selection::{self, SelectionAnswer, SelectionAsk};
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelectionArgs {
-    /// Also ask windows open on other projects than yours (default false).
+    /// Also ask other projects' windows.
     #[serde(rename = "anyWorkspace", default)]
     pub any_workspace: bool,
 }
@@ -41,7 +41,7 @@ pub struct SelectionResult {
 #[tool_router(router = selection_tools, vis = "pub(super)")]
 impl ParleyMcp {
     #[tool(
-        description = "Get the text selected in the editor window the human most likely looks at (the one this agent runs in, else the last focused one on this workspace). Null fields and a message when nothing is selected or no editor is open on your workspace (anyWorkspace: true also asks other projects' windows).",
+        description = "Get the text selected in the editor window the human most likely looks at (the one you run in, else the last focused one on your workspace). Null fields and a message when there is none.",
         title = "Get editor selection",
         annotations(read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
     )]

@@ -1,20 +1,47 @@
-//! What an editor's language servers know, for the daemon's own use: where
-//! a symbol is defined or used (a walkthrough's `findDefinition(name)` and
-//! `findReferences(name)`). Without an editor that answers, a search of the
-//! workspace for the name as a word stands in: for a definition, the lines
-//! that look like one (`fn name`, `class name`, `const name`, …) first.
+//! What an editor's language servers know, asked of every editor window
+//! open on the workspace: where a symbol is defined or used (a
+//! walkthrough's `findDefinition(name)` and `findReferences(name)`,
+//! `symbols/find`) and the problems they report (`get_diagnostics`,
+//! `diagnostics/get`, in `diagnostics`). A window that does not answer in
+//! time is passed over. Of the windows' hits, those named exactly as asked
+//! are kept (the others only when none is). Without a window that knows the
+//! symbol, a search of the workspace for the name as a word stands in: for a
+//! definition, the lines that look like one (`fn name`, `class name`,
+//! `const name`, …) first.
+
+mod diagnostics;
 
 use std::path::Path;
+use std::time::Duration;
+
+use parley_protocol::methods::{SYMBOLS_FIND, SymbolPlace, SymbolsFindParams, SymbolsFindResult};
+use serde_json::Value;
+use tokio::sync::oneshot;
 
 use super::Context;
-use crate::text_search;
+use crate::state::{Outbound, PickedEditor};
 use crate::walkthrough::Place;
+use crate::{text_search, workspace};
+
+pub use diagnostics::{DiagnosticsAnswer, DiagnosticsError, FileProblems, Problem, diagnostics};
+
+/// How long a window has to answer `symbols/find` before it is passed over.
+pub const SYMBOLS_TIMEOUT: Duration = Duration::from_millis(1500);
 
 /// Which places of a symbol are wanted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SymbolKind {
     Definition,
     References,
+}
+
+impl SymbolKind {
+    fn wire(self) -> &'static str {
+        match self {
+            SymbolKind::Definition => "definition",
+            SymbolKind::References => "references",
+        }
+    }
 }
 
 /// Why a symbol could not be looked for.
@@ -27,24 +54,119 @@ pub enum IdeError {
 }
 
 /// Where symbol `name` is defined or used in `workspace`, each place's
-/// path relative to it; empty when nowhere.
-pub async fn find_symbol(
-    _cx: &Context,
-    workspace: &Path,
-    name: &str,
-    kind: SymbolKind,
-) -> Result<Vec<Place>, IdeError> {
-    // A qualified name (`Cart::total`, `auth.validate`) is looked for by its last part.
-    let word = name.rsplit(['.', ':']).find(|part| !part.is_empty()).unwrap_or(name).trim().to_owned();
+/// path relative to it; empty when nowhere. For references, the
+/// definitions come first when a window knows them.
+pub async fn find_symbol(cx: &Context, workspace: &Path, name: &str, kind: SymbolKind) -> Result<Vec<Place>, IdeError> {
+    let word = last_part(name).trim().to_owned();
     if word.is_empty() || !word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
         return Err(IdeError::Invalid(format!(
             "`{name}` is not a symbol's name: give an identifier such as `validateToken`"
         )));
     }
+    let windows = cx.state.editors_on(workspace.to_owned()).await.unwrap_or_default();
+    let params = SymbolsFindParams { workspace: workspace.to_owned(), name: name.to_owned(), kind: kind.wire().into() };
+    let params = serde_json::to_value(params).map_err(|e| IdeError::Internal(e.to_string()))?;
+    let mut hits = Vec::new();
+    for answer in ask_all(&windows, SYMBOLS_FIND, params, SYMBOLS_TIMEOUT).await {
+        if let Some(Ok(found)) = answer.map(serde_json::from_value::<SymbolsFindResult>) {
+            hits.extend(found.places);
+        }
+    }
+    let places = from_editors(workspace, name, kind, hits);
+    if !places.is_empty() {
+        return Ok(places);
+    }
     let root = workspace.to_owned();
     tokio::task::spawn_blocking(move || search_fallback(&root, &word, kind))
         .await
         .map_err(|e| IdeError::Internal(e.to_string()))
+}
+
+/// Sends `method` to every window at once; each answer, or `None` for a
+/// window that was busy, failed, or did not answer within `timeout`.
+async fn ask_all(
+    windows: &[PickedEditor],
+    method: &'static str,
+    params: Value,
+    timeout: Duration,
+) -> Vec<Option<Value>> {
+    let asked: Vec<_> = windows
+        .iter()
+        .map(|window| {
+            let (reply, answer) = oneshot::channel();
+            let request = Outbound::Request { method, params: params.clone(), reply };
+            let sent = window.outbox.try_send(request).is_ok();
+            tokio::spawn(async move {
+                if !sent {
+                    return None;
+                }
+                match tokio::time::timeout(timeout, answer).await {
+                    Ok(Ok(Ok(value))) => Some(value),
+                    _ => None,
+                }
+            })
+        })
+        .collect();
+    let mut answers = Vec::with_capacity(asked.len());
+    for task in asked {
+        answers.push(task.await.unwrap_or(None));
+    }
+    answers
+}
+
+/// A qualified name's last part: `Cart::total` and `auth.validate` are
+/// looked for as `total` and `validate`.
+fn last_part(name: &str) -> &str {
+    name.rsplit(['.', ':', '#']).find(|part| !part.is_empty()).unwrap_or(name)
+}
+
+/// The name a language server gives, as it compares with the one asked:
+/// without a signature (`total()`, `total(a, b)`) or a qualifier.
+fn plain_name(given: &str) -> &str {
+    let without_signature = given.split('(').next().unwrap_or(given).trim();
+    last_part(without_signature)
+}
+
+/// The windows' hits as places: those inside the workspace, named exactly
+/// `name` (when a qualifier is given and some hit's container carries it,
+/// only those), else every hit; each line once.
+fn from_editors(workspace: &Path, name: &str, kind: SymbolKind, hits: Vec<SymbolPlace>) -> Vec<Place> {
+    let word = last_part(name).trim();
+    let qualifier = name.trim().strip_suffix(word).map(|q| q.trim_end_matches(['.', ':', '#'])).unwrap_or("");
+    let inside: Vec<SymbolPlace> = hits.into_iter().filter(|hit| workspace::holds(workspace, &hit.path)).collect();
+    let mut exact: Vec<&SymbolPlace> = inside.iter().filter(|hit| plain_name(&hit.name) == word).collect();
+    if !qualifier.is_empty() {
+        let holder = last_part(qualifier);
+        let held: Vec<&SymbolPlace> = exact
+            .iter()
+            .copied()
+            .filter(|hit| hit.container.as_deref().is_some_and(|c| plain_name(c) == holder))
+            .collect();
+        if !held.is_empty() {
+            exact = held;
+        }
+    }
+    let chosen: Vec<&SymbolPlace> = if exact.is_empty() { inside.iter().collect() } else { exact };
+    let mut seen = std::collections::HashSet::new();
+    chosen
+        .into_iter()
+        .filter_map(|hit| {
+            let start = hit.range.start.line;
+            // A range ending at the start of a line ends on the line before.
+            let end = if hit.range.end.character == 0 && hit.range.end.line > start {
+                hit.range.end.line - 1
+            } else {
+                hit.range.end.line.max(start)
+            };
+            let path = hit.path.strip_prefix(workspace).unwrap_or(&hit.path).to_string_lossy().replace('\\', "/");
+            let key = match kind {
+                SymbolKind::Definition => (path.clone(), start, end),
+                // One comment per line a symbol is used on.
+                SymbolKind::References => (path.clone(), start, start),
+            };
+            seen.insert(key.clone()).then_some(Place { path, start_line: start, end_line: key.2, thread_id: None })
+        })
+        .collect()
 }
 
 /// The word-boundary search standing in for the language servers.
@@ -70,5 +192,52 @@ fn search_fallback(root: &Path, word: &str, kind: SymbolKind) -> Vec<Place> {
     match regex::Regex::new(&format!(r"\b{escaped}\b")) {
         Ok(regex) => text_search::search(root, &regex, None).iter().map(place).collect(),
         Err(_) => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parley_protocol::methods::{Position, Range};
+    use std::path::PathBuf;
+
+    fn hit(path: &str, line: u32, end_line: u32, name: &str, container: Option<&str>) -> SymbolPlace {
+        SymbolPlace {
+            path: PathBuf::from(path),
+            range: Range {
+                start: Position { line, character: 4 },
+                end: Position { line: end_line, character: if end_line > line { 0 } else { 9 } },
+            },
+            name: name.into(),
+            container: container.map(Into::into),
+        }
+    }
+
+    fn lines(places: &[Place]) -> Vec<String> {
+        places.iter().map(|p| format!("{}:{}-{}", p.path, p.start_line, p.end_line)).collect()
+    }
+
+    #[test]
+    fn exact_names_win_over_fuzzy_ones_and_fuzzy_ones_stand_in_for_none() {
+        let ws = Path::new("/ws");
+        let hits = vec![
+            hit("/ws/a.ts", 3, 3, "readTokenCached", None),
+            hit("/ws/b.ts", 7, 10, "readToken()", Some("Auth")),
+            hit("/elsewhere/lib.d.ts", 1, 1, "readToken", None),
+        ];
+        assert_eq!(lines(&from_editors(ws, "readToken", SymbolKind::Definition, hits.clone())), ["b.ts:7-9"]);
+        let fuzzy = vec![hits[0].clone()];
+        assert_eq!(lines(&from_editors(ws, "readToken", SymbolKind::Definition, fuzzy)), ["a.ts:3-3"]);
+        assert!(from_editors(ws, "readToken", SymbolKind::Definition, vec![hits[2].clone()]).is_empty());
+    }
+
+    #[test]
+    fn a_qualifier_picks_the_holder_and_references_are_one_per_line() {
+        let ws = Path::new("/ws");
+        let hits = vec![hit("/ws/a.py", 1, 1, "total", Some("Cart")), hit("/ws/b.py", 2, 2, "total", Some("Order"))];
+        assert_eq!(lines(&from_editors(ws, "Order.total", SymbolKind::Definition, hits.clone())), ["b.py:2-2"]);
+        assert_eq!(lines(&from_editors(ws, "Shop::total", SymbolKind::Definition, hits.clone())).len(), 2);
+        let twice = vec![hit("/ws/a.py", 1, 1, "total", None), hit("/ws/a.py", 1, 1, "total", None)];
+        assert_eq!(lines(&from_editors(ws, "total", SymbolKind::References, twice)), ["a.py:1-1"]);
     }
 }

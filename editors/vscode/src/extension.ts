@@ -7,6 +7,7 @@ import { AskingController } from './asking/controller';
 import { chooseAttach } from './hub/attachCommand';
 import { HubClient, withoutSpawning } from './hub/client';
 import { resolveSocketPath, spawnForbidden, startDaemon } from './hub/socketPath';
+import { IdeRequests } from './ide/requests';
 import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound, WalkthroughUpdated } from './hub/types';
 import { Log } from './log';
 import { ignoredWorkspaceValue, programSetting } from './programSettings';
@@ -42,7 +43,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const editorId = `vscode-${process.pid}`;
   const status = new StatusBar();
   const store = new ReviewStore();
-  context.subscriptions.push(log, status);
+  const ide = new IdeRequests(log);
+  context.subscriptions.push(log, status, ide);
 
   let panel: ReviewPanel | undefined;
   let threads: ThreadsController | undefined;
@@ -92,12 +94,13 @@ export function activate(context: vscode.ExtensionContext): void {
       else if (method === 'agents/changed') asking?.onChanged(params as AgentsChanged);
       else if (method === 'walkthrough/updated') walkthroughs?.onUpdated(params as WalkthroughUpdated);
     },
-    onRequest: async (method) => {
+    onRequest: async (method, params) => {
       if (method === 'selection/get') {
         const current = selection?.current() ?? null;
         log.info(`an agent asked for the selection: ${current ? `${current.path}:${current.start.line + 1}` : 'nothing selected'}`);
         return current;
       }
+      if (ide.handles(method)) return ide.answer(method, params);
       throw new Error(`${method} is not supported by this client`);
     },
     onConnected: async (hello, fresh) => {

@@ -285,6 +285,7 @@ function M.setup(opts)
   rounds.attach()
   asking.attach()
   walkthroughs.attach()
+  require("parley.ide").attach()
   rpc.request_handlers["selection/get"] = function()
     return selection.current() or vim.NIL
   end

@@ -23,8 +23,10 @@ local MAX_DELAY_MS = 5000
 local options = nil
 
 -- Handlers, by method, for what the daemon sends. Each runs on the main loop.
--- A request handler returns the result (vim.NIL for null), or nil and an error message.
+-- A request handler returns the result (vim.NIL for null), or nil and an error
+-- message; or `M.LATER`, and calls the `reply(result, err)` it is given once.
 M.notification_handlers = {}
+M.LATER = {}
 M.request_handlers = {}
 
 -- Listeners, called on the main loop in the order registered: "connect" with
@@ -162,9 +164,18 @@ local function dispatch(c, message)
       write(c, { id = message.id, error = { code = -32601, message = "nvim does not handle " .. method } })
       return
     end
-    local ok, result, err = pcall(handler, message.params)
+    local replied = false
+    local function reply(result, err)
+      if not replied then
+        replied = true
+        answer(c, message.id, result, err)
+      end
+    end
+    local ok, result, err = pcall(handler, message.params, reply)
     if not ok then
       answer(c, message.id, nil, tostring(result))
+    elseif result == M.LATER then
+      return
     else
       answer(c, message.id, result, err)
     end

@@ -514,7 +514,7 @@ export interface ActionClick {
 export type WalkthroughBlock =
   | { kind: 'mermaid'; index: number; source: string }
   | { kind: 'comment'; index: number; location: string; icon?: string; body: string; places: WalkthroughPlace[]; problem?: string; candidates?: WalkthroughPlace[] }
-  | { kind: 'gitdiff'; index: number; range: string; exclude_staged: boolean; exclude_unstaged: boolean; problem?: string }
+  | { kind: 'gitdiff'; index: number; range: string; exclude_staged: boolean; exclude_unstaged: boolean; /** What the range holds once its flags are applied: `all`, `staged`, `unstaged`, a commit or a range (absent when not applicable). */ scope?: string; problem?: string }
   | { kind: 'action'; index: number; button: string; message: string; clicks: ActionClick[]; problem?: string };
 
 /** The document in order: markdown as it is, and where each block stands. */
@@ -562,4 +562,49 @@ export interface WalkthroughActResult {
 export interface WalkthroughUpdated {
   seq: number;
   walkthrough: Walkthrough;
+}
+
+/** symbols/find (daemon → editor): where a symbol is defined or used. */
+export interface SymbolsFindParams {
+  workspace: string;
+  name: string;
+  kind: 'definition' | 'references';
+}
+
+export interface SymbolPlace {
+  path: string;
+  range: Range;
+  name: string;
+  container?: string;
+}
+
+export interface SymbolsFindResult {
+  places: SymbolPlace[];
+}
+
+/** diagnostics/get (daemon → editor): the problems the window reports. */
+export interface DiagnosticsGetParams {
+  workspace: string;
+  path?: string;
+}
+
+export interface WireDiagnostic {
+  severity: 'error' | 'warning' | 'information' | 'hint';
+  source?: string;
+  code?: string;
+  message: string;
+  range: Range;
+}
+
+export interface FileDiagnostics {
+  path: string;
+  version: number;
+  dirty: boolean;
+  sha256?: string;
+  stale?: boolean;
+  diagnostics: WireDiagnostic[];
+}
+
+export interface DiagnosticsGetResult {
+  files: FileDiagnostics[];
 }

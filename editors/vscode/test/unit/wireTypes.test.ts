@@ -96,10 +96,10 @@ const USES: Record<string, Use> = {
   WalkthroughListParams: { unused: 'the window reads its workspace\'s latest walkthrough with walkthrough/get' },
   WalkthroughListResult: { unused: 'the window reads its workspace\'s latest walkthrough with walkthrough/get' },
   WalkthroughUpdated: { reads: 'T.WalkthroughUpdated' },
-  DiagnosticsGetParams: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
-  DiagnosticsGetResult: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
-  SymbolsFindParams: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
-  SymbolsFindResult: { unused: 'the daemon asks editors for symbols and diagnostics; the extension does not answer yet' },
+  DiagnosticsGetParams: { reads: 'T.DiagnosticsGetParams' },
+  DiagnosticsGetResult: { sends: 'T.DiagnosticsGetResult' },
+  SymbolsFindParams: { reads: 'T.SymbolsFindParams' },
+  SymbolsFindResult: { sends: 'T.SymbolsFindResult' },
 };
 
 function snapshotNames(): string[] {
