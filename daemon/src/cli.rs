@@ -88,7 +88,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// An agent's walkthroughs of its change: `show` one, `list` them all, `act` on a button, `export` one as a CodeTour.
+    /// An agent's walkthroughs of its change: `show` one, `list` them all, `act` on a button, `resend` a click to
+    /// another agent, `export` one as a CodeTour.
     Walkthrough {
         #[command(subcommand)]
         command: WalkthroughCommand,
@@ -356,6 +357,21 @@ enum WalkthroughCommand {
         id: String,
         /// The action block's index, as `parley walkthrough show` prints it in brackets.
         index: usize,
+        /// Print the walkthrough and the click as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a button's click waiting for an agent (one that has gone) to another agent at work.
+    Resend {
+        /// Whole, or a unique beginning of at least 4 characters.
+        id: String,
+        /// The agent at work to send it to, as `parley agents` lists them.
+        #[arg(long = "to", value_name = "AGENT")]
+        to: String,
+        /// The click to send (its id, or a unique beginning of at least 4 characters, as `--json` shows it);
+        /// by default the newest click still waiting.
+        #[arg(long = "click", value_name = "CLICK_ID")]
+        click: Option<String>,
         /// Print the walkthrough and the click as JSON.
         #[arg(long)]
         json: bool,
@@ -656,6 +672,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Walkthrough { command: WalkthroughCommand::List { json } } => walkthrough::list(json).await,
         Command::Walkthrough { command: WalkthroughCommand::Act { id, index, json } } => {
             walkthrough::act(&id, index, json).await
+        }
+        Command::Walkthrough { command: WalkthroughCommand::Resend { id, to, click, json } } => {
+            walkthrough::resend(&id, &to, click.as_deref(), json).await
         }
         Command::Walkthrough { command: WalkthroughCommand::Export { id, out } } => {
             walkthrough::export(&id, out.as_deref()).await

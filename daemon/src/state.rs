@@ -357,6 +357,12 @@ enum Command {
         click: Box<Click>,
         reply: oneshot::Sender<Result<Walkthrough, ClickRefused>>,
     },
+    ResendClick {
+        id: String,
+        click_id: Option<String>,
+        agent: String,
+        reply: oneshot::Sender<Result<(Walkthrough, String), ClickRefused>>,
+    },
     TakeThreadMessages {
         agent: String,
         id: String,
@@ -826,6 +832,20 @@ impl StateHandle {
         self.ask(|reply| Command::Click { id, block_index, click, reply }).await.map_err(|_| ClickRefused::Stopped)?
     }
 
+    /// Sends click `click_id` of walkthrough `id` (its newest waiting click
+    /// when `None`) on to `agent`; answers the walkthrough and the click's
+    /// id once durable.
+    pub async fn resend_click(
+        &self,
+        id: String,
+        click_id: Option<String>,
+        agent: String,
+    ) -> Result<(Walkthrough, String), ClickRefused> {
+        self.ask(|reply| Command::ResendClick { id, click_id, agent, reply })
+            .await
+            .map_err(|_| ClickRefused::Stopped)?
+    }
+
     /// Hands over the messages of thread `id` waiting for `agent`, marked
     /// delivered `via`: each with the thread and its comment's id.
     pub async fn take_thread_messages(
@@ -1232,6 +1252,9 @@ impl State {
                 let _ = reply.send(self.walkthroughs_in(folders.as_deref()));
             }
             Command::Click { id, block_index, click, reply } => self.click(&id, block_index, *click, reply),
+            Command::ResendClick { id, click_id, agent, reply } => {
+                self.resend_click(&id, click_id.as_deref(), &agent, reply)
+            }
             Command::TakeThreadMessages { agent, id, via, reply } => {
                 let _ = reply.send(self.take_thread_messages(&agent, &id, via));
             }

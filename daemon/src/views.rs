@@ -264,7 +264,7 @@ pub fn walkthrough(w: &crate::walkthrough::Walkthrough) -> wire::Walkthrough {
                 index: *index,
                 button: button.clone(),
                 message: message.clone(),
-                clicks: clicks.iter().map(click).collect(),
+                clicks: clicks.iter().map(|c| click(w, c)).collect(),
                 problem: problem.clone(),
             },
         })
@@ -303,9 +303,11 @@ pub fn walkthrough(w: &crate::walkthrough::Walkthrough) -> wire::Walkthrough {
     }
 }
 
-/// The wire form of an action's click.
-pub fn click(c: &crate::walkthrough::Click) -> wire::ActionClick {
+/// The wire form of an action's click of walkthrough `w`, with the agent
+/// it is for.
+pub fn click(w: &crate::walkthrough::Walkthrough, c: &crate::walkthrough::Click) -> wire::ActionClick {
     wire::ActionClick {
+        agent: Some(w.agent_of(c).to_owned()),
         id: c.id.clone(),
         author: c.author.clone(),
         clicked_at: c.clicked_at.clone(),

@@ -220,6 +220,7 @@ macro_rules! for_each_method {
             $crate::methods::WalkthroughList,
             $crate::methods::WalkthroughGet,
             $crate::methods::WalkthroughAct,
+            $crate::methods::WalkthroughResend,
             $crate::methods::StatusRequest,
             $crate::methods::StoreExport,
             $crate::methods::StoreImport,
@@ -1684,6 +1685,9 @@ pub const WALKTHROUGH_LIST: &str = "walkthrough/list";
 pub const WALKTHROUGH_GET: &str = "walkthrough/get";
 /// Client → daemon request: a person clicks a walkthrough's action.
 pub const WALKTHROUGH_ACT: &str = "walkthrough/act";
+/// Client → daemon request: a click waiting for an agent (one that has
+/// gone, say) sent on to another.
+pub const WALKTHROUGH_RESEND: &str = "walkthrough/resend";
 /// Daemon → client notification: a walkthrough was presented, or one of
 /// its actions' clicks moved on.
 pub const WALKTHROUGH_UPDATED: &str = "walkthrough/updated";
@@ -1705,6 +1709,11 @@ method!(
 method!(
     /// A person clicks an action: its message goes to the presenting agent.
     WalkthroughAct = WALKTHROUGH_ACT, WalkthroughActParams => WalkthroughActResult
+);
+method!(
+    /// A click's message sent on to another agent, as `agent/resend` does a
+    /// thread's.
+    WalkthroughResend = WALKTHROUGH_RESEND, WalkthroughResendParams => WalkthroughActResult
 );
 notification!(
     /// A walkthrough was presented or changed.
@@ -1777,6 +1786,19 @@ pub struct WalkthroughActParams {
     /// name the daemon runs under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WalkthroughResendParams {
+    /// Whole, or a unique beginning of at least 4 characters.
+    pub id: String,
+    /// The click to send on (whole, or a unique beginning of at least 4
+    /// characters); the walkthrough's newest waiting click when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub click_id: Option<String>,
+    /// The agent at work to send it to.
+    pub agent: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -1933,6 +1955,11 @@ pub struct ActionClick {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     pub updated_at: String,
+    /// The agent the message is for: the presenting agent, or the one it
+    /// was sent on to (`walkthrough/resend`). Absent from earlier daemons:
+    /// then the presenting agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// What makes a thread part of a walkthrough: one of its comment's places.

@@ -7,7 +7,8 @@
 //! the walkthrough read by an editor (`walkthrough/get`, `walkthrough/list`)
 //! and after a restart; presenting again replacing the comments nobody
 //! answered and keeping the answered; a click of an action reaching the
-//! agent with its receipts moving on.
+//! agent with its receipts moving on, and one waiting for an agent that has
+//! gone sent to another, which it then follows.
 
 use std::path::{Path, PathBuf};
 
@@ -340,11 +341,18 @@ async fn a_backup_carries_walkthroughs_with_their_waiting_clicks_and_refuses_a_b
     assert_eq!(block(&shown, 4)["clicks"][0]["state"], "waiting", "{shown:#}");
     assert!(block(&shown, 1)["places"][0]["thread_id"].is_string(), "{shown:#}");
 
-    // The agent of the same name, at work in the other daemon, is told of it.
+    // An agent at work in the other daemon is not given the name the click
+    // waits for (nor the click); sent on to it, the click reaches it.
     let agent = other.agent(&repo).await;
     let told = agent.call("get_feedback_summary", json!({})).await;
     let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
     let there = agent_name(&other).await;
+    assert_ne!(there, name, "a new agent does not take the name a click waits for");
+    assert!(!note.join("\n").contains("clicked"), "{there} was told: {note:#?}");
+    let (code, _, stderr) = other.cli(&["walkthrough", "resend", &id[..8], "--to", &there]);
+    assert_eq!(code, 0, "{stderr}");
+    let told = agent.call("get_feedback_summary", json!({})).await;
+    let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
     assert!(note.join("\n").contains("clicked \"Run the tests\""), "{there} (was {name}) was told: {note:#?}");
 }
 
@@ -443,4 +451,131 @@ async fn the_python_sdk_presents_a_walkthrough_and_hears_the_reply_and_the_click
     let shown = serde_json::from_str::<Value>(&shown).expect("JSON")["walkthrough"].clone();
     let click = &block(&shown, 8)["clicks"][0];
     assert_eq!(click["via"], "tool-answer", "{shown:#}");
+}
+
+/// The names of the agents at work, as `agents/changed` lists them.
+fn names_in(changed: &Value) -> Vec<String> {
+    changed["agents"]
+        .as_array()
+        .map(|agents| agents.iter().filter_map(|a| a["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default()
+}
+
+/// Waits for the editor to be told the agents at work are `want`.
+async fn until_agents(editor: &mut parley_tests::Editor, want: &[&str]) {
+    loop {
+        let notification = editor.next_notification().await;
+        if notification.method == "agents/changed" && names_in(&notification.params) == want {
+            return;
+        }
+    }
+}
+
+fn clicks_of(sandbox: &Sandbox, id: &str) -> Vec<Value> {
+    let (code, printed, stderr) = sandbox.cli(&["walkthrough", "show", id, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let shown: Value = serde_json::from_str(&printed).expect("show --json prints JSON");
+    block(&shown["walkthrough"], 5)["clicks"].as_array().cloned().expect("clicks")
+}
+
+#[tokio::test]
+async fn a_click_waiting_for_an_agent_that_has_gone_is_sent_to_another_and_follows_it() {
+    let sandbox = Sandbox::new();
+    let repo = project(&sandbox);
+    let presenter = sandbox.agent(&repo).await;
+    let content = walkthrough(&[("src/auth.rs:2-3", "Both reads happen here."), ("src/token.rs:1", "The reader.")]);
+    let answer = presenter.call_ok("present_walkthrough", json!({"content": content})).await;
+    let id = answer["walkthroughId"].as_str().expect("id").to_owned();
+    let mut editor = sandbox.editor("vscode", &[&repo]).await;
+    let listed = editor.call("agents/list", json!({})).await;
+    let first = names_in(&listed).first().cloned().expect("the presenting agent is at work");
+
+    // The presenting agent goes away; a person clicks twice.
+    presenter.service.cancel().await.expect("the agent's session ends");
+    until_agents(&mut editor, &[]).await;
+    for _ in 0..2 {
+        let (code, clicked, stderr) = sandbox.cli(&["walkthrough", "act", &id[..6], "5"]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(clicked.contains(&format!("waits for {first}")), "{clicked}");
+    }
+    let (older, newer) = match clicks_of(&sandbox, &id).as_slice() {
+        [older, newer] => (older["id"].as_str().expect("id").to_owned(), newer["id"].as_str().expect("id").to_owned()),
+        other => panic!("two clicks: {other:#?}"),
+    };
+    let (_, shown, _) = sandbox.cli(&["walkthrough", "show", &id]);
+    assert!(shown.contains(&format!("the last waiting for {first}")), "{shown}");
+    assert!(
+        shown.contains(&format!("{first} is not at work;"))
+            && shown.contains(&format!("parley walkthrough resend {id} --to AGENT --click {newer}")),
+        "the person is told the click waits for an agent that has gone, and how to send it on: {shown}"
+    );
+
+    // Nobody to send it to yet, then an agent that is not at work.
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "resend", &id[..6], "--to", "codex-9"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("no agent named codex-9 is at work, nor any other"), "{stderr}");
+    let second = sandbox.agent(&repo).await;
+    second.call("get_feedback_summary", json!({})).await;
+    let listed = editor.call("agents/list", json!({})).await;
+    let other = names_in(&listed).first().cloned().expect("the second agent is at work");
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "resend", &id[..6], "--to", "codex-9"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains(&format!("the agents at work are {other}")) && stderr.contains("`parley agents`"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "resend", &id[..6], "--to", &other, "--click", "zzzz"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("has no click zzzz"), "{stderr}");
+    assert!(clicks_of(&sandbox, &id).iter().all(|c| c["agent"] == json!(first)), "nothing was sent on");
+
+    // The newest click goes to the second agent, which is told it.
+    let (code, sent, stderr) = sandbox.cli(&["walkthrough", "resend", &id[..6], "--to", &other]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(sent.starts_with("Sent ") && sent.contains(&format!("to {other}: it waits for {other}")), "{sent}");
+    // The window is told: the newest click now waits for the second agent.
+    loop {
+        let n = editor.next_notification().await;
+        if n.method != "walkthrough/updated" {
+            continue;
+        }
+        let clicks = block(&n.params["walkthrough"], 5)["clicks"].clone();
+        if clicks[1]["agent"] == json!(other) {
+            assert_eq!((&clicks[1]["id"], &clicks[1]["state"]), (&json!(newer), &json!("waiting")), "{clicks:#}");
+            break;
+        }
+    }
+    let told = second.call("get_feedback_summary", json!({})).await;
+    let note: Vec<String> = told.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect();
+    let note = note.join("\n");
+    assert!(
+        note.contains(&format!(
+            "clicked \"Run the tests\" in the walkthrough \"Token refactor\" {first} presented (sent on to you)"
+        )) && note.contains("tell me what fails"),
+        "{note}"
+    );
+    assert_eq!(note.matches("clicked \"Run the tests\"").count(), 1, "only the click sent on reaches it: {note}");
+
+    // The button follows the second agent; the older click still waits for the first.
+    let clicks = clicks_of(&sandbox, &id);
+    assert_eq!(
+        (&clicks[1]["state"], &clicks[1]["via"], &clicks[1]["agent"]),
+        (&json!("delivered"), &json!("tool-answer"), &json!(other)),
+        "{clicks:#?}"
+    );
+    assert_eq!((&clicks[0]["state"], &clicks[0]["agent"]), (&json!("waiting"), &json!(first)), "{clicks:#?}");
+    second.call("get_feedback_summary", json!({})).await;
+    let clicks = clicks_of(&sandbox, &id);
+    assert_eq!(clicks[1]["state"], "read", "{clicks:#?}");
+    assert_eq!(clicks[0]["state"], "waiting", "another agent's call moves none of the first's clicks: {clicks:#?}");
+
+    // The older one, named by its id, follows; then nothing waits.
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "resend", &id, "--to", &other, "--click", &older[..8]]);
+    assert_eq!(code, 0, "{stderr}");
+    second.call("get_feedback_summary", json!({})).await;
+    let (code, _, stderr) = sandbox.cli(&["walkthrough", "resend", &id, "--to", &other]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("no click of walkthrough") && stderr.contains("waits for an agent"), "{stderr}");
+    let (_, shown, _) = sandbox.cli(&["walkthrough", "show", &id]);
+    assert!(!shown.contains("is not at work"), "{shown}");
 }

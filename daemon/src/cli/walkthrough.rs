@@ -1,6 +1,7 @@
-//! `parley walkthrough show|list|act|export`: an agent's walkthroughs at the
-//! terminal, each comment with the lines it was placed on or why it was not;
-//! a click of one of their buttons; one written as a CodeTour `.tour` file
+//! `parley walkthrough show|list|act|resend|export`: an agent's
+//! walkthroughs at the terminal, each comment with the lines it was placed
+//! on or why it was not; a click of one of their buttons, and sending a
+//! click on to another agent; one written as a CodeTour `.tour` file
 //! (`tour`).
 
 mod tour;
@@ -39,6 +40,10 @@ pub async fn show(id: Option<&str>, folder: &Path, json: bool) -> anyhow::Result
         );
         return Ok(0);
     };
+    let at_work: Vec<String> = match walkthrough.blocks.iter().any(|b| matches!(b, WalkthroughBlock::Action { .. })) {
+        true => super::feedback::at_work(&mut client).await?.agents.into_iter().map(|a| a.name).collect(),
+        false => Vec::new(),
+    };
     say!(
         "{} (walkthrough {}, revision {}, by {}, {})",
         walkthrough.title,
@@ -53,7 +58,7 @@ pub async fn show(id: Option<&str>, folder: &Path, json: bool) -> anyhow::Result
             WalkthroughPart::Markdown { text } => say!("{}", text.trim_end()),
             WalkthroughPart::Block { index } => {
                 if let Some(block) = walkthrough.blocks.iter().find(|b| b.index() == *index) {
-                    print_block(block);
+                    print_block(block, &walkthrough, &at_work);
                 }
             }
         }
@@ -69,7 +74,7 @@ fn lines(place: &WalkthroughPlace) -> String {
     }
 }
 
-fn print_block(block: &WalkthroughBlock) {
+fn print_block(block: &WalkthroughBlock, walkthrough: &wire::Walkthrough, at_work: &[String]) {
     match block {
         WalkthroughBlock::Mermaid { index, source } => {
             say!("[{index}] diagram (mermaid):");
@@ -106,10 +111,30 @@ fn print_block(block: &WalkthroughBlock) {
                 return;
             }
             let clicked = match clicks.last() {
-                Some(last) => format!("clicked {} time(s), the last {}", clicks.len(), last.state),
+                Some(last) => {
+                    let agent = last.agent.as_deref().unwrap_or(&walkthrough.presented_by);
+                    let stands = match last.state.as_str() {
+                        "waiting" => format!("waiting for {agent}"),
+                        state => format!("{state} by {agent}"),
+                    };
+                    format!("clicked {} time(s), the last {stands}", clicks.len())
+                }
                 None => "not clicked".to_owned(),
             };
             say!("[{index}] button \"{button}\" ({clicked})");
+            for click in clicks.iter().filter(|c| c.state == "waiting") {
+                let agent = click.agent.as_deref().unwrap_or(&walkthrough.presented_by);
+                if !at_work.iter().any(|a| a == agent) {
+                    say!(
+                        "    {agent} is not at work; {}'s click {} waits for it: \
+                         `parley walkthrough resend {} --to AGENT --click {}` sends it to another",
+                        click.author,
+                        click.id,
+                        walkthrough.id,
+                        click.id
+                    );
+                }
+            }
         }
     }
 }
@@ -167,6 +192,44 @@ pub async fn act(id: &str, index: usize, json: bool) -> anyhow::Result<i32> {
         state => format!("its message is {state} ({})", acted.click.via.as_deref().unwrap_or("")),
     };
     say!("Clicked \"{}\" in walkthrough {} ({}): {stands}.", button.unwrap_or("?"), w.id, w.title);
+    Ok(0)
+}
+
+/// `parley walkthrough resend ID --to AGENT [--click CLICK_ID]`: a click
+/// waiting for an agent (one that has gone) sent on to another at work.
+pub async fn resend(id: &str, to: &str, click: Option<&str>, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let mut params = json!({ "id": id, "agent": to });
+    if let Some(click) = click {
+        params["click_id"] = json!(click);
+    }
+    let resent: wire::WalkthroughActResult = client
+        .call(wire::WALKTHROUGH_RESEND, params)
+        .await
+        .with_context(|| format!("cannot send a click of walkthrough {id} to {to}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&resent)?);
+        return Ok(0);
+    }
+    let w = &resent.walkthrough;
+    let button = w.blocks.iter().find_map(|b| match b {
+        WalkthroughBlock::Action { button, clicks, .. } if clicks.iter().any(|c| c.id == resent.click.id) => {
+            Some(button.as_str())
+        }
+        _ => None,
+    });
+    let agent = resent.click.agent.as_deref().unwrap_or(to);
+    let stands = match resent.click.state.as_str() {
+        "waiting" => format!("it waits for {agent} (`parley walkthrough show {}` shows where it stands)", w.id),
+        state => format!("it is {state} to {agent} ({})", resent.click.via.as_deref().unwrap_or("")),
+    };
+    say!(
+        "Sent {}'s click of \"{}\" in walkthrough {} ({}) to {agent}: {stands}.",
+        resent.click.author,
+        button.unwrap_or("?"),
+        w.id,
+        w.title
+    );
     Ok(0)
 }
 

@@ -258,6 +258,7 @@ answers! {
     WalkthroughList => walkthroughs::list,
     WalkthroughGet => walkthroughs::get,
     WalkthroughAct => walkthroughs::act,
+    WalkthroughResend => walkthroughs::resend,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of

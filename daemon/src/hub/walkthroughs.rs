@@ -1,5 +1,6 @@
-//! The hub methods of walkthroughs: `walkthrough/list`, `walkthrough/get`
-//! and `walkthrough/act` (a person clicks an action).
+//! The hub methods of walkthroughs: `walkthrough/list`, `walkthrough/get`,
+//! `walkthrough/act` (a person clicks an action) and `walkthrough/resend`
+//! (a click sent on to another agent).
 
 use std::path::{Path, PathBuf};
 
@@ -37,7 +38,21 @@ pub async fn get(peer: &Peer<'_>, p: wire::WalkthroughGetParams) -> Result<wire:
 pub async fn act(peer: &Peer<'_>, p: wire::WalkthroughActParams) -> Result<wire::WalkthroughActResult, ErrorObject> {
     let author = p.author.unwrap_or_else(crate::config::user_name);
     let (walkthrough, click) = walkthroughs::act(peer.cx, &p.id, p.block_index, author).await?;
-    Ok(wire::WalkthroughActResult { walkthrough: views::walkthrough(&walkthrough), click: views::click(&click) })
+    Ok(wire::WalkthroughActResult {
+        walkthrough: views::walkthrough(&walkthrough),
+        click: views::click(&walkthrough, &click),
+    })
+}
+
+pub async fn resend(
+    peer: &Peer<'_>,
+    p: wire::WalkthroughResendParams,
+) -> Result<wire::WalkthroughActResult, ErrorObject> {
+    let (walkthrough, click) = walkthroughs::resend(peer.cx, &p.id, p.click_id.as_deref(), &p.agent).await?;
+    Ok(wire::WalkthroughActResult {
+        walkthrough: views::walkthrough(&walkthrough),
+        click: views::click(&walkthrough, &click),
+    })
 }
 
 /// The folders a read covers: the one named (absolute), else an editor's

@@ -415,12 +415,14 @@ impl State {
 
 /// The first free name: `word` itself when `bare_first` (a given name),
 /// then `word-1`, `word-2`, … A name is taken by a live agent, by an agent
-/// expected back after a restart, or by messages still waiting for it.
+/// expected back after a restart, or by messages (or clicks) still waiting
+/// for it.
 fn free_name(word: &str, bare_first: bool, taken: &BTreeSet<String>, registry: &Registry) -> String {
     let free = |name: &str| {
         !taken.contains(name)
             && !registry.remembered.values().any(|n| n == name)
             && !registry.waiting.contains_key(name)
+            && !registry.waiting_clicks.contains_key(name)
     };
     if bare_first && free(word) {
         return word.to_owned();
@@ -452,11 +454,12 @@ mod tests {
     }
 
     #[test]
-    fn names_skip_those_taken_expected_back_or_with_messages_waiting() {
+    fn names_skip_those_taken_expected_back_or_with_messages_or_clicks_waiting() {
         let mut registry = Registry::remember(vec![("1:2".into(), "claude-1".into())]);
         registry.waiting.insert("claude-2".into(), ["t".to_string()].into());
+        registry.waiting_clicks.insert("claude-4".into(), ["w".to_string()].into());
         let taken: BTreeSet<String> = ["claude-3".to_string()].into();
-        assert_eq!(free_name("claude", false, &taken, &registry), "claude-4");
+        assert_eq!(free_name("claude", false, &taken, &registry), "claude-5");
         assert_eq!(free_name("reviewer", true, &taken, &registry), "reviewer");
         let taken: BTreeSet<String> = ["reviewer".to_string()].into();
         assert_eq!(free_name("reviewer", true, &taken, &registry), "reviewer-2");

@@ -84,6 +84,12 @@ pub(super) enum Effect {
         walkthrough: Box<Walkthrough>,
         reply: oneshot::Sender<Result<Walkthrough, super::ClickRefused>>,
     },
+    /// A click sent on to another agent: answered with the click's id.
+    Resent {
+        walkthrough: Box<Walkthrough>,
+        click_id: String,
+        reply: oneshot::Sender<Result<(Walkthrough, String), super::ClickRefused>>,
+    },
     Import {
         reviews: usize,
         /// The ids of the threads imported.
@@ -248,6 +254,10 @@ impl State {
                 self.settle_walkthrough(&walkthrough);
                 let _ = reply.send(Ok(*walkthrough));
             }
+            Effect::Resent { walkthrough, click_id, reply } => {
+                self.settle_walkthrough(&walkthrough);
+                let _ = reply.send(Ok((*walkthrough, click_id)));
+            }
             Effect::Import { reviews, threads, walkthroughs, reply } => {
                 let imported = self.reload_imported(&threads);
                 let _ =
@@ -302,6 +312,9 @@ fn fail(effect: Effect, error: &str) {
             let _ = reply.send(Err(CommitError::Store(error.to_owned())));
         }
         Effect::Click { reply, .. } => {
+            let _ = reply.send(Err(super::ClickRefused::Store(error.to_owned())));
+        }
+        Effect::Resent { reply, .. } => {
             let _ = reply.send(Err(super::ClickRefused::Store(error.to_owned())));
         }
         Effect::Import { reply, .. } => {

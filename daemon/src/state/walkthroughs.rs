@@ -1,7 +1,8 @@
 //! The walkthroughs half of the state owner: each walkthrough's current
 //! revision by id (a new revision visible only once durable), and the
-//! clicks of their actions as messages to the presenting agent, indexed by
-//! agent like a thread's deliveries and moved on as they are taken and read.
+//! clicks of their actions as messages to the presenting agent (or the one
+//! a person sent a click on to), indexed by that agent like a thread's
+//! deliveries and moved on as it takes and reads them.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -78,6 +79,8 @@ impl State {
             return;
         };
         let count = walkthrough.blocks.len();
+        let mut click = click;
+        click.agent.get_or_insert_with(|| walkthrough.presented_by.clone());
         let refusal = match walkthrough.blocks.iter_mut().find(|b| b.index() == block_index) {
             Some(Resolved::Action { problem: Some(problem), .. }) => {
                 Some(format!("block {block_index} cannot be clicked: {problem}"))
@@ -103,6 +106,35 @@ impl State {
         );
     }
 
+    /// Sends click `click_id` of walkthrough `id` (its newest waiting click
+    /// when `None`) on to `agent`, waiting for it once durable.
+    pub(super) fn resend_click(
+        &mut self,
+        id: &str,
+        click_id: Option<&str>,
+        agent: &str,
+        reply: oneshot::Sender<Result<(Walkthrough, String), ClickRefused>>,
+    ) {
+        let Some(mut walkthrough) = self.latest_walkthrough(id).cloned() else {
+            let _ = reply.send(Err(ClickRefused::NotFound(id.to_owned())));
+            return;
+        };
+        let at = now_rfc3339();
+        let click_id = match walkthrough.send_click_to(click_id, agent, &at) {
+            Ok(click_id) => click_id,
+            Err(why) => {
+                let _ = reply.send(Err(ClickRefused::Invalid(why)));
+                return;
+            }
+        };
+        walkthrough.updated_at = at;
+        self.staged_walkthroughs.insert(walkthrough.id.clone(), walkthrough.clone());
+        self.stage(
+            Write::Walkthrough(Box::new(walkthrough.clone())),
+            Effect::Resent { walkthrough: Box::new(walkthrough), click_id, reply },
+        );
+    }
+
     /// Makes a durable revision (or click) visible: kept, indexed, pushed.
     pub(super) fn settle_walkthrough(&mut self, walkthrough: &Walkthrough) {
         self.walkthroughs.insert(walkthrough.id.clone(), walkthrough.clone());
@@ -110,31 +142,41 @@ impl State {
         self.publish(walkthrough.workspace.clone(), Payload::Walkthrough(Box::new(walkthrough.clone())));
     }
 
-    /// Keeps the index of waiting clicks true to `walkthrough`, and tells
-    /// its agent when its count changed.
+    /// Keeps the index of waiting clicks true to `walkthrough` (each under
+    /// the agent it waits for), and tells the agents whose count changed.
     pub(super) fn note_clicks(&mut self, walkthrough: &Walkthrough) {
-        let agent = walkthrough.presented_by.clone();
-        let ids = self.agents.waiting_clicks.entry(agent.clone()).or_default();
-        let changed = if walkthrough.clicks_waiting() > 0 {
-            ids.insert(walkthrough.id.clone())
-        } else {
-            ids.remove(&walkthrough.id)
-        };
-        self.agents.waiting_clicks.retain(|_, ids| !ids.is_empty());
-        if changed {
-            self.signal_agent(&agent);
-            if self.agents_at_work(None).iter().any(|a| a.name == agent) {
-                self.publish_agents();
+        let waited_for = walkthrough.agents_waited_for();
+        let mut touched = Vec::new();
+        for (agent, ids) in &mut self.agents.waiting_clicks {
+            if !waited_for.contains(agent) && ids.remove(&walkthrough.id) {
+                touched.push(agent.clone());
             }
+        }
+        for agent in waited_for {
+            if self.agents.waiting_clicks.entry(agent.clone()).or_default().insert(walkthrough.id.clone()) {
+                touched.push(agent);
+            }
+        }
+        self.agents.waiting_clicks.retain(|_, ids| !ids.is_empty());
+        if touched.is_empty() {
+            return;
+        }
+        for agent in &touched {
+            self.signal_agent(agent);
+        }
+        if self.agents_at_work(None).iter().any(|a| touched.contains(&a.name)) {
+            self.publish_agents();
         }
     }
 
-    /// Moves `agent`'s clicks in walkthroughs `ids` from `from` on to `to`;
+    /// Moves `agent`'s clicks in walkthroughs `ids` from `from` on to `to`
+    /// (clicks for another agent stay as they stand);
     /// answers each walkthrough that changed, as it now stands, with the
     /// clicks that moved. Written like a reading mark: visible at once, on
     /// disk with the next batch.
     pub(super) fn advance_clicks(
         &mut self,
+        agent: &str,
         ids: &BTreeSet<String>,
         from: ClickState,
         to: ClickState,
@@ -144,14 +186,14 @@ impl State {
         let mut changed = Vec::new();
         for id in ids {
             let Some(walkthrough) = self.walkthroughs.get_mut(id) else { continue };
-            let moved = walkthrough.advance_clicks(from, to, via, &at);
+            let moved = walkthrough.advance_clicks(agent, from, to, via, &at);
             if moved.is_empty() {
                 continue;
             }
             let walkthrough = walkthrough.clone();
             let write = match self.staged_walkthroughs.get_mut(id) {
                 Some(waiting) => {
-                    waiting.advance_clicks(from, to, via, &at);
+                    waiting.advance_clicks(agent, from, to, via, &at);
                     waiting.clone()
                 }
                 None => walkthrough.clone(),
@@ -168,7 +210,7 @@ impl State {
     /// each with its walkthrough as it now stands and the click's id.
     pub(super) fn take_clicks(&mut self, agent: &str, via: &str) -> Vec<(Walkthrough, String)> {
         let ids = self.agents.waiting_clicks.get(agent).cloned().unwrap_or_default();
-        let moved = self.advance_clicks(&ids, ClickState::Waiting, ClickState::Delivered, Some(via));
+        let moved = self.advance_clicks(agent, &ids, ClickState::Waiting, ClickState::Delivered, Some(via));
         moved.into_iter().flat_map(|(w, clicks)| clicks.into_iter().map(move |c| (w.clone(), c))).collect()
     }
 
@@ -177,11 +219,11 @@ impl State {
         let delivered: BTreeSet<String> = self
             .walkthroughs
             .values()
-            .filter(|w| w.presented_by == agent && w.clicks().any(|(_, _, _, c)| c.state == ClickState::Delivered))
+            .filter(|w| w.clicks().any(|(_, _, _, c)| c.state == ClickState::Delivered && w.agent_of(c) == agent))
             .map(|w| w.id.clone())
             .collect();
         if !delivered.is_empty() {
-            self.advance_clicks(&delivered, ClickState::Delivered, ClickState::Read, None);
+            self.advance_clicks(agent, &delivered, ClickState::Delivered, ClickState::Read, None);
         }
     }
 }

@@ -300,14 +300,21 @@ pub async fn take(cx: &Context, agent: &str, via: &'static str) -> Vec<Message> 
 }
 
 /// What an agent is told of a click: who clicked which button of which
-/// walkthrough, and the action's message.
+/// walkthrough (another agent's, when the click was sent on to it), and
+/// the action's message.
 pub fn click_note(walkthrough: &crate::walkthrough::Walkthrough, click_id: &str) -> String {
     let Some((index, button, message, click)) = walkthrough.clicks().find(|(_, _, _, c)| c.id == click_id) else {
-        return format!("a person clicked an action of your walkthrough \"{}\"", walkthrough.title);
+        return format!("a person clicked an action of the walkthrough \"{}\"", walkthrough.title);
+    };
+    let whose = match walkthrough.agent_of(click) == walkthrough.presented_by {
+        true => format!("your walkthrough \"{}\"", walkthrough.title),
+        false => {
+            format!("the walkthrough \"{}\" {} presented (sent on to you)", walkthrough.title, walkthrough.presented_by)
+        }
     };
     format!(
-        "{} clicked \"{button}\" in your walkthrough \"{}\" (walkthrough {}, block {index}): {message}",
-        click.author, walkthrough.title, walkthrough.id
+        "{} clicked \"{button}\" in {whose} (walkthrough {}, block {index}): {message}",
+        click.author, walkthrough.id
     )
 }
 

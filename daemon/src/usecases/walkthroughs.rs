@@ -1,8 +1,9 @@
 //! Walkthroughs as both front doors use them: presenting one (its blocks
 //! read, each comment placed as threads by the presenting agent, its gitdiff
 //! ranges and references checked, stored as the next revision of its title,
-//! pushed to the windows on its workspace), reading them, and a person's
-//! click of an action (a message to the presenting agent). `placing` says
+//! pushed to the windows on its workspace), reading them, a person's click
+//! of an action (a message to the presenting agent), and sending a click on
+//! to another agent (one that has gone leaves it waiting). `placing` says
 //! where a comment goes.
 
 mod placing;
@@ -493,9 +494,44 @@ pub async fn act(
         state: ClickState::Waiting,
         via: None,
         updated_at: now,
+        agent: None,
     };
     let click_id = click.id.clone();
     let walkthrough = cx.state.click(found.id.clone(), block_index, click).await?;
+    let click = walkthrough
+        .clicks()
+        .find(|(_, _, _, c)| c.id == click_id)
+        .map(|(_, _, _, c)| c.clone())
+        .ok_or_else(|| WalkthroughError::NotFound("the click is gone".into()))?;
+    Ok((walkthrough, click))
+}
+
+/// Sends click `click_id` of walkthrough `id` (its newest waiting click
+/// when `None`) on to `agent`, an agent at work: it waits for that agent,
+/// as a thread's message sent on with `agent/resend` does. Answers the
+/// walkthrough and the click as they stand.
+pub async fn resend(
+    cx: &Context,
+    id: &str,
+    click_id: Option<&str>,
+    agent: &str,
+) -> Result<(Walkthrough, Click), WalkthroughError> {
+    let agent = agent.trim();
+    let at_work = super::agents::list(cx, None).await?;
+    if !at_work.iter().any(|a| a.name == agent) {
+        let names = at_work.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ");
+        return Err(WalkthroughError::Invalid(match at_work.is_empty() {
+            true => {
+                format!("no agent named {agent} is at work, nor any other: start an agent, then send the click to it")
+            }
+            false => format!(
+                "no agent named {agent} is at work; the agents at work are {names} (`parley agents` lists them): name one of them"
+            ),
+        }));
+    }
+    let found = find(cx, id).await?;
+    let (walkthrough, click_id) =
+        cx.state.resend_click(found.id.clone(), click_id.map(str::to_owned), agent.to_owned()).await?;
     let click = walkthrough
         .clicks()
         .find(|(_, _, _, c)| c.id == click_id)

@@ -96,7 +96,8 @@ pub struct Place {
     pub thread_id: Option<String>,
 }
 
-/// A person's click of an action: its message to the presenting agent.
+/// A person's click of an action: its message to the presenting agent,
+/// or to the agent it was sent on to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Click {
     pub id: String,
@@ -105,6 +106,10 @@ pub struct Click {
     pub state: ClickState,
     pub via: Option<String>,
     pub updated_at: String,
+    /// The agent the message is for; the presenting agent when absent
+    /// (clicks stored before a click could be sent on).
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 /// Where a click's message stands; each follows the one before.
@@ -137,13 +142,27 @@ impl Walkthrough {
         })
     }
 
-    /// Moves the clicks in `state_from` on to `to` (noting `via` for those
-    /// delivered); answers the ids of those that moved.
-    pub fn advance_clicks(&mut self, from: ClickState, to: ClickState, via: Option<&str>, at: &str) -> Vec<String> {
+    /// The agent `click`'s message is for.
+    pub fn agent_of<'a>(&'a self, click: &'a Click) -> &'a str {
+        click.agent.as_deref().unwrap_or(&self.presented_by)
+    }
+
+    /// Moves `agent`'s clicks in state `from` on to `to` (noting `via` for
+    /// those delivered); answers the ids of those that moved.
+    pub fn advance_clicks(
+        &mut self,
+        agent: &str,
+        from: ClickState,
+        to: ClickState,
+        via: Option<&str>,
+        at: &str,
+    ) -> Vec<String> {
         let mut moved = Vec::new();
+        let presented_by = self.presented_by.clone();
         for block in &mut self.blocks {
             if let Resolved::Action { clicks, .. } = block {
-                for click in clicks.iter_mut().filter(|c| c.state == from) {
+                let theirs = |c: &&mut Click| c.state == from && c.agent.as_deref().unwrap_or(&presented_by) == agent;
+                for click in clicks.iter_mut().filter(theirs) {
                     click.state = to;
                     if to == ClickState::Delivered {
                         click.via = via.map(str::to_owned);
@@ -156,9 +175,72 @@ impl Walkthrough {
         moved
     }
 
-    /// How many clicks wait to reach the agent.
+    /// How many clicks wait to reach their agent.
     pub fn clicks_waiting(&self) -> usize {
         self.clicks().filter(|(_, _, _, c)| c.state == ClickState::Waiting).count()
+    }
+
+    /// The agents clicks wait for, each once, by name.
+    pub fn agents_waited_for(&self) -> std::collections::BTreeSet<String> {
+        self.clicks()
+            .filter(|(_, _, _, c)| c.state == ClickState::Waiting)
+            .map(|(_, _, _, c)| self.agent_of(c).to_owned())
+            .collect()
+    }
+
+    /// Sends click `click_id` (the newest waiting one when `None`) on to
+    /// `agent`: it waits for that agent, from now `at`. Answers the click's
+    /// id, or why none could be sent.
+    pub fn send_click_to(&mut self, click_id: Option<&str>, agent: &str, at: &str) -> Result<String, String> {
+        let (id, title) = (self.id.clone(), self.title.clone());
+        let mut clicks: Vec<&mut Click> = self
+            .blocks
+            .iter_mut()
+            .flat_map(|b| match b {
+                Resolved::Action { clicks, .. } => clicks.iter_mut().collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let chosen = match click_id {
+            Some(wanted) => {
+                let wanted = wanted.trim();
+                let mut found: Vec<&mut &mut Click> =
+                    clicks.iter_mut().filter(|c| wanted.len() >= 4 && c.id.starts_with(wanted)).collect();
+                if let Some(exact) = found.iter().position(|c| c.id == wanted) {
+                    found.swap(0, exact);
+                    found.truncate(1);
+                }
+                match found.len() {
+                    0 => {
+                        return Err(format!(
+                            "walkthrough {id} has no click {wanted}: give a click's id (at least 4 characters) as \
+                             `parley walkthrough show {id} --json` lists them, or leave it out for the newest waiting"
+                        ));
+                    }
+                    1 => found.remove(0),
+                    n => {
+                        return Err(format!(
+                            "{n} clicks of walkthrough {id} begin with {wanted}: give more of the click's id"
+                        ));
+                    }
+                }
+            }
+            None => clicks
+                .iter_mut()
+                .filter(|c| c.state == ClickState::Waiting)
+                .max_by(|a, b| a.clicked_at.cmp(&b.clicked_at))
+                .ok_or_else(|| {
+                    format!(
+                        "no click of walkthrough {id} ({title}) waits for an agent: every one was delivered, so \
+                         there is nothing to send on (name one with its click id to send it again)"
+                    )
+                })?,
+        };
+        chosen.agent = Some(agent.to_owned());
+        chosen.state = ClickState::Waiting;
+        chosen.via = None;
+        chosen.updated_at = at.to_owned();
+        Ok(chosen.id.clone())
     }
 
     /// How many comments were placed, and how many were not.

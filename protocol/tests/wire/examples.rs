@@ -779,6 +779,7 @@ fn click() -> ActionClick {
         state: "delivered".into(),
         via: Some("tool-answer".into()),
         updated_at: "2026-11-21T07:03:05.911Z".into(),
+        agent: Some("claude-1".into()),
     }
 }
 
@@ -884,6 +885,10 @@ example!(
 example!(WalkthroughGetResult, WalkthroughGetResult { walkthrough: Some(walkthrough()) });
 example!(WalkthroughActParams, WalkthroughActParams { id: "c0a3".into(), block_index: 4, author: Some("ana".into()) });
 example!(WalkthroughActResult, WalkthroughActResult { walkthrough: walkthrough(), click: click() });
+example!(
+    WalkthroughResendParams,
+    WalkthroughResendParams { id: "c0a3".into(), click_id: Some("4d1c".into()), agent: "codex-1".into() }
+);
 example!(WalkthroughUpdated, WalkthroughUpdated { seq: 57, walkthrough: walkthrough() });
 
 example!(

@@ -506,6 +506,8 @@ export interface ActionClick {
   /** Once delivered: how (`tool-answer`, `wait`, `channel`, `hook`). */
   via?: string;
   updated_at: string;
+  /** The agent the message is for: the presenting agent, or the one it was sent on to (walkthrough/resend). */
+  agent?: string;
 }
 
 /** A fenced block of a walkthrough, by its kind (docs/protocol.md, Walkthroughs). */

@@ -59,7 +59,7 @@ function renderBlock(walkthrough: Walkthrough, block: WalkthroughBlock, diffs: M
     case 'action': {
       if (block.problem) return `<div class="wt-action" id="block-${i}" data-block="${i}"><span class="wt-problem">${escapeHtml(block.problem)}</span></div>\n`;
       const last = block.clicks.at(-1);
-      const state = last ? `<span class="wt-click-state wt-${escapeHtml(last.state)}" data-state="${escapeHtml(last.state)}">${escapeHtml(clickLabel(last, walkthrough.presented_by))}</span>` : '';
+      const state = last ? `<span class="wt-click-state wt-${escapeHtml(last.state)}" data-state="${escapeHtml(last.state)}">${escapeHtml(clickLabel(last, last.agent ?? walkthrough.presented_by))}</span>` : '';
       const count = block.clicks.length > 1 ? ` <span class="wt-clicks">(${block.clicks.length} clicks)</span>` : '';
       return (
         `<div class="wt-action" id="block-${i}" data-block="${i}"><button class="wt-act" data-block="${i}" title="Sends ${escapeHtml(walkthrough.presented_by)}: ${escapeHtml(block.message)}">${escapeHtml(block.button)}</button> ` +

@@ -90,6 +90,7 @@ const USES: Record<string, Use> = {
   MessagesTakeResult: { unused: 'host hooks call it, not editors' },
   WalkthroughActParams: { sends: 'T.WalkthroughActParams' },
   WalkthroughActResult: { reads: 'T.WalkthroughActResult' },
+  WalkthroughResendParams: { unused: 'unused yet: a click waiting for an agent that has gone is sent on with parley walkthrough resend' },
   WalkthroughGetParams: { sends: 'T.WalkthroughGetParams' },
   WalkthroughGetResult: { reads: 'T.WalkthroughGetResult' },
   WalkthroughListParams: { unused: 'the window reads its workspace\'s latest walkthrough with walkthrough/get' },
