@@ -84,7 +84,9 @@ local function summary(thread, view)
     prefix = "[changed] "
   end
   local count = #comments > 1 and (" [" .. #comments .. "]") or ""
-  return prefix .. (latest.author or "?") .. ": " .. first_line(latest.body) .. count
+  -- A walkthrough's comment says whose: the agent's guide it is a step of.
+  local walkthrough = thread.walkthrough and (' (walkthrough "' .. (thread.walkthrough.title or "") .. '")') or ""
+  return prefix .. (latest.author or "?") .. ": " .. first_line(latest.body) .. count .. walkthrough
 end
 
 -- Where the thread stands with the agents, when one has done something
