@@ -98,8 +98,9 @@ pub async fn find_symbol(
     if !searched.is_empty() {
         return Ok(SymbolMatches { places: searched, exact: true });
     }
-    // Only near names, from the language servers: offered, not taken.
-    Ok(from_windows)
+    // Only near names, from the language servers: offered, not taken (and
+    // nothing at all is simply nothing found).
+    Ok(SymbolMatches { exact: from_windows.places.is_empty(), ..from_windows })
 }
 
 /// Sends `method` to every window at once; each answer, or `None` for a
