@@ -7,6 +7,7 @@ pub mod client;
 mod feedback;
 mod hooks;
 mod mcp_config;
+mod pull_request;
 mod review;
 mod reviewing;
 mod round_page;
@@ -93,6 +94,11 @@ enum Command {
     Walkthrough {
         #[command(subcommand)]
         command: WalkthroughCommand,
+    },
+    /// The workspace's GitHub pull request: `link` it, see its `status`, `pull` its review threads in.
+    Pr {
+        #[command(subcommand)]
+        command: PrCommand,
     },
     /// The agents at work: their names, hosts, workspaces, and whether they wait in a Parley call.
     Agents {
@@ -387,6 +393,34 @@ enum WalkthroughCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum PrCommand {
+    /// Link the workspace to its pull request: the one given, or the one `gh pr view` finds for the branch.
+    Link {
+        /// OWNER/REPO#NUMBER or the pull request's URL; without it, `gh` finds it.
+        pull_request: Option<String>,
+        /// A folder of the workspace (default: the current directory).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// What is linked, what the last sync brought, what it could not place, and the pull request's conversation.
+    Status {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Bring the pull request's review threads in as threads: new ones, replies, resolution, outdated lines.
+    Pull {
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum ReviewCommand {
     /// Ask the configured reviewer to review your changes: the same pipeline
     /// agents run. Exits 0 when approved, 3 when changes are needed, 1 on
@@ -666,6 +700,15 @@ async fn run(command: Command) -> anyhow::Result<i32> {
             hooks::install::run(host, project, write, file)
         }
         Command::Agents { json } => agents::list(json).await,
+        Command::Pr { command: PrCommand::Link { pull_request, workspace, json } } => {
+            pull_request::link(pull_request.as_deref(), &workspace_or_cwd(workspace)?, json).await
+        }
+        Command::Pr { command: PrCommand::Status { workspace, json } } => {
+            pull_request::status(&workspace_or_cwd(workspace)?, json).await
+        }
+        Command::Pr { command: PrCommand::Pull { workspace, json } } => {
+            pull_request::pull(&workspace_or_cwd(workspace)?, json).await
+        }
         Command::Walkthrough { command: WalkthroughCommand::Show { id, workspace, json } } => {
             walkthrough::show(id.as_deref(), &workspace_or_cwd(workspace)?, json).await
         }

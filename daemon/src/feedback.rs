@@ -204,6 +204,42 @@ pub struct Standing {
     pub opened_by: Option<String>,
     /// For a comment of a walkthrough: which, and which of its blocks.
     pub walkthrough: Option<Box<WalkthroughMark>>,
+    /// For a thread synced with a pull request's review thread on GitHub:
+    /// GitHub's ids and what it said at the last sync.
+    pub github: Option<Box<GithubMark>>,
+}
+
+/// What ties a thread to a review thread of a GitHub pull request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GithubMark {
+    /// `OWNER/REPO#NUMBER`.
+    pub pull_request: String,
+    /// GitHub's id of the review thread (`PRRT_…`).
+    pub thread_id: String,
+    /// The thread's first comment on GitHub, for a person to open.
+    pub url: String,
+    /// `LEFT` (the base's lines, removed ones) or `RIGHT` (the head's).
+    pub side: String,
+    /// GitHub's lines, 1-based (the original ones for an outdated thread).
+    pub start_line: u32,
+    pub end_line: u32,
+    /// GitHub says the lines it was on have changed since.
+    pub outdated: bool,
+    /// Each of the thread's comments GitHub also has: Parley's comment id
+    /// and GitHub's.
+    pub comments: Vec<SyncedComment>,
+    /// Whether GitHub had it resolved, and whether Parley had, at the last sync.
+    pub github_resolved: bool,
+    pub resolved_at_sync: bool,
+    /// RFC 3339.
+    pub synced_at: String,
+}
+
+/// One comment both Parley and GitHub have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncedComment {
+    pub parley: String,
+    pub github: String,
 }
 
 /// What makes a thread one of a walkthrough's comments.

@@ -125,6 +125,17 @@ pub fn verify_commit(dir: &Path, revision: &str) -> Result<(), String> {
     }
 }
 
+/// The text of `path` (relative to the repository's root, `/`-separated)
+/// at `commit`, when git has that commit and the file in it as UTF-8 text.
+pub fn file_at(root: &Path, commit: &str, path: &str) -> Option<String> {
+    if commit.starts_with('-') || commit.is_empty() {
+        return None;
+    }
+    let out = git(root, &["cat-file", "blob", &format!("{commit}:{path}")]).ok()?;
+    out.status.success().then_some(())?;
+    String::from_utf8(out.stdout).ok()
+}
+
 /// The root of the repository holding `dir`.
 pub fn repo_root(dir: &Path) -> Result<PathBuf, GitError> {
     let out = git(dir, &["rev-parse", "--show-toplevel"])?;

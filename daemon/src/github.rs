@@ -6,6 +6,7 @@
 pub mod api;
 pub mod auth;
 pub mod link;
+pub mod linked;
 pub mod pull_plan;
 pub mod remote;
 

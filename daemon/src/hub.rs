@@ -8,6 +8,7 @@ mod errors;
 pub mod listener;
 mod person_rounds;
 mod plans;
+mod pull_requests;
 mod walkthroughs;
 
 use std::sync::Arc;

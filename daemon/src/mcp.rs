@@ -478,7 +478,7 @@ mod tests {
     #[test]
     fn every_tool_checks_its_arguments_and_refuses_unknown_ones() {
         let tools = tool_input_schemas();
-        assert_eq!(tools.len(), 13, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
+        assert_eq!(tools.len(), 14, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
         for (name, schema) in tools {
             assert!(check_tool_arguments(&name, None).is_some(), "check_tool_arguments does not know {name}");
             let mut unknown = rmcp::model::JsonObject::new();

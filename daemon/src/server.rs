@@ -135,6 +135,7 @@ async fn serve(notify_socket: Option<PathBuf>, activated: platform::Activated) -
             let exe = exe.canonicalize().unwrap_or(exe);
             parley_protocol::hello::executable_identity(&exe).map(|build| (exe, build))
         }),
+        github: Default::default(),
     });
     let tracker = TaskTracker::new();
     tracing::info!(

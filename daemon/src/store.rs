@@ -87,6 +87,8 @@ struct Trees {
     /// [`records::walkthrough_revision_key`].
     walkthroughs: sled::Tree,
     walkthrough_revisions: sled::Tree,
+    /// Workspaces linked to their GitHub pull requests, by workspace.
+    pull_requests: sled::Tree,
 }
 
 /// Opens sled in `path`, waiting a moment for a lock a closing handle still
@@ -123,6 +125,7 @@ fn open_trees(path: &Path) -> Result<Trees, StoreError> {
         agent_names: tree("agent_names")?,
         walkthroughs: tree("walkthroughs")?,
         walkthrough_revisions: tree("walkthrough_revisions")?,
+        pull_requests: tree("pull_requests")?,
         db,
     };
     // sled creates its files with the process's umask: close them to others.

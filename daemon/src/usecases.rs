@@ -14,6 +14,7 @@ mod context;
 pub mod feedback;
 pub mod ide;
 pub mod ids;
+pub mod pull_requests;
 pub mod reviews;
 pub mod rounds;
 pub mod selection;

@@ -101,6 +101,14 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
             title: w.title.clone(),
             block_index: w.block_index,
         }),
+        github: thread.standing.github.as_deref().map(|g| wire::ThreadGithub {
+            pull_request: g.pull_request.clone(),
+            url: g.url.clone(),
+            side: g.side.clone(),
+            start_line: g.start_line,
+            end_line: g.end_line,
+            outdated: g.outdated,
+        }),
     }
 }
 

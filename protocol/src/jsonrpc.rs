@@ -102,6 +102,9 @@ pub mod code {
     pub const FILE_UNREADABLE: i64 = -32014;
     /// The method exists, but not for this connection's role.
     pub const WRONG_ROLE: i64 = -32015;
+    /// GitHub could not be reached or refused (the message says why and
+    /// what to do); nothing was half-done.
+    pub const GITHUB_FAILED: i64 = -32016;
 }
 
 /// Any hub message, classified by which members it has.

@@ -221,6 +221,9 @@ macro_rules! for_each_method {
             $crate::methods::WalkthroughGet,
             $crate::methods::WalkthroughAct,
             $crate::methods::WalkthroughResend,
+            $crate::methods::PrLink,
+            $crate::methods::PrStatus,
+            $crate::methods::PrPull,
             $crate::methods::StatusRequest,
             $crate::methods::StoreExport,
             $crate::methods::StoreImport,
@@ -633,6 +636,27 @@ pub struct Thread {
     /// For a comment of a walkthrough: which, and which of its blocks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub walkthrough: Option<ThreadWalkthrough>,
+    /// For a thread synced with a pull request's review thread on GitHub:
+    /// where it is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<ThreadGithub>,
+}
+
+/// Where a thread is on GitHub: the pull request, a link for a person, and
+/// how GitHub sees its lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadGithub {
+    /// `OWNER/REPO#NUMBER`.
+    pub pull_request: String,
+    /// The thread's first comment on GitHub.
+    pub url: String,
+    /// `LEFT` (on the base's lines: removed ones) or `RIGHT`.
+    pub side: String,
+    /// GitHub's lines, 1-based (the original ones for an outdated thread).
+    pub start_line: u32,
+    pub end_line: u32,
+    /// The lines it was made on have changed since on GitHub.
+    pub outdated: bool,
 }
 
 /// A person's message to an agent (the thread's comment `comment_id`), and
@@ -2052,4 +2076,134 @@ pub struct Diagnostic {
     pub message: String,
     /// In the window's position encoding.
     pub range: Range,
+}
+
+/// Client → daemon request: link a workspace to its GitHub pull request.
+pub const PR_LINK: &str = "pr/link";
+/// Client → daemon request: what a workspace's pull request link holds.
+pub const PR_STATUS: &str = "pr/status";
+/// Client → daemon request: bring a pull request's review threads in.
+pub const PR_PULL: &str = "pr/pull";
+
+method!(
+    /// Links a workspace to its pull request: the one given, or the one
+    /// `gh pr view` finds for its branch.
+    PrLink = PR_LINK, PrLinkParams => PrStatusResult
+);
+method!(
+    /// A workspace's pull request: what is linked, what was last synced,
+    /// what could not be placed, the conversation.
+    PrStatus = PR_STATUS, PrStatusParams => PrStatusResult
+);
+method!(
+    /// Brings the linked pull request's review threads in as threads.
+    PrPull = PR_PULL, PrPullParams => PrStatusResult
+);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrLinkParams {
+    /// A folder of the workspace (its git root is linked).
+    pub workspace: PathBuf,
+    /// `OWNER/REPO#NUMBER` or the pull request's URL; without it, `gh pr
+    /// view` finds the branch's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
+    /// The API root to use (the command's `PARLEY_GITHUB_API`); the
+    /// daemon's, else `https://api.github.com`, without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrStatusParams {
+    pub workspace: PathBuf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrPullParams {
+    pub workspace: PathBuf,
+    /// The command's `GITHUB_TOKEN`, used when neither `gh` nor the
+    /// daemon's environment gives a token; kept in memory only, never
+    /// stored or logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrStatusResult {
+    /// The workspace (a git root).
+    pub workspace: PathBuf,
+    /// Its link, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linked: Option<LinkedPr>,
+    /// For `pr/pull`: what this pull brought.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pulled: Option<PrPullSummary>,
+}
+
+/// A workspace's pull request, as last synced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkedPr {
+    /// `OWNER/REPO#NUMBER`.
+    pub pull_request: String,
+    pub url: String,
+    /// The API root it is synced through.
+    pub api: String,
+    /// `gh` or `given`.
+    pub found_by: String,
+    pub linked_at: String,
+    /// `OPEN`, `CLOSED` or `MERGED`, as last read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_oid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_pull: Option<PrPullSummary>,
+    /// Why the last sync failed, until one succeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// The pull request's conversation, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conversation: Vec<PrComment>,
+    /// Review threads the last pull could not put on a file here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unplaced: Vec<PrUnplaced>,
+    /// Resolutions changed on both sides, and which was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+}
+
+/// What a pull brought.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrPullSummary {
+    pub at: String,
+    pub new_threads: usize,
+    pub replies: usize,
+    pub resolved: usize,
+    pub reopened: usize,
+    pub outdated: usize,
+    /// Deleted on GitHub since the last pull (kept here).
+    pub gone: usize,
+}
+
+/// A comment of a pull request's conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrComment {
+    pub author: String,
+    pub body: String,
+    pub created_at: String,
+    pub url: String,
+}
+
+/// A review thread that could not become a thread here, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrUnplaced {
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub url: String,
+    pub reason: String,
 }

@@ -46,6 +46,8 @@ pub struct FakePull {
     /// `OPEN`, `CLOSED` or `MERGED`.
     pub state: String,
     pub head_oid: String,
+    /// The base branch's commit (the left side's lines are its).
+    pub base_oid: String,
     pub threads: Vec<FakeThread>,
     pub conversation: Vec<FakeComment>,
 }
@@ -61,6 +63,8 @@ pub struct FakeThread {
     pub original_start_line: Option<u32>,
     /// `LEFT` or `RIGHT`.
     pub side: String,
+    /// The commit its first comment was made on.
+    pub original_commit: Option<String>,
     pub resolved: bool,
     pub outdated: bool,
     pub comments: Vec<FakeComment>,
@@ -153,6 +157,7 @@ impl Hub {
             number,
             state: "OPEN".into(),
             head_oid: head_oid.into(),
+            base_oid: String::new(),
             threads: Vec::new(),
             conversation: Vec::new(),
         });
@@ -190,6 +195,7 @@ impl Hub {
             original_line: Some(*lines.end()),
             original_start_line: start,
             side: side.into(),
+            original_commit: None,
             resolved: false,
             outdated: false,
             comments: vec![comment],
@@ -329,6 +335,16 @@ fn comment_node(comment: &FakeComment) -> Value {
     })
 }
 
+/// A review comment: a comment with the commit it was made on.
+fn review_comment_node(thread: &FakeThread, comment: &FakeComment) -> Value {
+    let mut node = comment_node(comment);
+    node["originalCommit"] = match &thread.original_commit {
+        Some(oid) => json!({ "oid": oid }),
+        None => Value::Null,
+    };
+    node
+}
+
 fn threads_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
     let pull = find_pull(hub, variables)?;
     let threads = page(hub, &pull.threads, variables, |t| {
@@ -342,7 +358,7 @@ fn threads_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
             "originalLine": t.original_line,
             "originalStartLine": t.original_start_line,
             "diffSide": t.side,
-            "comments": page(hub, &t.comments, &Value::Null, comment_node),
+            "comments": page(hub, &t.comments, &Value::Null, |c| review_comment_node(t, c)),
         })
     });
     Ok(json!({ "repository": { "pullRequest": {
@@ -350,6 +366,7 @@ fn threads_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
         "url": format!("https://github.test/{}/{}/pull/{}", pull.owner, pull.repo, pull.number),
         "state": pull.state,
         "headRefOid": pull.head_oid,
+        "baseRefOid": pull.base_oid,
         "reviewThreads": threads,
     } } }))
 }
@@ -362,7 +379,7 @@ fn thread_comments_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
         .flat_map(|p| p.threads.iter())
         .find(|t| t.id == id)
         .ok_or_else(|| format!("Could not resolve to a node with the global id of '{id}'"))?;
-    Ok(json!({ "node": { "comments": page(hub, &thread.comments, variables, comment_node) } }))
+    Ok(json!({ "node": { "comments": page(hub, &thread.comments, variables, |c| review_comment_node(thread, c)) } }))
 }
 
 fn conversation_page(hub: &Hub, variables: &Value) -> Result<Value, String> {

@@ -575,7 +575,11 @@ async fn a_message_typed_into_the_agents_terminal_is_one_line_delivered_by_termi
 
     // A message for an agent that has gone is not typed anywhere.
     let second = ask(&sandbox, &repo, None, "src/auth.rs:1", "And this?");
+    // Listing subscribes the window to agents/changed: the daemon has seen
+    // the host go once it says so (the process ending is not enough).
+    editor.call("agents/list", json!({})).await;
     host.quit().await;
+    while next_agents_changed(&mut editor).await["agents"].as_array().is_some_and(|a| !a.is_empty()) {}
     let gone = editor.request("agent/typed", json!({"thread_id": second})).await;
     let gone = gone.error.expect("the agent has gone");
     assert!(gone.message.contains("claude-1 is not at work") && gone.message.contains("another agent"), "{gone:?}");

@@ -1,7 +1,7 @@
 //! What the editor windows' language servers know, through the real daemon
 //! and shim: a walkthrough's `findDefinition`/`findReferences` answered by
 //! the windows open on the workspace (`symbols/find`), exact names kept
-//! over fuzzy ones, a window that does not answer passed over, the
+//! over fuzzy ones (which are only offered), a window that does not answer passed over, the
 //! workspace search standing in when no window knows the name; and
 //! `get_diagnostics` (`diagnostics/get`): the problems in the agent's terms
 //! (1-based, columns in characters), whether the editor analysed the file on
@@ -87,12 +87,16 @@ async fn symbols_come_from_the_windows_on_the_workspace_exact_names_first_and_a_
     assert_eq!(places(&mut window, &repo).await, ["src/token.rs:0-0", "src/auth.rs:1-1", "src/auth.rs:2-2"]);
     assert_eq!(window.asked.last().map(|(_, p)| p["kind"].clone()), Some(json!("references")));
 
-    // Only fuzzy hits: they stand in (one place).
+    // Only a near name, and no line of the workspace defines `read_tok`:
+    // never taken as the symbol, offered as a candidate for the agent to name.
     window.answers.insert("symbols/find".into(), json!({"places": [hit(&token, (4, 4), "read_token_cached")]}));
     let answer =
         window.serve_while(agent.call_ok("present_walkthrough", walkthrough("findDefinition(read_tok)"))).await;
-    assert_eq!(answer["placed"], 1, "{answer:#}");
-    assert_eq!(places(&mut window, &repo).await, ["src/token.rs:4-4"]);
+    assert_eq!(answer["placed"], 0, "a near name is not the symbol: {answer:#}");
+    let unplaced = &answer["unplaced"][0];
+    assert!(unplaced["reason"].as_str().unwrap_or("").contains("no symbol is named exactly `read_tok`"), "{answer:#}");
+    assert_eq!(unplaced["candidates"], json!(["src/token.rs:5"]), "the near name is offered: {answer:#}");
+    assert!(places(&mut window, &repo).await.is_empty());
 }
 
 #[tokio::test]

@@ -1,9 +1,15 @@
 //! Pull-request sync against a local fake of GitHub's API
 //! (`parley_tests::fake_github`): what Parley reads of a pull request, every
-//! page of it, and how each way GitHub fails is told.
+//! page of it, and how each way GitHub fails is told; then through the real
+//! daemon and CLI, `parley pr link` and `parley pr pull` bringing review
+//! threads in as threads on the same lines, once, for agents to read.
+
+use std::path::Path;
 
 use parley_daemon::github::{Api, GithubError, PullRequestRef, Token, remote};
 use parley_tests::fake_github::{self, Failure, FakeGitHub};
+use parley_tests::{Sandbox, git};
+use serde_json::{Value, json};
 
 fn api(fake: &FakeGitHub) -> Api {
     Api::new(&fake.url, Token::new(fake_github::TOKEN).expect("a token"))
@@ -122,4 +128,140 @@ fn every_graphql_document_parley_sends_is_valid_against_githubs_published_schema
     for (name, _) in remote::documents() {
         assert!(said.contains(&format!("valid: {name}")), "{name} was checked:\n{said}");
     }
+}
+
+/// The pull request's base, its head, and the checkout here: the head with
+/// two lines added on top (not committed), so every line GitHub names has
+/// moved down two.
+const BASE: &str = "fn one() {}\nfn removed_later() {}\nfn two() {}\nfn three() {}\nfn four() {}\n";
+const HEAD: &str = "fn one() {}\nfn two() {}\nfn three() {}\nfn four() {\n    todo!()\n}\n";
+
+fn run_in(sandbox: &Sandbox, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (bool, String) {
+    let mut command = sandbox.command("parley");
+    command.current_dir(dir).args(args).env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("run parley");
+    let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.success(), said)
+}
+
+fn commit(repo: &Path) -> String {
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "change"]);
+    let out = std::process::Command::new("git").arg("-C").arg(repo).args(["rev-parse", "HEAD"]).output().expect("git");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn threads(sandbox: &Sandbox, repo: &Path) -> Vec<Value> {
+    let (ok, out) = run_in(sandbox, repo, &[], &["feedback", "list", "--all", "--json"]);
+    assert!(ok, "{out}");
+    serde_json::from_str::<Value>(&out).expect("JSON").as_array().cloned().expect("threads")
+}
+
+#[tokio::test]
+async fn a_pull_requests_review_threads_come_in_as_threads_on_the_same_lines_once_and_agents_read_them() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/lib.rs", BASE)]);
+    let base = commit(&repo);
+    std::fs::write(repo.join("src/lib.rs"), HEAD).expect("write the head");
+    let head = commit(&repo);
+    std::fs::write(repo.join("src/lib.rs"), format!("// added here\n// and here\n{HEAD}")).expect("edit");
+    let fake = FakeGitHub::start();
+    let (moved, removed) = {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &head);
+        hub.pull(7).base_oid = base.clone();
+        let moved = hub.add_thread(7, "src/lib.rs", 3..=4, "RIGHT", "three and four need tests", "mona");
+        hub.reply(7, &moved, "agreed, and four panics", "alice");
+        let removed = hub.add_thread(7, "src/lib.rs", 2..=2, "LEFT", "why remove this?", "hubot");
+        hub.add_thread(7, "src/gone.rs", 1..=1, "RIGHT", "a file this checkout lacks", "mona");
+        hub.converse(7, "Thanks! A few notes inline.", "mona");
+        (moved, removed)
+    };
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let api = [("PARLEY_GITHUB_API", fake.url.as_str())];
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+
+    // Not linked yet: said, with what to do.
+    let (ok, said) = run_in(&sandbox, &repo, &api, &["pr", "pull"]);
+    assert!(!ok && said.contains("is not linked to a pull request") && said.contains("parley pr link"), "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &api, &["pr", "link", "octo/app"]);
+    assert!(!ok && said.contains("OWNER/REPO#NUMBER"), "a malformed pull request is refused: {said}");
+    let (ok, said) = run_in(&sandbox, &repo, &api, &["pr", "link", "octo/app#7"]);
+    assert!(ok && said.contains("Linked") && said.contains("octo/app#7"), "{said}");
+
+    // No token anywhere: said, nothing changed.
+    let (ok, said) = run_in(&sandbox, &repo, &api, &["pr", "pull"]);
+    assert!(!ok && said.contains("gh auth login") && said.contains("GITHUB_TOKEN"), "{said}");
+    assert!(threads(&sandbox, &repo).is_empty());
+
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("2 new threads"), "{said}");
+    assert!(
+        said.contains("src/gone.rs") && said.contains("not in this checkout"),
+        "the unplaced thread is named: {said}"
+    );
+    assert!(!said.contains(fake_github::TOKEN), "the token never shows: {said}");
+
+    let found = threads(&sandbox, &repo);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    let on = |id: &str| {
+        found.iter().find(|t| t["github"]["url"].is_string() && t["comments"][0]["body"] == json!(id)).cloned()
+    };
+    let right = on("three and four need tests").expect("the right-side thread");
+    // GitHub's lines 3-4 of the head are lines 5-6 here (two added on top).
+    assert_eq!(
+        (right["range"]["start"]["line"].clone(), right["range"]["end"]["line"].clone()),
+        (json!(4), json!(5)),
+        "{right:#}"
+    );
+    assert_eq!(right["quote"], json!("fn three() {}\nfn four() {"), "{right:#}");
+    let authors: Vec<&Value> = right["comments"].as_array().expect("comments").iter().map(|c| &c["author"]).collect();
+    assert_eq!(authors, [&json!("mona"), &json!("alice")], "replies in order with their authors");
+    assert_eq!(right["github"]["pull_request"], json!("octo/app#7"));
+    let left = on("why remove this?").expect("the left-side thread");
+    assert_eq!(left["github"]["side"], json!("LEFT"));
+    // The removed line stood before `fn two() {}`: line 4 here.
+    assert_eq!(left["range"]["start"]["line"], json!(3), "{left:#}");
+
+    // An agent reads them like any thread.
+    let agent = sandbox.agent(&repo).await;
+    let told = agent.call_ok("get_feedback", json!({})).await.to_string();
+    assert!(told.contains("three and four need tests") && told.contains("why remove this?"), "{told}");
+
+    // On GitHub: a reply and a resolution. Pulled again: the same threads.
+    {
+        let mut hub = fake.hub();
+        hub.reply(7, &moved, "done in the next push", "mona");
+        hub.thread(7, &removed).resolved = true;
+    }
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("1 reply") && said.contains("1 resolved"), "{said}");
+    let again = threads(&sandbox, &repo);
+    assert_eq!(again.len(), 2, "a thread pulled twice is the same thread: {again:#?}");
+    let right = again.iter().find(|t| t["id"] == right["id"]).expect("the same thread");
+    assert_eq!(right["comments"].as_array().map(Vec::len), Some(3));
+    assert_eq!(right["comments"][2]["body"], json!("done in the next push"));
+    let left = again.iter().find(|t| t["id"] == left["id"]).expect("the same thread");
+    assert_eq!(left["resolved"], json!(true), "resolved on GitHub, resolved here");
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("nothing new"), "{said}");
+
+    // Status: the link, the last pull, the conversation.
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);
+    assert!(ok && said.contains("octo/app#7") && said.contains("Thanks! A few notes inline."), "{said}");
+    assert!(said.contains("src/gone.rs"), "{said}");
+
+    // A revoked token: a clear message, kept for status, nothing lost.
+    let revoked = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", "ghp_revoked")];
+    let (ok, said) = run_in(&sandbox, &repo, &revoked, &["pr", "pull"]);
+    assert!(!ok && said.contains("refused the token"), "{said}");
+    assert_eq!(threads(&sandbox, &repo).len(), 2);
+    let (_, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);
+    assert!(said.contains("The last sync failed"), "{said}");
 }

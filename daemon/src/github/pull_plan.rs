@@ -98,6 +98,7 @@ mod tests {
             author: "mona".into(),
             created_at: "2026-11-20T10:00:00Z".into(),
             url: String::new(),
+            original_commit: None,
         }
     }
 
@@ -122,6 +123,7 @@ mod tests {
             url: String::new(),
             state: "OPEN".into(),
             head_oid: "abc".into(),
+            base_oid: "base".into(),
             threads,
             conversation: Vec::new(),
         }

@@ -51,6 +51,10 @@ pub struct RemoteComment {
     pub created_at: String,
     #[serde(default)]
     pub url: String,
+    /// The commit a review comment was made on (a thread's first comment's
+    /// is where its original lines are).
+    #[serde(default, deserialize_with = "oid", rename = "originalCommit")]
+    pub original_commit: Option<String>,
 }
 
 /// A pull request with everything Parley reads of it.
@@ -62,23 +66,26 @@ pub struct RemotePullRequest {
     /// `OPEN`, `CLOSED` or `MERGED`.
     pub state: String,
     pub head_oid: String,
+    /// The base branch's commit: the left side's lines are its.
+    pub base_oid: String,
     pub threads: Vec<RemoteThread>,
     pub conversation: Vec<RemoteComment>,
 }
 
 const COMMENT_FIELDS: &str = "id databaseId body author { login } createdAt url";
+const REVIEW_COMMENT_FIELDS: &str = "id databaseId body author { login } createdAt url originalCommit { oid }";
 
 fn threads_query() -> String {
     format!(
         "query ParleyPullRequestThreads($owner: String!, $name: String!, $number: Int!, $after: String) {{
   repository(owner: $owner, name: $name) {{
     pullRequest(number: $number) {{
-      id url state headRefOid
+      id url state headRefOid baseRefOid
       reviewThreads(first: 100, after: $after) {{
         pageInfo {{ hasNextPage endCursor }}
         nodes {{
           id isResolved isOutdated path line startLine originalLine originalStartLine diffSide
-          comments(first: 100) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {COMMENT_FIELDS} }} }}
+          comments(first: 100) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {REVIEW_COMMENT_FIELDS} }} }}
         }}
       }}
     }}
@@ -92,7 +99,7 @@ fn thread_comments_query() -> String {
         "query ParleyThreadComments($id: ID!, $after: String) {{
   node(id: $id) {{
     ... on PullRequestReviewThread {{
-      comments(first: 100, after: $after) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {COMMENT_FIELDS} }} }}
+      comments(first: 100, after: $after) {{ pageInfo {{ hasNextPage endCursor }} nodes {{ {REVIEW_COMMENT_FIELDS} }} }}
     }}
   }}
 }}"
@@ -138,6 +145,7 @@ pub fn fetch(api: &Api, pr: &PullRequestRef) -> Result<RemotePullRequest, Github
                 text_at(pull, "url")?,
                 text_at(pull, "state")?,
                 text_at(pull, "headRefOid")?,
+                text_at(pull, "baseRefOid")?,
             ));
         }
         let page = pull.get("reviewThreads").ok_or_else(|| garbled("reviewThreads"))?;
@@ -164,8 +172,8 @@ pub fn fetch(api: &Api, pr: &PullRequestRef) -> Result<RemotePullRequest, Github
             None => break,
         }
     }
-    let (id, url, state, head_oid) = head.ok_or_else(missing)?;
-    Ok(RemotePullRequest { id, url, state, head_oid, threads, conversation })
+    let (id, url, state, head_oid, base_oid) = head.ok_or_else(missing)?;
+    Ok(RemotePullRequest { id, url, state, head_oid, base_oid, threads, conversation })
 }
 
 /// GitHub's "could not resolve" said with the pull request's name.
@@ -228,4 +236,13 @@ fn login<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D:
         login: String,
     }
     Ok(Option::<Author>::deserialize(deserializer)?.map_or_else(|| "ghost".to_owned(), |a| a.login))
+}
+
+/// A commit's `oid` (`originalCommit: {oid}`), absent or null as none.
+fn oid<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    struct Commit {
+        oid: String,
+    }
+    Ok(Option::<Commit>::deserialize(deserializer)?.map(|c| c.oid))
 }

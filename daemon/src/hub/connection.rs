@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Peer, errors, person_rounds, plans, walkthroughs};
+use super::{Peer, errors, person_rounds, plans, pull_requests, walkthroughs};
 use crate::state::Outbound;
 use crate::usecases::Context;
 use crate::usecases::feedback::NewThread;
@@ -259,6 +259,9 @@ answers! {
     WalkthroughGet => walkthroughs::get,
     WalkthroughAct => walkthroughs::act,
     WalkthroughResend => walkthroughs::resend,
+    PrLink => pull_requests::link,
+    PrStatus => pull_requests::status,
+    PrPull => pull_requests::pull,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of
@@ -439,6 +442,7 @@ async fn feedback_create(peer: &Peer<'_>, p: wire::FeedbackCreateParams) -> Resu
         ask: None,
         opened_by: None,
         walkthrough: None,
+        synced: None,
     };
     let thread = feedback::create(peer.cx, new).await?;
     Ok(wire::ThreadResult { thread: views::thread(&thread, peer.facts.encoding) })

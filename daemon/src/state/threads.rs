@@ -104,6 +104,14 @@ pub enum ThreadEdit {
     Resend {
         agent: String,
     },
+    /// What a pull from GitHub brings: comments made there (a person's
+    /// word, as a reply here is), resolved or reopened there, and GitHub's
+    /// ids and state as of this sync.
+    Github {
+        comments: Vec<Comment>,
+        resolved: Option<bool>,
+        mark: Box<feedback::GithubMark>,
+    },
 }
 
 /// The entries of `map` under `scope` (the folder itself included), in
@@ -509,22 +517,31 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
         }
         ThreadEdit::Reply(comment) => {
             thread.comments.push(comment.clone());
-            // A person said something new: no agent has read it yet.
-            standing.seen = None;
-            standing.addressed = None;
-            // On a thread a person asked an agent about, the person's new
-            // word goes to that agent too.
-            if let Some(agent) = standing.asked_agent().map(str::to_owned) {
-                standing.deliveries.push(feedback::Delivery {
-                    comment_id: comment.id.clone(),
-                    agent,
-                    state: feedback::DeliveryState::Waiting,
-                    via: None,
-                    asked_at: at.to_owned(),
-                    updated_at: at.to_owned(),
-                });
-            }
+            heard_from_a_person(standing, comment, at);
             "replied"
+        }
+        ThreadEdit::Github { comments, resolved, mark } => {
+            for comment in comments {
+                thread.comments.push(comment.clone());
+                heard_from_a_person(standing, comment, at);
+            }
+            let change = match resolved {
+                Some(true) if !thread.resolved => {
+                    thread.resolved = true;
+                    standing.resolved = Some(Box::new(Mark { by: "human".into(), at: at.to_owned(), agent: false }));
+                    "resolved"
+                }
+                Some(false) if thread.resolved => {
+                    thread.resolved = false;
+                    thread.checked_against = "".into();
+                    standing.resolved = None;
+                    "reopened"
+                }
+                _ if !comments.is_empty() => "replied",
+                _ => "synced",
+            };
+            standing.github = Some(mark.clone());
+            change
         }
         ThreadEdit::Resend { agent } => {
             let open = standing.deliveries.iter_mut().rev().find(|d| d.state != feedback::DeliveryState::Answered);
@@ -566,12 +583,32 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
             let deliveries = std::mem::take(&mut standing.deliveries);
             let opened_by = standing.opened_by.take();
             let walkthrough = standing.walkthrough.take();
-            *standing = feedback::Standing { deliveries, opened_by, walkthrough, ..feedback::Standing::default() };
+            let github = standing.github.take();
+            *standing =
+                feedback::Standing { deliveries, opened_by, walkthrough, github, ..feedback::Standing::default() };
             "reopened"
         }
     };
     thread.updated_at = at.into();
     Ok(change)
+}
+
+/// A person said something new in a thread: no agent has read it yet, and
+/// on a thread a person asked an agent about (or one an agent opened), the
+/// new word goes to that agent too.
+fn heard_from_a_person(standing: &mut feedback::Standing, comment: &Comment, at: &str) {
+    standing.seen = None;
+    standing.addressed = None;
+    if let Some(agent) = standing.asked_agent().map(str::to_owned) {
+        standing.deliveries.push(feedback::Delivery {
+            comment_id: comment.id.clone(),
+            agent,
+            state: feedback::DeliveryState::Waiting,
+            via: None,
+            asked_at: at.to_owned(),
+            updated_at: at.to_owned(),
+        });
+    }
 }
 
 /// Copies re-anchoring's outcome from `from` into `to`.

@@ -12,6 +12,7 @@ pub(super) use versioned::{ReviewRecord, SessionRecord, ThreadRecord, Walkthroug
 
 use super::{Store, StoreError};
 use crate::feedback::Thread;
+use crate::github::linked::{LinkedPullRequest, LinkedRecord};
 use crate::reviews::{KEPT_REVISIONS, Review};
 use crate::sessions::Session;
 use crate::walkthrough::Walkthrough;
@@ -52,6 +53,32 @@ impl Write {
 }
 
 impl Store {
+    /// Every workspace's link to its pull request (a record that cannot be
+    /// read is skipped, with a warning: the workspace can be linked again).
+    pub fn linked_pull_requests(&self) -> Result<Vec<LinkedPullRequest>, StoreError> {
+        let trees = self.trees()?;
+        let mut found = Vec::new();
+        for entry in trees.pull_requests.iter() {
+            let (_, bytes) = entry.map_err(|e| StoreError::from_sled(self.path(), e))?;
+            match serde_json::from_slice::<LinkedRecord>(&bytes) {
+                Ok(LinkedRecord::V1(linked)) => found.push(linked),
+                Err(e) => tracing::warn!("a pull-request link in the store cannot be read ({e}); link it again"),
+            }
+        }
+        Ok(found)
+    }
+
+    /// Writes a workspace's link, replacing any it had, and makes it durable.
+    pub async fn put_linked_pull_request(&self, linked: &LinkedPullRequest) -> Result<(), StoreError> {
+        {
+            let trees = self.trees()?;
+            let bytes = serde_json::to_vec(&LinkedRecord::V1(linked.clone()))?;
+            let key = linked.workspace.as_os_str().as_encoded_bytes();
+            trees.pull_requests.insert(key, bytes).map_err(|e| self.failed(e))?;
+        }
+        self.flush().await
+    }
+
     /// The short names agents were given, by key (a name that is not UTF-8
     /// is skipped: the agent gets a new one).
     pub fn agent_names(&self) -> Result<Vec<(String, String)>, StoreError> {

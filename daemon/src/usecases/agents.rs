@@ -145,6 +145,7 @@ pub async fn ask(cx: &Context, ask: Ask) -> Result<(Thread, String, Delivery), F
         ask: Some(agent.name.clone()),
         opened_by: None,
         walkthrough: None,
+        synced: None,
     };
     let thread = threads::create(cx, new).await?;
     let delivery = thread.standing.deliveries.last().cloned().ok_or(FeedbackError::NotFound)?;

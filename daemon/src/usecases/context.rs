@@ -29,4 +29,6 @@ pub struct Context {
     pub log: parley_protocol::methods::LogDestination,
     /// This daemon's executable and its identity at start.
     pub executable: Option<(PathBuf, String)>,
+    /// Pull-request syncs: one at a time, with the tokens commands gave.
+    pub github: super::pull_requests::Syncing,
 }

@@ -17,7 +17,7 @@ use crate::state::ThreadEdit;
 use crate::{limits, views, workspace};
 
 mod new_thread;
-pub use new_thread::NewThread;
+pub use new_thread::{NewThread, SyncedThread};
 
 /// Threads inside `scope` (or only `file`), re-anchored first, ordered by
 /// file then line.
@@ -285,6 +285,7 @@ pub async fn create_for_agent(cx: &Context, ask: AgentThread) -> Result<Thread, 
         ask: None,
         opened_by: ask.agent,
         walkthrough: ask.walkthrough,
+        synced: None,
     };
     let author = new.author.clone();
     let mut thread = create(cx, new).await?;

@@ -4,10 +4,11 @@
 //! `symbols/find`) and the problems they report (`get_diagnostics`,
 //! `diagnostics/get`, in `diagnostics`). A window that does not answer in
 //! time is passed over. Of the windows' hits, those named exactly as asked
-//! are kept (the others only when none is). Without a window that knows the
-//! symbol, a search of the workspace for the name as a word stands in: for a
-//! definition, the lines that look like one (`fn name`, `class name`,
-//! `const name`, …) first.
+//! are kept. Without one, a search of the workspace for the name as a word
+//! stands in: for a definition, the lines that look like one (`fn name`,
+//! `class name`, `const name`, …) first. A language server's near names
+//! (`readTokenCached` for `readToken`) are only ever offered as candidates,
+//! never taken as the symbol.
 
 mod diagnostics;
 
@@ -44,6 +45,15 @@ impl SymbolKind {
     }
 }
 
+/// The places found for a symbol, and whether they are named as asked.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SymbolMatches {
+    pub places: Vec<Place>,
+    /// False when only names near the one asked were found (the language
+    /// servers' fuzzy matches): candidates to offer, not the symbol.
+    pub exact: bool,
+}
+
 /// Why a symbol could not be looked for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdeError {
@@ -56,7 +66,12 @@ pub enum IdeError {
 /// Where symbol `name` is defined or used in `workspace`, each place's
 /// path relative to it; empty when nowhere. For references, the
 /// definitions come first when a window knows them.
-pub async fn find_symbol(cx: &Context, workspace: &Path, name: &str, kind: SymbolKind) -> Result<Vec<Place>, IdeError> {
+pub async fn find_symbol(
+    cx: &Context,
+    workspace: &Path,
+    name: &str,
+    kind: SymbolKind,
+) -> Result<SymbolMatches, IdeError> {
     let word = last_part(name).trim().to_owned();
     if word.is_empty() || !word.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
         return Err(IdeError::Invalid(format!(
@@ -72,14 +87,20 @@ pub async fn find_symbol(cx: &Context, workspace: &Path, name: &str, kind: Symbo
             hits.extend(found.places);
         }
     }
-    let places = from_editors(workspace, name, kind, hits);
-    if !places.is_empty() {
-        return Ok(places);
+    let from_windows = from_editors(workspace, name, kind, hits);
+    if from_windows.exact && !from_windows.places.is_empty() {
+        return Ok(from_windows);
     }
     let root = workspace.to_owned();
-    tokio::task::spawn_blocking(move || search_fallback(&root, &word, kind))
+    let searched = tokio::task::spawn_blocking(move || search_fallback(&root, &word, kind))
         .await
-        .map_err(|e| IdeError::Internal(e.to_string()))
+        .map_err(|e| IdeError::Internal(e.to_string()))?;
+    if !searched.is_empty() {
+        return Ok(SymbolMatches { places: searched, exact: true });
+    }
+    // Only near names, from the language servers: offered, not taken (and
+    // nothing at all is simply nothing found).
+    Ok(SymbolMatches { exact: from_windows.places.is_empty(), ..from_windows })
 }
 
 /// Sends `method` to every window at once; each answer, or `None` for a
@@ -129,8 +150,8 @@ fn plain_name(given: &str) -> &str {
 
 /// The windows' hits as places: those inside the workspace, named exactly
 /// `name` (when a qualifier is given and some hit's container carries it,
-/// only those), else every hit; each line once.
-fn from_editors(workspace: &Path, name: &str, kind: SymbolKind, hits: Vec<SymbolPlace>) -> Vec<Place> {
+/// only those), else every hit, marked not exact; each line once.
+fn from_editors(workspace: &Path, name: &str, kind: SymbolKind, hits: Vec<SymbolPlace>) -> SymbolMatches {
     let word = last_part(name).trim();
     let qualifier = name.trim().strip_suffix(word).map(|q| q.trim_end_matches(['.', ':', '#'])).unwrap_or("");
     let inside: Vec<SymbolPlace> = hits.into_iter().filter(|hit| workspace::holds(workspace, &hit.path)).collect();
@@ -146,9 +167,10 @@ fn from_editors(workspace: &Path, name: &str, kind: SymbolKind, hits: Vec<Symbol
             exact = held;
         }
     }
-    let chosen: Vec<&SymbolPlace> = if exact.is_empty() { inside.iter().collect() } else { exact };
+    let is_exact = !exact.is_empty();
+    let chosen: Vec<&SymbolPlace> = if is_exact { exact } else { inside.iter().collect() };
     let mut seen = std::collections::HashSet::new();
-    chosen
+    let places = chosen
         .into_iter()
         .filter_map(|hit| {
             let start = hit.range.start.line;
@@ -166,7 +188,8 @@ fn from_editors(workspace: &Path, name: &str, kind: SymbolKind, hits: Vec<Symbol
             };
             seen.insert(key.clone()).then_some(Place { path, start_line: start, end_line: key.2, thread_id: None })
         })
-        .collect()
+        .collect();
+    SymbolMatches { places, exact: is_exact }
 }
 
 /// The word-boundary search standing in for the language servers.
@@ -213,8 +236,8 @@ mod tests {
         }
     }
 
-    fn lines(places: &[Place]) -> Vec<String> {
-        places.iter().map(|p| format!("{}:{}-{}", p.path, p.start_line, p.end_line)).collect()
+    fn lines(found: &SymbolMatches) -> Vec<String> {
+        found.places.iter().map(|p| format!("{}:{}-{}", p.path, p.start_line, p.end_line)).collect()
     }
 
     #[test]
@@ -226,9 +249,10 @@ mod tests {
             hit("/elsewhere/lib.d.ts", 1, 1, "readToken", None),
         ];
         assert_eq!(lines(&from_editors(ws, "readToken", SymbolKind::Definition, hits.clone())), ["b.ts:7-9"]);
-        let fuzzy = vec![hits[0].clone()];
-        assert_eq!(lines(&from_editors(ws, "readToken", SymbolKind::Definition, fuzzy)), ["a.ts:3-3"]);
-        assert!(from_editors(ws, "readToken", SymbolKind::Definition, vec![hits[2].clone()]).is_empty());
+        assert!(from_editors(ws, "readToken", SymbolKind::Definition, hits.clone()).exact);
+        let fuzzy = from_editors(ws, "readToken", SymbolKind::Definition, vec![hits[0].clone()]);
+        assert_eq!((lines(&fuzzy), fuzzy.exact), (vec!["a.ts:3-3".to_owned()], false), "a near name is not exact");
+        assert!(from_editors(ws, "readToken", SymbolKind::Definition, vec![hits[2].clone()]).places.is_empty());
     }
 
     #[test]

@@ -109,7 +109,10 @@ describe("walkthroughs", function()
     local code = api.nvim_get_current_buf()
     h.wait_for("the comment's thread on its lines", function()
       local marks = h.thread_marks(code)
-      return #marks == 1 and marks[1].row == 5 and marks[1].text:find("validate` now trims", 1, true)
+      return #marks == 1
+        and marks[1].row == 5
+        and marks[1].text:find("validate` now trims", 1, true)
+        and marks[1].text:find('(walkthrough "', 1, true)
     end)
     assert.equals(line_with("[1] Comment on src/auth.rs:6-8"), api.nvim_win_get_cursor(walk_win)[1])
     api.nvim_set_current_win(walk_win)

@@ -158,6 +158,7 @@ export function activate(context: vscode.ExtensionContext): void {
   command('parley.reply', (args) => threads?.replyPrompt(args));
   command('parley.resolveThread', (args) => threads?.resolve(args));
   command('parley.reopenThread', (args) => threads?.reopen(args));
+  command('parley.openOnGitHub', (args) => threads?.openOnGitHub(args));
   command('parley.showThreads', () => threads?.showThreads());
   command('parley.showLog', () => log.show());
   command('parley.askAgent', () => asking?.ask());

@@ -99,6 +99,14 @@ fn thread() -> Thread {
             title: "Login refactor".into(),
             block_index: 1,
         }),
+        github: Some(ThreadGithub {
+            pull_request: "octo/shop#42".into(),
+            url: "https://github.com/octo/shop/pull/42#discussion_r1812345678".into(),
+            side: "RIGHT".into(),
+            start_line: 2,
+            end_line: 2,
+            outdated: false,
+        }),
     }
 }
 
@@ -932,5 +940,51 @@ example!(
                 range: Range { start: position(3, 15), end: position(3, 19) },
             }],
         }],
+    }
+);
+
+example!(PrLinkParams, PrLinkParams { workspace: shop(), pull_request: Some("octo/shop#42".into()), api: None });
+example!(PrStatusParams, PrStatusParams { workspace: shop() });
+example!(PrPullParams, PrPullParams { workspace: shop(), token: None });
+fn pulled() -> PrPullSummary {
+    PrPullSummary {
+        at: "2026-11-26T09:12:40Z".into(),
+        new_threads: 2,
+        replies: 1,
+        resolved: 1,
+        reopened: 0,
+        outdated: 0,
+        gone: 0,
+    }
+}
+example!(
+    PrStatusResult,
+    PrStatusResult {
+        workspace: shop(),
+        linked: Some(LinkedPr {
+            pull_request: "octo/shop#42".into(),
+            url: "https://github.com/octo/shop/pull/42".into(),
+            api: "https://api.github.com".into(),
+            found_by: "gh".into(),
+            linked_at: "2026-11-26T09:10:02Z".into(),
+            state: Some("OPEN".into()),
+            head_oid: Some("5f1c2d9e0a4b7c3d8e6f1a2b9c0d4e7f3a5b8c1d".into()),
+            last_pull: Some(pulled()),
+            last_error: None,
+            conversation: vec![PrComment {
+                author: "mona".into(),
+                body: "Thanks! A few notes inline.".into(),
+                created_at: "2026-11-26T08:58:11Z".into(),
+                url: "https://github.com/octo/shop/pull/42#issuecomment-2210987654".into(),
+            }],
+            unplaced: vec![PrUnplaced {
+                path: "src/legacy.rs".into(),
+                line: Some(12),
+                url: "https://github.com/octo/shop/pull/42#discussion_r1812345699".into(),
+                reason: "src/legacy.rs is not in this checkout (check out the pull request's branch)".into(),
+            }],
+            conflicts: Vec::new(),
+        }),
+        pulled: Some(pulled()),
     }
 );

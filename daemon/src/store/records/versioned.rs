@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::anchor::{Anchor, Context};
 use crate::feedback::{
-    Columns, Comment, Delivery, DeliveryState, Finding, Mark, Span, Standing, Thread, ThreadState, WalkthroughMark,
+    Columns, Comment, Delivery, DeliveryState, Finding, GithubMark, Mark, Span, Standing, SyncedComment, Thread,
+    ThreadState, WalkthroughMark,
 };
 use crate::reviews::{CheckedReference, FoundReference, Review, Source};
 
@@ -117,6 +118,61 @@ pub struct ThreadV1 {
     /// Added later: the walkthrough whose comment the thread is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     walkthrough: Option<WalkthroughMarkV1>,
+    /// Added later: the pull request's review thread it is synced with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    github: Option<GithubMarkV1>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct GithubMarkV1 {
+    pull_request: String,
+    thread_id: String,
+    url: String,
+    side: String,
+    start_line: u32,
+    end_line: u32,
+    outdated: bool,
+    /// `[parley comment id, GitHub comment id]` pairs.
+    comments: Vec<(String, String)>,
+    github_resolved: bool,
+    resolved_at_sync: bool,
+    synced_at: String,
+}
+
+impl From<GithubMarkV1> for GithubMark {
+    fn from(g: GithubMarkV1) -> Self {
+        GithubMark {
+            pull_request: g.pull_request,
+            thread_id: g.thread_id,
+            url: g.url,
+            side: g.side,
+            start_line: g.start_line,
+            end_line: g.end_line,
+            outdated: g.outdated,
+            comments: g.comments.into_iter().map(|(parley, github)| SyncedComment { parley, github }).collect(),
+            github_resolved: g.github_resolved,
+            resolved_at_sync: g.resolved_at_sync,
+            synced_at: g.synced_at,
+        }
+    }
+}
+
+impl From<&GithubMark> for GithubMarkV1 {
+    fn from(g: &GithubMark) -> Self {
+        GithubMarkV1 {
+            pull_request: g.pull_request.clone(),
+            thread_id: g.thread_id.clone(),
+            url: g.url.clone(),
+            side: g.side.clone(),
+            start_line: g.start_line,
+            end_line: g.end_line,
+            outdated: g.outdated,
+            comments: g.comments.iter().map(|c| (c.parley.clone(), c.github.clone())).collect(),
+            github_resolved: g.github_resolved,
+            resolved_at_sync: g.resolved_at_sync,
+            synced_at: g.synced_at.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -438,6 +494,7 @@ impl ThreadRecord {
                 walkthrough: t
                     .walkthrough
                     .map(|w| Box::new(WalkthroughMark { id: w.id, title: w.title, block_index: w.block_index })),
+                github: t.github.map(|g| Box::new(GithubMark::from(g))),
             },
         };
         (thread, Context { prefix: t.prefix, suffix: t.suffix })
@@ -529,6 +586,7 @@ impl From<&Thread> for ThreadRecord {
                 title: w.title.clone(),
                 block_index: w.block_index,
             }),
+            github: t.standing.github.as_deref().map(GithubMarkV1::from),
         })
     }
 }

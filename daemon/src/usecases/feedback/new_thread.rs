@@ -38,6 +38,19 @@ pub struct NewThread {
     pub opened_by: Option<String>,
     /// The walkthrough whose comment the thread is.
     pub walkthrough: Option<Box<feedback::WalkthroughMark>>,
+    /// A thread brought in from a pull request on GitHub: its comments
+    /// (instead of `body` and `author`), whether it is resolved there, and
+    /// GitHub's ids.
+    pub synced: Option<Box<SyncedThread>>,
+}
+
+/// A review thread of a pull request, as it becomes a Parley thread.
+#[derive(Debug, Clone)]
+pub struct SyncedThread {
+    /// Every comment, oldest first, with GitHub's authors and times.
+    pub comments: Vec<Comment>,
+    pub resolved: bool,
+    pub mark: feedback::GithubMark,
 }
 
 /// Makes a thread on a range of a file on disk; answers once it is durable.
@@ -102,7 +115,11 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
     }
     let now = crate::clock::now_rfc3339();
     let anchor = crate::anchor::capture(&text, start..end);
-    let comment = Comment { id: feedback::new_id(), body: new.body, author: new.author, created_at: now.clone() };
+    let synced = new.synced.map(|synced| *synced);
+    let comment = match synced.as_ref().and_then(|synced| synced.comments.first()) {
+        Some(first) => first.clone(),
+        None => Comment { id: feedback::new_id(), body: new.body, author: new.author, created_at: now.clone() },
+    };
     let deliveries = match new.ask {
         Some(agent) => vec![feedback::Delivery {
             comment_id: comment.id.clone(),
@@ -114,6 +131,15 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         }],
         None => Vec::new(),
     };
+    let mut comments = vec![comment];
+    let mut resolved = None;
+    let mut github = None;
+    if let Some(synced) = synced {
+        comments.extend(synced.comments.into_iter().skip(1));
+        resolved =
+            synced.resolved.then(|| Box::new(feedback::Mark { by: "human".into(), at: now.clone(), agent: false }));
+        github = Some(Box::new(synced.mark));
+    }
     let thread = Thread {
         id: feedback::new_id(),
         workspace: workspace.into(),
@@ -125,15 +151,17 @@ pub(super) async fn make(cx: &Context, new: NewThread) -> Result<Thread, Feedbac
         anchored_against: file_hash.clone(),
         checked_against: file_hash,
         state: ThreadState::Anchored,
-        comments: vec![comment],
+        comments,
         created_at: now.as_str().into(),
         updated_at: now.into(),
-        resolved: false,
+        resolved: resolved.is_some(),
         finding: new.finding,
         standing: feedback::Standing {
             deliveries,
             opened_by: new.opened_by,
             walkthrough: new.walkthrough,
+            resolved,
+            github,
             ..feedback::Standing::default()
         },
     };

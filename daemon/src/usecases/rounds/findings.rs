@@ -142,6 +142,7 @@ pub(super) async fn open_threads(
                     ask: None,
                     opened_by: None,
                     walkthrough: None,
+                    synced: None,
                 };
                 threads::create(cx, new).await.map(drop).map_err(|e| e.to_string())
             }

@@ -840,6 +840,7 @@ async fn open_threads(
             ask: None,
             opened_by: None,
             walkthrough: None,
+            synced: None,
             finding: Some(Box::new(Finding {
                 review_id: session.id.clone(),
                 round: round.round,

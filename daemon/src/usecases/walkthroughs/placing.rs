@@ -58,7 +58,8 @@ pub async fn place(cx: &Context, workspace: &Path, base: &Path, location: &Locat
             one_of(hits, || format!("no line under {path} matches `{regex}`"))
         }
         Location::Definition { name } => match ide::find_symbol(cx, workspace, name, SymbolKind::Definition).await {
-            Ok(found) => one_of(found, || {
+            Ok(found) if !found.exact => near_names(name, found.places),
+            Ok(found) => one_of(found.places, || {
                 format!(
                     "no definition of `{name}` was found (by an editor's language server or a search of the workspace)"
                 )
@@ -66,17 +67,35 @@ pub async fn place(cx: &Context, workspace: &Path, base: &Path, location: &Locat
             Err(e) => unplaced(e.to_string()),
         },
         Location::References { name } => match ide::find_symbol(cx, workspace, name, SymbolKind::References).await {
-            Ok(found) if found.is_empty() => unplaced(format!("no reference to `{name}` was found")),
-            Ok(found) if found.len() > MAX_REFERENCES => Placement::Unplaced {
+            Ok(found) if !found.exact => near_names(name, found.places),
+            Ok(found) if found.places.is_empty() => unplaced(format!("no reference to `{name}` was found")),
+            Ok(found) if found.places.len() > MAX_REFERENCES => Placement::Unplaced {
                 reason: format!(
                     "`{name}` is used in {} places, more than the {MAX_REFERENCES} one comment is put on: point at fewer (search in one folder, or lines)",
-                    found.len()
+                    found.places.len()
                 ),
-                candidates: found.into_iter().take(MAX_CANDIDATES).collect(),
+                candidates: found.places.into_iter().take(MAX_CANDIDATES).collect(),
             },
-            Ok(found) => Placement::Places(found),
+            Ok(found) => Placement::Places(found.places),
             Err(e) => unplaced(e.to_string()),
         },
+    }
+}
+
+/// A symbol no language server or search knows by that exact name: never
+/// placed on a near name, which are offered instead.
+fn near_names(name: &str, mut near: Vec<Place>) -> Placement {
+    if near.is_empty() {
+        return unplaced(format!(
+            "no symbol named `{name}` was found (by an editor's language server or a search of the workspace)"
+        ));
+    }
+    near.truncate(MAX_CANDIDATES);
+    Placement::Unplaced {
+        reason: format!(
+            "no symbol is named exactly `{name}`; the language server knows near names (the candidates): name the one you mean with path:line"
+        ),
+        candidates: near,
     }
 }
 

@@ -84,7 +84,21 @@ local function summary(thread, view)
     prefix = "[changed] "
   end
   local count = #comments > 1 and (" [" .. #comments .. "]") or ""
-  return prefix .. (latest.author or "?") .. ": " .. first_line(latest.body) .. count
+  -- A walkthrough's comment says whose: the agent's guide it is a step of.
+  local walkthrough = thread.walkthrough and (' (walkthrough "' .. (thread.walkthrough.title or "") .. '")') or ""
+  -- A thread from a pull request says which, and how GitHub sees its lines.
+  local github = ""
+  if thread.github then
+    github = " (GitHub " .. (thread.github.pull_request or "")
+    if thread.github.side == "LEFT" then
+      github = github .. ", removed lines"
+    end
+    if thread.github.outdated then
+      github = github .. ", outdated"
+    end
+    github = github .. ")"
+  end
+  return prefix .. (latest.author or "?") .. ": " .. first_line(latest.body) .. count .. walkthrough .. github
 end
 
 -- Where the thread stands with the agents, when one has done something

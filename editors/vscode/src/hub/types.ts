@@ -204,6 +204,22 @@ export interface Thread {
   deliveries?: Delivery[];
   /** For a comment an agent placed with a walkthrough: which walkthrough, and its block. */
   walkthrough?: ThreadWalkthrough;
+  /** For a thread synced with a pull request's review thread on GitHub: where it is there. */
+  github?: ThreadGithub;
+}
+
+/** Where a thread is on GitHub (docs/protocol.md, Pull requests). */
+export interface ThreadGithub {
+  /** `OWNER/REPO#NUMBER`. */
+  pull_request: string;
+  /** The thread's first comment on GitHub. */
+  url: string;
+  /** `LEFT` (the base's lines, removed ones) or `RIGHT`. */
+  side: string;
+  /** GitHub's lines, 1-based (the original ones once outdated). */
+  start_line: number;
+  end_line: number;
+  outdated: boolean;
 }
 
 /** The walkthrough a thread is a comment of. */

@@ -608,6 +608,17 @@ export class ThreadsController implements vscode.Disposable {
     }
   }
 
+  /** parley.openOnGitHub: the pull request's review thread a synced thread is, in the browser. */
+  async openOnGitHub(args: unknown): Promise<void> {
+    const entry = this.entryFor((args as vscode.CommentReply | undefined)?.thread ?? (args as vscode.CommentThread | undefined)) ?? this.threadAtCursor();
+    const url = entry?.data.github?.url;
+    if (!url) {
+      void vscode.window.showInformationMessage('Parley: this thread is not synced with a pull request (`parley pr pull` brings its review threads in)');
+      return;
+    }
+    await vscode.env.openExternal(vscode.Uri.parse(url));
+  }
+
   /** parley.showThreads: every open thread in a quick pick; choosing one opens it. */
   async showThreads(): Promise<void> {
     const open = this.all().filter((t) => !t.resolved);

@@ -15,7 +15,8 @@ export interface ThreadView {
   /**
    * `open…` threads have Reply and Resolve; `resolved` has Reopen; `…-gone` (a message waits for
    * an agent no longer at work) has Send to Another Agent; `…-typeable` (a message waits for an agent that runs in one of
-   * this window's terminals) has Type into the Agent's Terminal. Matched by regex in package.json.
+   * this window's terminals) has Type into the Agent's Terminal; `…-github…` (synced with a pull request) has Open on GitHub.
+   * Matched by regex in package.json.
    */
   contextValue: string;
   label: string;
@@ -85,6 +86,12 @@ export function threadView(thread: Thread, atWork?: (agent: string) => boolean, 
     const walkthrough = threadLabel(thread.walkthrough.title);
     label = label === 'Feedback' ? walkthrough : `${walkthrough} · ${label}`;
   }
+  if (thread.github) {
+    // Brought in from a pull request: say where it lives, and how GitHub sees its lines.
+    const { pull_request, side, outdated } = thread.github;
+    const where = `GitHub ${pull_request}${side === 'LEFT' ? ' (removed lines)' : ''}${outdated ? ' (outdated)' : ''}`;
+    label = label === 'Feedback' ? where : `${where} · ${label}`;
+  }
   if (fileLevel || thread.state === 'modified') {
     // Say what the thread was about, since the text it was on is gone or changed. After the
     // conversation, so the Comments panel still names the thread by its first comment.
@@ -112,6 +119,8 @@ export function threadView(thread: Thread, atWork?: (agent: string) => boolean, 
   } else if (standing) {
     label = `${label} · ${standing}`;
   }
+  // `…-github` threads have Open on GitHub; inserted after the base so the other menus' matches hold.
+  if (thread.github) contextValue = contextValue.replace(/^(open|resolved)/, '$1-github');
   return { contextValue, label, resolved: thread.resolved, fileLevel, comments };
 }
 

@@ -132,3 +132,16 @@ test('the newest message is the one the label tells about', () => {
   assert.equal(view.label, 'Feedback · waiting for claude-1');
   assert.deepEqual(view.comments.map((c) => c.label), ['answered by claude-1', undefined, 'waiting for claude-1']);
 });
+
+test("a thread from a pull request says so, on which side, and offers Open on GitHub beside the other actions", () => {
+  const github = { pull_request: 'octo/app#7', url: 'https://github.com/octo/app/pull/7#discussion_r1', side: 'RIGHT', start_line: 3, end_line: 4, outdated: false };
+  const open = threadView(thread({ github }));
+  assert.equal(open.label, 'GitHub octo/app#7');
+  assert.equal(open.contextValue, 'open-github');
+  assert.match(open.contextValue, /^open/, 'reply and resolve still match');
+  const removed = threadView(thread({ github: { ...github, side: 'LEFT', outdated: true }, resolved: true, standing: 'resolved', resolved_by: 'human' }));
+  assert.match(removed.label, /GitHub octo\/app#7 \(removed lines\) \(outdated\)/);
+  assert.equal(removed.contextValue, 'resolved-github');
+  assert.match(removed.contextValue, /^resolved/, 'reopen still matches');
+  assert.equal(threadView(thread({})).contextValue.includes('github'), false);
+});

@@ -100,6 +100,10 @@ const USES: Record<string, Use> = {
   DiagnosticsGetResult: { sends: 'T.DiagnosticsGetResult' },
   SymbolsFindParams: { reads: 'T.SymbolsFindParams' },
   SymbolsFindResult: { sends: 'T.SymbolsFindResult' },
+  PrLinkParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
+  PrStatusParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
+  PrPullParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
+  PrStatusResult: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
 };
 
 function snapshotNames(): string[] {

@@ -1,0 +1,139 @@
+//! `parley pr link|status|pull`: the workspace's GitHub pull request at the
+//! terminal. The daemon talks to GitHub; this command hands it the API root
+//! it names (`PARLEY_GITHUB_API`) and, for a pull, its `GITHUB_TOKEN` (kept
+//! in the daemon's memory only) for when the daemon has no token of its own.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use parley_protocol::methods::{self as wire, LinkedPr, PrPullSummary};
+use serde_json::json;
+
+use super::cli_opening;
+use super::client::HubClient;
+use super::shown::say;
+use crate::github::api::API_ROOT_VARIABLE;
+
+async fn client() -> anyhow::Result<HubClient> {
+    HubClient::open(&cli_opening(true)).await?.context("no daemon is running")
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// `parley pr link [OWNER/REPO#N]`.
+pub async fn link(given: Option<&str>, folder: &Path, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let mut params = json!({ "workspace": folder });
+    if let Some(given) = given {
+        params["pull_request"] = json!(given);
+    }
+    if let Some(api) = env(API_ROOT_VARIABLE) {
+        params["api"] = json!(api);
+    }
+    let result: wire::PrStatusResult = client.call(wire::PR_LINK, params).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(0);
+    }
+    if let Some(linked) = &result.linked {
+        say!("Linked {} to {} ({}).", result.workspace.display(), linked.pull_request, linked.url);
+        say!("Bring its review threads in with `parley pr pull`.");
+    }
+    Ok(0)
+}
+
+/// `parley pr status`.
+pub async fn status(folder: &Path, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let result: wire::PrStatusResult = client.call(wire::PR_STATUS, json!({ "workspace": folder })).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(0);
+    }
+    match &result.linked {
+        None => say!(
+            "{} is not linked to a pull request: `parley pr link` finds its branch's with gh, or give it as `parley pr link OWNER/REPO#NUMBER`.",
+            result.workspace.display()
+        ),
+        Some(linked) => print_linked(&result.workspace, linked),
+    }
+    Ok(0)
+}
+
+/// `parley pr pull`.
+pub async fn pull(folder: &Path, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let mut params = json!({ "workspace": folder });
+    if let Some(token) = env("GITHUB_TOKEN") {
+        params["token"] = json!(token);
+    }
+    let result: wire::PrStatusResult = client.call(wire::PR_PULL, params).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(0);
+    }
+    if let (Some(linked), Some(pulled)) = (&result.linked, &result.pulled) {
+        say!("Pulled {}: {}.", linked.pull_request, brought(pulled));
+        for unplaced in &linked.unplaced {
+            say!("  not placed: {}{} ({}): {}", unplaced.path, line_of(unplaced.line), unplaced.url, unplaced.reason);
+        }
+        for conflict in &linked.conflicts {
+            say!("  both changed: {conflict}");
+        }
+        say!("Agents read the threads with get_feedback; `parley feedback list` shows them here.");
+    }
+    Ok(0)
+}
+
+fn line_of(line: Option<u32>) -> String {
+    line.map(|l| format!(":{l}")).unwrap_or_default()
+}
+
+fn brought(pulled: &PrPullSummary) -> String {
+    let parts: Vec<String> = [
+        (pulled.new_threads, "new thread", "new threads"),
+        (pulled.replies, "reply", "replies"),
+        (pulled.resolved, "resolved", "resolved"),
+        (pulled.reopened, "reopened", "reopened"),
+        (pulled.outdated, "outdated", "outdated"),
+        (pulled.gone, "deleted on GitHub (kept here)", "deleted on GitHub (kept here)"),
+    ]
+    .iter()
+    .filter(|(count, ..)| *count > 0)
+    .map(|(count, one, many)| format!("{count} {}", if *count == 1 { one } else { many }))
+    .collect();
+    if parts.is_empty() { "nothing new".into() } else { parts.join(", ") }
+}
+
+fn print_linked(workspace: &Path, linked: &LinkedPr) {
+    let state = linked.state.as_deref().map(|s| format!(", {}", s.to_lowercase())).unwrap_or_default();
+    say!(
+        "{} is linked to {}{state} ({}), found by {}.",
+        workspace.display(),
+        linked.pull_request,
+        linked.url,
+        linked.found_by
+    );
+    match &linked.last_pull {
+        Some(pulled) => say!("Last pulled {}: {}.", pulled.at, brought(pulled)),
+        None => say!("Not pulled yet: `parley pr pull` brings its review threads in."),
+    }
+    if let Some(error) = &linked.last_error {
+        say!("The last sync failed: {error}");
+    }
+    for unplaced in &linked.unplaced {
+        say!("Not placed: {}{} ({}): {}", unplaced.path, line_of(unplaced.line), unplaced.url, unplaced.reason);
+    }
+    for conflict in &linked.conflicts {
+        say!("Both changed: {conflict}");
+    }
+    if !linked.conversation.is_empty() {
+        say!();
+        say!("Conversation:");
+        for comment in &linked.conversation {
+            say!("  {} ({}): {}", comment.author, comment.created_at, comment.body.lines().next().unwrap_or(""));
+        }
+    }
+}

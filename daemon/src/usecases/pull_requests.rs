@@ -1,0 +1,388 @@
+//! Pull requests on GitHub: a workspace linked to its pull request (found
+//! with `gh` or given), and pulled: the pull request's review threads come
+//! in as Parley threads on the same lines (both sides, ranges, replies in
+//! order, resolution, outdated ones by their original lines), the same
+//! thread each time, with its conversation kept for `parley pr status`.
+//! A sync runs one at a time; what it cannot do it says, and the next one
+//! finishes the job.
+
+mod placing;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parley_protocol::hello::PositionEncoding;
+use parley_protocol::methods::{Position, Range};
+
+use super::Context;
+use super::feedback::{NewThread, SyncedThread};
+use crate::feedback::{Comment, GithubMark, SyncedComment, Thread};
+use crate::github::api::{API_ROOT_VARIABLE, DEFAULT_API_ROOT, web_host_of};
+use crate::github::linked::{ConversationComment, LinkedPullRequest, PullSummary, UnplacedThread};
+use crate::github::pull_plan::{self, PullStep, Synced};
+use crate::github::{Api, GithubError, PullRequestRef, RemotePullRequest, RemoteThread, Token, auth, link};
+use crate::state::ThreadEdit;
+
+/// What syncing keeps between calls: one sync at a time, and the tokens
+/// commands handed over (in memory only).
+#[derive(Debug, Default, Clone)]
+pub struct Syncing {
+    running: Arc<tokio::sync::Mutex<()>>,
+    tokens: Arc<std::sync::Mutex<HashMap<PathBuf, Token>>>,
+}
+
+/// Why a pull-request command could not be done, each saying what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum PullRequestError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(
+        "{0} is not linked to a pull request: run `parley pr link` in it (with `gh` logged in), or `parley pr link OWNER/REPO#NUMBER`"
+    )]
+    NotLinked(String),
+    #[error("{0}")]
+    NoToken(String),
+    #[error(transparent)]
+    Github(#[from] GithubError),
+    #[error("the store failed: {0}")]
+    Store(String),
+}
+
+/// The workspace holding `dir`: its git repository's root.
+fn workspace_of(dir: &Path) -> PathBuf {
+    crate::workspace::root_of(dir)
+}
+
+/// Links the workspace holding `dir` to a pull request: `given`
+/// (`OWNER/REPO#N` or its URL), or the one `gh pr view` finds for the
+/// branch. `api` is the API root the asking command names.
+pub async fn link(
+    cx: &Context,
+    dir: &Path,
+    given: Option<&str>,
+    api: Option<&str>,
+) -> Result<LinkedPullRequest, PullRequestError> {
+    let workspace = workspace_of(dir);
+    let api_root = api
+        .map(str::to_owned)
+        .or_else(|| std::env::var(API_ROOT_VARIABLE).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| DEFAULT_API_ROOT.to_owned());
+    let (pull_request, url, found_by, head_oid) = match given {
+        Some(given) => {
+            let pull_request: PullRequestRef = given.parse().map_err(PullRequestError::Invalid)?;
+            let host = web_host_of(&api_root);
+            let url =
+                format!("https://{host}/{}/{}/pull/{}", pull_request.owner, pull_request.repo, pull_request.number);
+            (pull_request, url, "given", None)
+        }
+        None => {
+            let found = link::find_with_gh(&workspace).await.map_err(|why| {
+                PullRequestError::Invalid(format!(
+                    "cannot find this branch's pull request: {why}; give it as `parley pr link OWNER/REPO#NUMBER`"
+                ))
+            })?;
+            (found.pull_request, found.url, "gh", Some(found.head_oid))
+        }
+    };
+    let earlier = find_linked(cx, &workspace).await?;
+    let linked = LinkedPullRequest {
+        workspace: workspace.clone(),
+        pull_request: pull_request.clone(),
+        url,
+        api_root,
+        found_by: found_by.into(),
+        linked_at: crate::clock::now_rfc3339(),
+        state: None,
+        head_oid,
+        // Linked again to the same pull request: what was synced stays.
+        last_pull: earlier.as_ref().filter(|e| e.pull_request == pull_request).and_then(|e| e.last_pull.clone()),
+        last_error: None,
+        conversation: Vec::new(),
+        unplaced: Vec::new(),
+        conflicts: Vec::new(),
+    };
+    cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
+    Ok(linked)
+}
+
+/// The link of the workspace holding `dir`, if it has one.
+pub async fn status(cx: &Context, dir: &Path) -> Result<Option<LinkedPullRequest>, PullRequestError> {
+    find_linked(cx, &workspace_of(dir)).await
+}
+
+async fn find_linked(cx: &Context, workspace: &Path) -> Result<Option<LinkedPullRequest>, PullRequestError> {
+    let store = cx.store.clone();
+    let all = tokio::task::spawn_blocking(move || store.linked_pull_requests())
+        .await
+        .map_err(|e| PullRequestError::Store(e.to_string()))?
+        .map_err(|e| PullRequestError::Store(e.to_string()))?;
+    Ok(all.into_iter().find(|l| l.workspace == workspace))
+}
+
+/// Pulls the pull request linked to the workspace holding `dir` into
+/// Parley's threads. `asker_token` is the asking command's `GITHUB_TOKEN`,
+/// used when neither `gh` nor the daemon's environment gives one.
+pub async fn pull(
+    cx: &Context,
+    dir: &Path,
+    asker_token: Option<String>,
+) -> Result<(LinkedPullRequest, PullSummary), PullRequestError> {
+    let workspace = workspace_of(dir);
+    let _one_at_a_time = cx.github.running.lock().await;
+    let mut linked = find_linked(cx, &workspace)
+        .await?
+        .ok_or_else(|| PullRequestError::NotLinked(workspace.display().to_string()))?;
+    let outcome = pull_linked(cx, &mut linked, asker_token).await;
+    if let Err(e) = &outcome {
+        linked.last_error = Some(e.to_string());
+    }
+    cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
+    outcome.map(|summary| (linked, summary))
+}
+
+async fn token_for(cx: &Context, linked: &LinkedPullRequest, asker: Option<String>) -> Result<Token, PullRequestError> {
+    let remembered = {
+        let mut tokens = cx.github.tokens.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(token) = asker.as_deref().and_then(Token::new) {
+            tokens.insert(linked.workspace.clone(), token);
+        }
+        tokens.get(&linked.workspace).cloned()
+    };
+    let host = web_host_of(&linked.api_root);
+    match auth::find_token(&host, None).await {
+        Ok((token, _)) => Ok(token),
+        Err(why) => remembered.ok_or(PullRequestError::NoToken(why)),
+    }
+}
+
+async fn pull_linked(
+    cx: &Context,
+    linked: &mut LinkedPullRequest,
+    asker_token: Option<String>,
+) -> Result<PullSummary, PullRequestError> {
+    let token = token_for(cx, linked, asker_token).await?;
+    let api = Api::new(&linked.api_root, token);
+    let pull_request = linked.pull_request.clone();
+    let remote = tokio::task::spawn_blocking(move || crate::github::remote::fetch(&api, &pull_request))
+        .await
+        .map_err(|e| PullRequestError::Store(format!("internal error: {e}")))??;
+    let threads = super::feedback::list(cx, &linked.workspace, None, true)
+        .await
+        .map_err(|e| PullRequestError::Store(e.to_string()))?;
+    let name = linked.pull_request.to_string();
+    let ours: Vec<&Thread> =
+        threads.iter().filter(|t| t.standing.github.as_ref().is_some_and(|g| g.pull_request == name)).collect();
+    let synced: Vec<Synced> = ours.iter().filter_map(|t| synced_of(t)).collect();
+    let by_id: HashMap<&str, &Thread> = ours.iter().map(|t| (t.id.as_str(), *t)).collect();
+    let remote_by_id: HashMap<&str, &RemoteThread> = remote.threads.iter().map(|t| (t.id.as_str(), t)).collect();
+    let now = crate::clock::now_rfc3339();
+    let mut summary = PullSummary { at: now.clone(), ..PullSummary::default() };
+    let mut unplaced = Vec::new();
+    let mut conflicts = Vec::new();
+    // Every change to one thread goes in one edit.
+    let mut edits: HashMap<String, (Vec<Comment>, Option<bool>)> = HashMap::new();
+    for step in pull_plan::plan(&remote, &synced) {
+        match step {
+            PullStep::New(thread) => match place_new(cx, linked, &remote, &thread, &now).await {
+                Ok(()) => summary.new_threads += 1,
+                Err(reason) => unplaced.push(UnplacedThread {
+                    path: thread.path.clone(),
+                    line: thread.line.or(thread.original_line),
+                    url: thread.comments.first().map(|c| c.url.clone()).unwrap_or_default(),
+                    reason,
+                }),
+            },
+            PullStep::Replies { parley_thread, comments } => {
+                summary.replies += comments.len();
+                edits.entry(parley_thread).or_default().0.extend(comments.iter().map(comment_of));
+            }
+            PullStep::Resolution { parley_thread, resolved } => {
+                if resolved {
+                    summary.resolved += 1
+                } else {
+                    summary.reopened += 1
+                }
+                edits.entry(parley_thread).or_default().1 = Some(resolved);
+            }
+            PullStep::ResolutionConflict { parley_thread, github_resolved } => {
+                let path = by_id.get(parley_thread.as_str()).map_or("", |t| t.path.as_str());
+                conflicts.push(format!(
+                    "a thread on {path} was {} on GitHub and {} here since the last sync: GitHub's, seen later, is kept",
+                    if github_resolved { "resolved" } else { "reopened" },
+                    if github_resolved { "reopened" } else { "resolved" },
+                ));
+                if github_resolved {
+                    summary.resolved += 1
+                } else {
+                    summary.reopened += 1
+                }
+                edits.entry(parley_thread).or_default().1 = Some(github_resolved);
+            }
+            PullStep::Outdated { parley_thread, .. } => {
+                summary.outdated += 1;
+                edits.entry(parley_thread).or_default();
+            }
+            PullStep::Gone { parley_thread } => {
+                summary.gone += 1;
+                edits.entry(parley_thread).or_default();
+            }
+        }
+    }
+    for (id, (comments, resolved)) in edits {
+        let Some(thread) = by_id.get(id.as_str()) else { continue };
+        let Some(mark) = thread.standing.github.as_deref() else { continue };
+        let mut mark = mark.clone();
+        match remote_by_id.get(mark.thread_id.as_str()) {
+            Some(there) => {
+                mark.github_resolved = there.is_resolved;
+                mark.outdated = there.is_outdated;
+                let known: Vec<&str> = mark.comments.iter().map(|c| c.github.as_str()).collect();
+                let new_ids: Vec<String> =
+                    there.comments.iter().filter(|c| !known.contains(&c.id.as_str())).map(|c| c.id.clone()).collect();
+                mark.comments.extend(
+                    comments.iter().zip(new_ids).map(|(c, github)| SyncedComment { parley: c.id.clone(), github }),
+                );
+            }
+            // Deleted on GitHub: kept here, no longer tied to it.
+            None => mark.thread_id.clear(),
+        }
+        mark.resolved_at_sync = resolved.unwrap_or(thread.resolved);
+        mark.synced_at = now.clone();
+        let edit = ThreadEdit::Github { comments, resolved, mark: Box::new(mark) };
+        if let Err(e) = cx.state.edit_thread(id.clone(), edit).await {
+            tracing::warn!("a pulled change to thread {id} could not be made: {e}");
+        }
+    }
+    linked.state = Some(remote.state.clone());
+    linked.head_oid = Some(remote.head_oid.clone());
+    linked.url = remote.url.clone();
+    linked.conversation = remote
+        .conversation
+        .iter()
+        .map(|c| ConversationComment {
+            author: c.author.clone(),
+            body: c.body.clone(),
+            created_at: c.created_at.clone(),
+            url: c.url.clone(),
+        })
+        .collect();
+    linked.unplaced = unplaced;
+    linked.conflicts = conflicts;
+    linked.last_error = None;
+    linked.last_pull = Some(summary.clone());
+    Ok(summary)
+}
+
+/// What a Parley thread remembers of its GitHub thread, for the plan.
+fn synced_of(thread: &Thread) -> Option<Synced> {
+    let mark = thread.standing.github.as_deref()?;
+    (!mark.thread_id.is_empty()).then(|| Synced {
+        parley_thread: thread.id.clone(),
+        github_thread: mark.thread_id.clone(),
+        known_comments: mark.comments.iter().map(|c| c.github.clone()).collect(),
+        github_resolved: mark.github_resolved,
+        github_outdated: mark.outdated,
+        resolved_here: thread.resolved,
+        resolved_here_at_sync: mark.resolved_at_sync,
+    })
+}
+
+fn comment_of(remote: &crate::github::RemoteComment) -> Comment {
+    Comment {
+        id: crate::feedback::new_id(),
+        body: if remote.body.trim().is_empty() { "(no text)".into() } else { remote.body.clone() },
+        author: remote.author.clone(),
+        created_at: remote.created_at.clone(),
+    }
+}
+
+/// Makes a Parley thread of a review thread Parley does not have yet; why
+/// not, when its file is not here.
+async fn place_new(
+    cx: &Context,
+    linked: &LinkedPullRequest,
+    remote: &RemotePullRequest,
+    thread: &RemoteThread,
+    now: &str,
+) -> Result<(), String> {
+    let workspace = &linked.workspace;
+    let Some(file) = crate::reviews::join_inside(workspace, Path::new(&thread.path)) else {
+        return Err(format!("{} is outside the workspace", thread.path));
+    };
+    let current = match tokio::fs::read(&file).await {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", thread.path))?,
+        Err(_) => return Err(format!("{} is not in this checkout (check out the pull request's branch)", thread.path)),
+    };
+    let current = crate::line_endings::into_lf(current);
+    let (github_start, github_end) = if thread.is_outdated {
+        (thread.original_start_line.or(thread.original_line), thread.original_line)
+    } else {
+        (thread.start_line.or(thread.line), thread.line)
+    };
+    let Some(github_end) = github_end.or(thread.original_line) else {
+        return Err("GitHub gives the thread no line (a comment on the whole file)".into());
+    };
+    let github_start = github_start.unwrap_or(github_end).min(github_end);
+    // The text the lines are of: the base's for the left side, the commit
+    // the thread was made on once outdated, else the head's.
+    let commit = match (thread.diff_side, thread.is_outdated) {
+        (crate::github::DiffSide::Left, _) => Some(remote.base_oid.clone()),
+        (_, true) => thread.comments.first().and_then(|c| c.original_commit.clone()),
+        _ => Some(remote.head_oid.clone()),
+    };
+    let (root, path) = (workspace.clone(), thread.path.clone());
+    let then = match commit {
+        Some(commit) => {
+            tokio::task::spawn_blocking(move || crate::git::file_at(&root, &commit, &path)).await.ok().flatten()
+        }
+        None => None,
+    };
+    let (start, end) = match then {
+        Some(then) => placing::carry_lines(&then, &current, github_start - 1, github_end - 1),
+        None => {
+            let last = current.lines().count().max(1) as u32 - 1;
+            ((github_start - 1).min(last), (github_end - 1).min(last))
+        }
+    };
+    let comments: Vec<Comment> = thread.comments.iter().map(comment_of).collect();
+    let mark = GithubMark {
+        pull_request: linked.pull_request.to_string(),
+        thread_id: thread.id.clone(),
+        url: thread.comments.first().map(|c| c.url.clone()).unwrap_or_default(),
+        side: match thread.diff_side {
+            crate::github::DiffSide::Left => "LEFT".into(),
+            crate::github::DiffSide::Right => "RIGHT".into(),
+        },
+        start_line: github_start,
+        end_line: github_end,
+        outdated: thread.is_outdated,
+        comments: comments
+            .iter()
+            .zip(&thread.comments)
+            .map(|(ours, theirs)| SyncedComment { parley: ours.id.clone(), github: theirs.id.clone() })
+            .collect(),
+        github_resolved: thread.is_resolved,
+        resolved_at_sync: thread.is_resolved,
+        synced_at: now.to_owned(),
+    };
+    let first = comments.first().cloned().ok_or("the thread has no comment")?;
+    let new = NewThread {
+        file: file.clone(),
+        workspace: Some(workspace.clone()),
+        range: Range {
+            start: Position { line: start, character: 0 },
+            end: Position { line: end, character: u32::MAX },
+        },
+        encoding: PositionEncoding::Utf8,
+        expected_text: None,
+        body: first.body,
+        author: first.author,
+        finding: None,
+        ask: None,
+        opened_by: None,
+        walkthrough: None,
+        synced: Some(Box::new(SyncedThread { comments, resolved: thread.is_resolved, mark })),
+    };
+    super::feedback::create(cx, new).await.map(|_| ()).map_err(|e| format!("it could not be made here: {e}"))
+}
