@@ -456,6 +456,7 @@ pub fn check_tool_arguments(tool: &str, arguments: Option<rmcp::model::JsonObjec
         "get_review_history" => decode::<sessions::HistoryArgs>(arguments).map(drop),
         "mark_review_complete" => decode::<sessions::CompleteArgs>(arguments).map(drop),
         "present_walkthrough" => decode::<walkthroughs::PresentWalkthroughArgs>(arguments).map(drop),
+        "get_diagnostics" => decode::<diagnostics::DiagnosticsArgs>(arguments).map(drop),
         _ => return None,
     })
 }

@@ -109,13 +109,8 @@ fn brought(pulled: &PrPullSummary) -> String {
 
 fn print_linked(workspace: &Path, linked: &LinkedPr) {
     let state = linked.state.as_deref().map(|s| format!(", {}", s.to_lowercase())).unwrap_or_default();
-    say!(
-        "{} is linked to {}{state} ({}), found by {}.",
-        workspace.display(),
-        linked.pull_request,
-        linked.url,
-        linked.found_by
-    );
+    let how = if linked.found_by == "gh" { "found with gh" } else { "linked by hand" };
+    say!("{} is linked to {}{state} ({}), {how}.", workspace.display(), linked.pull_request, linked.url);
     match &linked.last_pull {
         Some(pulled) => say!("Last pulled {}: {}.", pulled.at, brought(pulled)),
         None => say!("Not pulled yet: `parley pr pull` brings its review threads in."),
