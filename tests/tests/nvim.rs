@@ -999,3 +999,35 @@ async fn an_agents_symbols_and_diagnostics_come_from_nvims_language_server() {
     nvim.tell("done", Value::Null).await;
     nvim.finish().await;
 }
+
+#[tokio::test]
+async fn a_pull_requests_threads_show_their_origin_in_nvim() {
+    use parley_tests::fake_github::{self, FakeGitHub};
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/lib.rs", "fn one() {}\nfn two() {}\nfn three() {}\n")]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "start"]);
+    let fake = FakeGitHub::start();
+    {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, "0000000000000000000000000000000000000000");
+        hub.add_thread(7, "src/lib.rs", 3..=3, "RIGHT", "three needs a test", "mona");
+        hub.add_thread(7, "src/lib.rs", 2..=2, "LEFT", "why remove this?", "hubot");
+    }
+    let _daemon = sandbox.start_daemon();
+    let mut nvim = Nvim::start(&sandbox, "pull_request_spec.lua", &repo, &repo);
+    nvim.reached("editing").await;
+    for args in [&["pr", "link", "octo/app#7"][..], &["pr", "pull"][..]] {
+        let output = sandbox
+            .command("parley")
+            .current_dir(&repo)
+            .args(args)
+            .env("PARLEY_GITHUB_API", &fake.url)
+            .env("GITHUB_TOKEN", fake_github::TOKEN)
+            .output()
+            .expect("run parley");
+        assert!(output.status.success(), "parley {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    nvim.tell("pulled", Value::Null).await;
+    nvim.finish().await;
+}

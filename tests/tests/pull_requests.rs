@@ -249,8 +249,10 @@ async fn a_pull_requests_review_threads_come_in_as_threads_on_the_same_lines_onc
     assert_eq!(right["comments"][2]["body"], json!("done in the next push"));
     let left = again.iter().find(|t| t["id"] == left["id"]).expect("the same thread");
     assert_eq!(left["resolved"], json!(true), "resolved on GitHub, resolved here");
+    fake.hub().pull(7).state = "MERGED".into();
     let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
     assert!(ok && said.contains("nothing new"), "{said}");
+    assert!(said.contains("octo/app#7 is merged: its threads stay here"), "a merged pull request is said: {said}");
 
     // Status: the link, the last pull, the conversation.
     let (ok, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);

@@ -76,6 +76,13 @@ pub async fn pull(folder: &Path, json: bool) -> anyhow::Result<i32> {
     }
     if let (Some(linked), Some(pulled)) = (&result.linked, &result.pulled) {
         say!("Pulled {}: {}.", linked.pull_request, brought(pulled));
+        if let Some(state @ ("MERGED" | "CLOSED")) = linked.state.as_deref() {
+            say!(
+                "{} is {}: its threads stay here; link the branch's next pull request with `parley pr link` when there is one.",
+                linked.pull_request,
+                state.to_lowercase()
+            );
+        }
         for unplaced in &linked.unplaced {
             say!("  not placed: {}{} ({}): {}", unplaced.path, line_of(unplaced.line), unplaced.url, unplaced.reason);
         }

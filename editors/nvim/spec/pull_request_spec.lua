@@ -1,0 +1,28 @@
+-- Threads pulled in from a GitHub pull request say where they came from:
+-- the pull request, and the side for a comment on removed lines. Driven by
+-- tests/tests/nvim.rs (a_pull_requests_threads_show_their_origin_in_nvim).
+
+local h = require("helpers")
+local api = vim.api
+
+describe("pull request threads", function()
+  it("mark each thread with its pull request, and a comment on removed lines as such", function()
+    h.setup()
+    vim.cmd("edit src/lib.rs")
+    local buf = api.nvim_get_current_buf()
+    h.reached("editing")
+    h.await("pulled")
+    h.wait_for("both pulled threads' marks", function()
+      return #h.thread_marks(buf) == 2
+    end)
+    local texts = {}
+    for _, mark in ipairs(h.thread_marks(buf)) do
+      texts[#texts + 1] = mark.text
+    end
+    table.sort(texts)
+    assert.same({
+      "hubot: why remove this? (GitHub octo/app#7, removed lines)",
+      "mona: three needs a test (GitHub octo/app#7)",
+    }, texts)
+  end)
+end)
