@@ -149,8 +149,13 @@ async fn serve(notify_socket: Option<PathBuf>, activated: platform::Activated) -
     }
     let (listener, guard) = bound.into_parts();
     let backups = tokio::spawn(periodic_backups(store.clone(), data_dir.clone()));
+    let pulls = tokio::spawn(crate::usecases::pull_requests::schedule::pull_linked_workspaces(
+        (*context).clone(),
+        crate::usecases::pull_requests::schedule::interval(),
+    ));
     hub::accept_loop(listener, context, tracker.clone()).await;
     backups.abort();
+    pulls.abort();
 
     tracing::info!("shutting down: no longer accepting connections");
     let still_running = shutdown.wait_idle(DRAIN_CALLS).await;

@@ -267,3 +267,31 @@ async fn a_pull_requests_review_threads_come_in_as_threads_on_the_same_lines_onc
     let (_, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);
     assert!(said.contains("The last sync failed"), "{said}");
 }
+
+#[tokio::test]
+async fn a_linked_workspace_someone_works_in_is_pulled_on_its_own() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/lib.rs", BASE)]);
+    let head = commit(&repo);
+    let fake = FakeGitHub::start();
+    fake.hub().open_pull("octo", "app", 7, &head);
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env("PARLEY_PR_PULL_SECONDS", "1").env("GITHUB_TOKEN", fake_github::TOKEN).env_remove("GH_TOKEN");
+    });
+    let (ok, said) =
+        run_in(&sandbox, &repo, &[("PARLEY_GITHUB_API", fake.url.as_str())], &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    // A window on the workspace: from now on it is pulled every second.
+    let mut window = sandbox.editor("vscode", &[&repo]).await;
+    fake.hub().add_thread(7, "src/lib.rs", 3..=3, "RIGHT", "a teammate's comment on GitHub", "mona");
+    loop {
+        let event = window.next_notification().await;
+        if event.method == "feedback/changed" && event.params.to_string().contains("a teammate's comment on GitHub") {
+            break;
+        }
+    }
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);
+    assert!(ok && said.contains("Last pulled") && !said.contains("failed"), "{said}");
+    // Pulled every second since: still the one thread.
+    assert_eq!(threads(&sandbox, &repo).len(), 1);
+}

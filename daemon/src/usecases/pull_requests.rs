@@ -4,9 +4,11 @@
 //! order, resolution, outdated ones by their original lines), the same
 //! thread each time, with its conversation kept for `parley pr status`.
 //! A sync runs one at a time; what it cannot do it says, and the next one
-//! finishes the job.
+//! finishes the job. `schedule` pulls on its own while someone works in a
+//! linked workspace.
 
 mod placing;
+pub mod schedule;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -112,12 +114,16 @@ pub async fn status(cx: &Context, dir: &Path) -> Result<Option<LinkedPullRequest
 }
 
 async fn find_linked(cx: &Context, workspace: &Path) -> Result<Option<LinkedPullRequest>, PullRequestError> {
+    Ok(all_linked(cx).await?.into_iter().find(|l| l.workspace == workspace))
+}
+
+/// Every workspace's link.
+async fn all_linked(cx: &Context) -> Result<Vec<LinkedPullRequest>, PullRequestError> {
     let store = cx.store.clone();
-    let all = tokio::task::spawn_blocking(move || store.linked_pull_requests())
+    tokio::task::spawn_blocking(move || store.linked_pull_requests())
         .await
         .map_err(|e| PullRequestError::Store(e.to_string()))?
-        .map_err(|e| PullRequestError::Store(e.to_string()))?;
-    Ok(all.into_iter().find(|l| l.workspace == workspace))
+        .map_err(|e| PullRequestError::Store(e.to_string()))
 }
 
 /// Pulls the pull request linked to the workspace holding `dir` into
