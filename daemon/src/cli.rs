@@ -418,6 +418,19 @@ enum PrCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Send the threads made here as one review (left pending unless --event), replies, and resolutions.
+    Push {
+        /// Print what would be sent, and send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Submit the review: comment, approve or request-changes (without it, it is left pending on GitHub).
+        #[arg(long, value_parser = ["comment", "approve", "request-changes"])]
+        event: Option<String>,
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -708,6 +721,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         }
         Command::Pr { command: PrCommand::Pull { workspace, json } } => {
             pull_request::pull(&workspace_or_cwd(workspace)?, json).await
+        }
+        Command::Pr { command: PrCommand::Push { dry_run, event, workspace, json } } => {
+            pull_request::push(&workspace_or_cwd(workspace)?, dry_run, event.as_deref(), json).await
         }
         Command::Walkthrough { command: WalkthroughCommand::Show { id, workspace, json } } => {
             walkthrough::show(id.as_deref(), &workspace_or_cwd(workspace)?, json).await

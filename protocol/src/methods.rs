@@ -224,6 +224,7 @@ macro_rules! for_each_method {
             $crate::methods::PrLink,
             $crate::methods::PrStatus,
             $crate::methods::PrPull,
+            $crate::methods::PrPush,
             $crate::methods::StatusRequest,
             $crate::methods::StoreExport,
             $crate::methods::StoreImport,
@@ -2084,6 +2085,9 @@ pub const PR_LINK: &str = "pr/link";
 pub const PR_STATUS: &str = "pr/status";
 /// Client → daemon request: bring a pull request's review threads in.
 pub const PR_PULL: &str = "pr/pull";
+/// Client → daemon request: send what Parley holds and the pull request
+/// does not (new threads as one review, replies, resolutions).
+pub const PR_PUSH: &str = "pr/push";
 
 method!(
     /// Links a workspace to its pull request: the one given, or the one
@@ -2099,6 +2103,81 @@ method!(
     /// Brings the linked pull request's review threads in as threads.
     PrPull = PR_PULL, PrPullParams => PrStatusResult
 );
+method!(
+    /// Sends the workspace's new threads to the linked pull request as one
+    /// review, with replies and resolutions; `dry_run` sends nothing.
+    PrPush = PR_PUSH, PrPushParams => PrStatusResult
+);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrPushParams {
+    pub workspace: PathBuf,
+    /// Say what would be sent, and send nothing.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// `comment`, `approve` or `request-changes`: submit the review with it;
+    /// without it the review is left pending for the person to submit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// As for `pr/pull`: the command's `GITHUB_TOKEN`, kept in memory only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+/// What a push sent (or, dry, would send).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrPushSummary {
+    pub at: String,
+    pub dry_run: bool,
+    /// New review threads, each on the pull request head's lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<PrPushedThread>,
+    /// Replies made here on synced threads (and the later comments of new
+    /// threads).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<PrPushedReply>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resolutions: Vec<PrPushedResolution>,
+    /// Threads not sent, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_sent: Vec<PrUnplaced>,
+    /// `pending` (left for the person to submit on GitHub) or `submitted`;
+    /// absent when no review was touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    /// The event the review was (or, dry, would be) submitted with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_url: Option<String>,
+}
+
+/// A review thread a push adds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrPushedThread {
+    pub path: String,
+    /// `RIGHT` (the head's lines).
+    pub side: String,
+    /// 1-based lines of the pull request's head.
+    pub start_line: u32,
+    pub line: u32,
+    pub body: String,
+}
+
+/// A reply a push sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrPushedReply {
+    pub path: String,
+    pub body: String,
+}
+
+/// A thread a push resolves (or reopens) on GitHub.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrPushedResolution {
+    pub path: String,
+    pub resolved: bool,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -2142,6 +2221,9 @@ pub struct PrStatusResult {
     /// For `pr/pull`: what this pull brought.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pulled: Option<PrPullSummary>,
+    /// For `pr/push`: what this push sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed: Option<PrPushSummary>,
 }
 
 /// A workspace's pull request, as last synced.

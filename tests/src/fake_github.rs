@@ -1,8 +1,10 @@
 //! A local fake of the GitHub API endpoints Parley uses, on loopback: it
 //! serves what a real pull request holds (review threads on both sides,
 //! their comments, the conversation, resolution, pages of 100), records
-//! every request Parley sends, and fails on demand the way GitHub does (a
-//! revoked token, a spent rate limit, an outage).
+//! every request Parley sends, takes reviews the way GitHub does (a pending
+//! review per person, threads and replies added to it, resolution, submitted
+//! with an event), and fails on demand the way GitHub does (a revoked token,
+//! a spent rate limit, an outage).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,7 +36,23 @@ pub struct Hub {
     pub failures: VecDeque<Failure>,
     /// How many items a page holds (GitHub's 100 unless a test asks fewer).
     pub page_size: Option<usize>,
+    /// Reviews made through the API (by the token's person).
+    pub reviews: Vec<FakeReview>,
     next_id: u64,
+}
+
+/// The login the token belongs to: the author of what Parley sends.
+pub const VIEWER: &str = "parley-person";
+
+/// A review made through the API.
+#[derive(Debug, Clone)]
+pub struct FakeReview {
+    pub id: String,
+    pub number: u64,
+    pub commit: String,
+    /// `PENDING` until submitted, then the event's state (`APPROVED`,
+    /// `COMMENTED`, `CHANGES_REQUESTED`).
+    pub state: String,
 }
 
 /// A pull request.
@@ -68,6 +86,8 @@ pub struct FakeThread {
     pub resolved: bool,
     pub outdated: bool,
     pub comments: Vec<FakeComment>,
+    /// The review it was added in, for threads added through the API.
+    pub review: Option<String>,
 }
 
 /// A comment of a thread or of the conversation.
@@ -199,6 +219,7 @@ impl Hub {
             resolved: false,
             outdated: false,
             comments: vec![comment],
+            review: None,
         });
         id
     }
@@ -217,6 +238,12 @@ impl Hub {
 
     pub fn thread(&mut self, number: u64, id: &str) -> &mut FakeThread {
         self.pull(number).threads.iter_mut().find(|t| t.id == id).expect("the fake has that thread")
+    }
+
+    /// The threads added through the API, in order.
+    pub fn pushed_threads(&self, number: u64) -> Vec<FakeThread> {
+        let pull = self.pulls.iter().find(|p| p.number == number).expect("the fake has that pull request");
+        pull.threads.iter().filter(|t| t.review.is_some()).cloned().collect()
     }
 
     /// The GraphQL operations received, by name, in order.
@@ -260,6 +287,13 @@ async fn answer(
         Some("ParleyPullRequestThreads") => threads_page(&hub, &variables),
         Some("ParleyThreadComments") => thread_comments_page(&hub, &variables),
         Some("ParleyPullRequestConversation") => conversation_page(&hub, &variables),
+        Some("ParleyPendingReview") => pending_review(&hub, &variables),
+        Some("ParleyStartReview") => start_review(&mut hub, &variables),
+        Some("ParleyAddThread") => add_review_thread(&mut hub, &variables),
+        Some("ParleyReply") => reply_to_thread(&mut hub, &variables),
+        Some("ParleyResolveThread") => set_resolved(&mut hub, &variables, true, "resolveReviewThread"),
+        Some("ParleyUnresolveThread") => set_resolved(&mut hub, &variables, false, "unresolveReviewThread"),
+        Some("ParleySubmitReview") => submit_review(&mut hub, &variables),
         other => {
             let message = format!("the fake GitHub does not serve the operation {other:?}");
             return axum::Json(json!({ "errors": [{ "type": "UNKNOWN", "message": message }] })).into_response();
@@ -387,4 +421,119 @@ fn conversation_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
     Ok(json!({ "repository": { "pullRequest": {
         "comments": page(hub, &pull.conversation, variables, comment_node),
     } } }))
+}
+
+fn text<'a>(variables: &'a Value, name: &str) -> Result<&'a str, String> {
+    variables.get(name).and_then(Value::as_str).ok_or_else(|| format!("Variable ${name} was not given"))
+}
+
+fn pending_review(hub: &Hub, variables: &Value) -> Result<Value, String> {
+    let pull = find_pull(hub, variables)?;
+    let nodes: Vec<Value> = hub
+        .reviews
+        .iter()
+        .filter(|r| r.number == pull.number && r.state == "PENDING")
+        .take(1)
+        .map(|r| json!({ "id": r.id, "viewerDidAuthor": true }))
+        .collect();
+    Ok(json!({ "repository": { "pullRequest": { "reviews": { "nodes": nodes } } } }))
+}
+
+fn pull_by_id(hub: &Hub, id: &str) -> Result<u64, String> {
+    hub.pulls
+        .iter()
+        .find(|p| format!("PR_{}", p.number) == id)
+        .map(|p| p.number)
+        .ok_or_else(|| format!("Could not resolve to a node with the global id of '{id}'"))
+}
+
+fn start_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
+    let number = pull_by_id(hub, text(variables, "pullRequestId")?)?;
+    if hub.reviews.iter().any(|r| r.number == number && r.state == "PENDING") {
+        return Err("User can only have one pending review per pull request".into());
+    }
+    let commit = text(variables, "commitOID")?.to_owned();
+    let (id, _) = hub.next("PRR");
+    hub.reviews.push(FakeReview { id: id.clone(), number, commit, state: "PENDING".into() });
+    Ok(json!({ "addPullRequestReview": { "pullRequestReview": { "id": id } } }))
+}
+
+fn pending(hub: &Hub, review: &str) -> Result<u64, String> {
+    hub.reviews
+        .iter()
+        .find(|r| r.id == review && r.state == "PENDING")
+        .map(|r| r.number)
+        .ok_or_else(|| format!("Could not resolve to a pending PullRequestReview with the id of '{review}'"))
+}
+
+fn add_review_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
+    let review = text(variables, "pullRequestReviewId")?.to_owned();
+    let number = pending(hub, &review)?;
+    let line = variables.get("line").and_then(Value::as_u64).ok_or("Variable $line was not given")? as u32;
+    let start_line = variables.get("startLine").and_then(Value::as_u64).map(|l| l as u32);
+    let side = text(variables, "side")?.to_owned();
+    if start_line.is_some() && variables.get("startSide").and_then(Value::as_str) != Some(side.as_str()) {
+        return Err("startSide must be given with startLine".into());
+    }
+    let comment = hub.comment(text(variables, "body")?, VIEWER);
+    let (id, _) = hub.next("PRRT");
+    let path = text(variables, "path")?.to_owned();
+    let node = json!({ "thread": { "id": id, "comments": { "nodes": [{
+        "id": comment.id,
+        "url": format!("https://github.test/pull/comments/{}", comment.database_id),
+    }] } } });
+    hub.pull(number).threads.push(FakeThread {
+        id,
+        path,
+        line: Some(line),
+        start_line,
+        original_line: Some(line),
+        original_start_line: start_line,
+        side,
+        original_commit: None,
+        resolved: false,
+        outdated: false,
+        comments: vec![comment],
+        review: Some(review),
+    });
+    Ok(json!({ "addPullRequestReviewThread": node }))
+}
+
+fn thread_number(hub: &Hub, id: &str) -> Result<u64, String> {
+    hub.pulls
+        .iter()
+        .find(|p| p.threads.iter().any(|t| t.id == id))
+        .map(|p| p.number)
+        .ok_or_else(|| format!("Could not resolve to a node with the global id of '{id}'"))
+}
+
+fn reply_to_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
+    let id = text(variables, "pullRequestReviewThreadId")?.to_owned();
+    let number = thread_number(hub, &id)?;
+    let comment = hub.comment(text(variables, "body")?, VIEWER);
+    let answer = json!({ "addPullRequestReviewThreadReply": { "comment": { "id": comment.id } } });
+    hub.thread(number, &id).comments.push(comment);
+    Ok(answer)
+}
+
+fn set_resolved(hub: &mut Hub, variables: &Value, resolved: bool, field: &str) -> Result<Value, String> {
+    let id = text(variables, "threadId")?.to_owned();
+    let number = thread_number(hub, &id)?;
+    hub.thread(number, &id).resolved = resolved;
+    Ok(json!({ field: { "thread": { "id": id, "isResolved": resolved } } }))
+}
+
+fn submit_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
+    let id = text(variables, "pullRequestReviewId")?.to_owned();
+    pending(hub, &id)?;
+    let state = match text(variables, "event")? {
+        "APPROVE" => "APPROVED",
+        "COMMENT" => "COMMENTED",
+        "REQUEST_CHANGES" => "CHANGES_REQUESTED",
+        other => return Err(format!("Unknown event {other}")),
+    };
+    let review = hub.reviews.iter_mut().find(|r| r.id == id).ok_or("no such review")?;
+    review.state = state.into();
+    let url = format!("https://github.test/pull/{}#{}", review.number, review.id);
+    Ok(json!({ "submitPullRequestReview": { "pullRequestReview": { "id": id, "state": state, "url": url } } }))
 }

@@ -2,11 +2,13 @@
 //! (`parley_tests::fake_github`): what Parley reads of a pull request, every
 //! page of it, and how each way GitHub fails is told; then through the real
 //! daemon and CLI, `parley pr link` and `parley pr pull` bringing review
-//! threads in as threads on the same lines, once, for agents to read.
+//! threads in as threads on the same lines, once, for agents to read, and
+//! `parley pr push` sending the threads made here as one review, with
+//! replies and resolutions, once.
 
 use std::path::Path;
 
-use parley_daemon::github::{Api, GithubError, PullRequestRef, Token, remote};
+use parley_daemon::github::{Api, GithubError, PullRequestRef, Token, remote, review};
 use parley_tests::fake_github::{self, Failure, FakeGitHub};
 use parley_tests::{Sandbox, git};
 use serde_json::{Value, json};
@@ -111,8 +113,9 @@ fn a_rate_limit_that_resets_soon_is_waited_out_and_a_later_one_is_reported() {
 fn every_graphql_document_parley_sends_is_valid_against_githubs_published_schema() {
     let modules = parley_tests::test_dep("node/node_modules/@octokit/graphql-schema/schema.json");
     let modules = modules.ancestors().nth(3).expect("the node_modules folder").to_owned();
-    let documents = serde_json::to_vec(&remote::documents()).expect("the documents as JSON");
-    assert!(remote::documents().len() >= 3);
+    let all: Vec<(&str, String)> = remote::documents().into_iter().chain(review::documents()).collect();
+    let documents = serde_json::to_vec(&all).expect("the documents as JSON");
+    assert!(all.len() >= 10);
     let mut child = std::process::Command::new("node")
         .arg(parley_tests::repo_root().join("tests/clients/github_schema.mjs"))
         .env("PARLEY_TEST_NODE_MODULES", &modules)
@@ -125,7 +128,7 @@ fn every_graphql_document_parley_sends_is_valid_against_githubs_published_schema
     let output = child.wait_with_output().expect("node ends");
     let said = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "GitHub's schema refuses a document Parley sends:\n{said}");
-    for (name, _) in remote::documents() {
+    for (name, _) in &all {
         assert!(said.contains(&format!("valid: {name}")), "{name} was checked:\n{said}");
     }
 }
@@ -294,4 +297,125 @@ async fn a_linked_workspace_someone_works_in_is_pulled_on_its_own() {
     assert!(ok && said.contains("Last pulled") && !said.contains("failed"), "{said}");
     // Pulled every second since: still the one thread.
     assert_eq!(threads(&sandbox, &repo).len(), 1);
+}
+
+/// The GraphQL operations that change a pull request.
+const MUTATIONS: [&str; 6] = [
+    "ParleyStartReview",
+    "ParleyAddThread",
+    "ParleyReply",
+    "ParleyResolveThread",
+    "ParleyUnresolveThread",
+    "ParleySubmitReview",
+];
+
+fn mutations(fake: &FakeGitHub) -> Vec<String> {
+    fake.hub().operations().into_iter().filter(|o| MUTATIONS.contains(&o.as_str())).collect()
+}
+
+fn add_thread(sandbox: &Sandbox, repo: &Path, place: &str, body: &str) -> String {
+    let (ok, out) = run_in(sandbox, repo, &[], &["feedback", "add", place, body, "--json"]);
+    assert!(ok, "{out}");
+    let made: Value = serde_json::from_str(&out).expect("JSON");
+    made["id"].as_str().expect("the new thread's id").to_owned()
+}
+
+#[tokio::test]
+async fn threads_made_here_are_pushed_as_one_review_on_the_heads_lines_with_replies_and_resolutions_once() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/lib.rs", HEAD)]);
+    let head = commit(&repo);
+    // Here: two lines added on top and the first function renamed, none of
+    // it pushed to the branch.
+    let here = format!("// added here\n// and here\n{}", HEAD.replace("fn one()", "fn one_renamed()"));
+    std::fs::write(repo.join("src/lib.rs"), here).expect("edit");
+    let fake = FakeGitHub::start();
+    let theirs = {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &head);
+        hub.add_thread(7, "src/lib.rs", 6..=6, "RIGHT", "close this block", "mona")
+    };
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("1 new thread"), "{said}");
+    let pulled = threads(&sandbox, &repo)[0]["id"].as_str().expect("the pulled thread").to_owned();
+
+    // Made here: a range, a thread with a reply, one on a line changed
+    // here; a reply and a resolution on the pulled thread.
+    add_thread(&sandbox, &repo, "src/lib.rs:4-5", "two and three need docs");
+    let four = add_thread(&sandbox, &repo, "src/lib.rs:6", "four panics");
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "reply", &four, "and it has no test"]);
+    assert!(ok, "{said}");
+    add_thread(&sandbox, &repo, "src/lib.rs:3", "rename it back");
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "reply", &pulled, "fixed locally"]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "resolve", &pulled]);
+    assert!(ok, "{said}");
+
+    // A dry run says exactly what would go, and sends nothing.
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "push", "--dry-run"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("Would push to octo/app#7"), "{said}");
+    assert!(said.contains("thread src/lib.rs:2-3 (RIGHT): two and three need docs"), "head lines, not ours: {said}");
+    assert!(said.contains("thread src/lib.rs:4 (RIGHT): four panics"), "{said}");
+    assert!(said.contains("reply on src/lib.rs: and it has no test"), "{said}");
+    assert!(said.contains("reply on src/lib.rs: fixed locally"), "{said}");
+    assert!(said.contains("resolve src/lib.rs"), "{said}");
+    assert!(said.contains("not sent: src/lib.rs:3") && said.contains("not in the pull request's head"), "{said}");
+    assert!(mutations(&fake).is_empty(), "a dry run sends nothing: {:?}", fake.hub().operations());
+    assert!(fake.hub().pushed_threads(7).is_empty());
+
+    // Pushed: one pending review, each thread on the head's lines.
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "push"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("Pushed to octo/app#7") && said.contains("pending on GitHub"), "{said}");
+    assert!(said.contains("not sent: src/lib.rs:3"), "the changed line is listed: {said}");
+    {
+        let hub = fake.hub();
+        let pushed = hub.pushed_threads(7);
+        assert_eq!(pushed.len(), 2, "{pushed:#?}");
+        let range = pushed.iter().find(|t| t.comments[0].body == "two and three need docs").expect("the range");
+        assert_eq!(
+            (range.path.as_str(), range.start_line, range.line, range.side.as_str()),
+            ("src/lib.rs", Some(2), Some(3), "RIGHT")
+        );
+        let single = pushed.iter().find(|t| t.comments[0].body == "four panics").expect("the single line");
+        assert_eq!((single.start_line, single.line), (None, Some(4)));
+        let replies: Vec<&str> = single.comments.iter().map(|c| c.body.as_str()).collect();
+        assert_eq!(replies, ["four panics", "and it has no test"], "a later comment goes as a reply");
+        assert_eq!(hub.reviews.len(), 1, "one review");
+        assert_eq!(hub.reviews[0].state, "PENDING", "left pending without --event");
+        assert_eq!(hub.reviews[0].commit, head, "on the pull request's head");
+        let mona = hub.pulls[0].threads.iter().find(|t| t.id == theirs).expect("mona's thread");
+        assert!(mona.resolved, "resolved here, resolved on GitHub");
+        assert_eq!(mona.comments.last().map(|c| c.body.as_str()), Some("fixed locally"));
+        assert_eq!(mona.comments.len(), 2);
+    }
+
+    // Pushed again: nothing goes twice; a pull finds nothing new either.
+    let before = mutations(&fake).len();
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "push"]);
+    assert!(ok && said.contains("Nothing new to push"), "{said}");
+    assert_eq!(mutations(&fake).len(), before, "nothing is pushed twice: {:?}", mutations(&fake));
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("nothing new"), "what was pushed is known: {said}");
+
+    // Reopened here: reopened there. A new thread with --event approve joins
+    // the pending review and submits it.
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "reopen", &pulled]);
+    assert!(ok, "{said}");
+    add_thread(&sandbox, &repo, "src/lib.rs:8", "close the block");
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "push", "--event", "approve"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("reopen src/lib.rs") && said.contains("submitted (approve)"), "{said}");
+    let hub = fake.hub();
+    assert_eq!(hub.reviews.len(), 1, "the pending review was added to, not a second one begun");
+    assert_eq!(hub.reviews[0].state, "APPROVED");
+    assert_eq!(hub.pushed_threads(7).len(), 3);
+    assert!(!hub.pulls[0].threads.iter().find(|t| t.id == theirs).expect("mona's").resolved);
 }

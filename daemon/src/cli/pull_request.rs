@@ -1,6 +1,6 @@
-//! `parley pr link|status|pull`: the workspace's GitHub pull request at the
+//! `parley pr link|status|pull|push`: the workspace's GitHub pull request at the
 //! terminal. The daemon talks to GitHub; this command hands it the API root
-//! it names (`PARLEY_GITHUB_API`) and, for a pull, its `GITHUB_TOKEN` (kept
+//! it names (`PARLEY_GITHUB_API`) and, for a pull or a push, its `GITHUB_TOKEN` (kept
 //! in the daemon's memory only) for when the daemon has no token of its own.
 
 use std::path::Path;
@@ -90,6 +90,67 @@ pub async fn pull(folder: &Path, json: bool) -> anyhow::Result<i32> {
             say!("  both changed: {conflict}");
         }
         say!("Agents read the threads with get_feedback; `parley feedback list` shows them here.");
+    }
+    Ok(0)
+}
+
+/// `parley pr push [--dry-run] [--event comment|approve|request-changes]`.
+pub async fn push(folder: &Path, dry_run: bool, event: Option<&str>, json: bool) -> anyhow::Result<i32> {
+    let mut client = client().await?;
+    let mut params = json!({ "workspace": folder, "dry_run": dry_run });
+    if let Some(event) = event {
+        params["event"] = json!(event);
+    }
+    if let Some(token) = env("GITHUB_TOKEN") {
+        params["token"] = json!(token);
+    }
+    let result: wire::PrStatusResult = client.call(wire::PR_PUSH, params).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(0);
+    }
+    let (Some(linked), Some(pushed)) = (&result.linked, &result.pushed) else { return Ok(0) };
+    let nothing = pushed.threads.is_empty() && pushed.replies.is_empty() && pushed.resolutions.is_empty();
+    if pushed.dry_run {
+        say!("Would push to {} (nothing is sent):", linked.pull_request);
+    } else if nothing && pushed.review.is_none() {
+        say!("Nothing new to push to {}.", linked.pull_request);
+    } else {
+        say!("Pushed to {}:", linked.pull_request);
+    }
+    for thread in &pushed.threads {
+        let lines = if thread.start_line < thread.line {
+            format!("{}-{}", thread.start_line, thread.line)
+        } else {
+            thread.line.to_string()
+        };
+        say!("  thread {}:{lines} ({}): {}", thread.path, thread.side, thread.body);
+    }
+    for reply in &pushed.replies {
+        say!("  reply on {}: {}", reply.path, reply.body);
+    }
+    for resolution in &pushed.resolutions {
+        say!("  {} {}", if resolution.resolved { "resolve" } else { "reopen" }, resolution.path);
+    }
+    if pushed.dry_run && nothing {
+        say!("  nothing new");
+    }
+    for not_sent in &pushed.not_sent {
+        say!("  not sent: {}{}: {}", not_sent.path, line_of(not_sent.line), not_sent.reason);
+    }
+    match (pushed.review.as_deref(), pushed.event.as_deref()) {
+        (Some("submitted"), Some(event)) => {
+            say!(
+                "The review was submitted ({event}){}.",
+                pushed.review_url.as_deref().map(|u| format!(": {u}")).unwrap_or_default()
+            )
+        }
+        (Some("pending"), _) => say!(
+            "The review is pending on GitHub: submit it there, or push again with --event comment|approve|request-changes."
+        ),
+        (None, Some(event)) if pushed.dry_run => say!("The review would be submitted ({event})."),
+        (None, Some(_)) => say!("No review to submit: nothing new was pushed and no review is pending."),
+        _ => {}
     }
     Ok(0)
 }

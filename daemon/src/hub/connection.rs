@@ -262,6 +262,7 @@ answers! {
     PrLink => pull_requests::link,
     PrStatus => pull_requests::status,
     PrPull => pull_requests::pull,
+    PrPush => pull_requests::push,
 }
 
 /// Answers one request by its method's [`Answer`], trying each method of

@@ -1,4 +1,5 @@
-//! The hub methods of pull requests: `pr/link`, `pr/status` and `pr/pull`.
+//! The hub methods of pull requests: `pr/link`, `pr/status`, `pr/pull` and
+//! `pr/push`.
 
 use std::path::Path;
 
@@ -8,6 +9,8 @@ use parley_protocol::methods as wire;
 use super::{Peer, errors};
 use crate::github::GithubError;
 use crate::github::linked::{LinkedPullRequest, PullSummary};
+use crate::github::review::ReviewEvent;
+use crate::usecases::pull_requests::pushing::PushOutcome;
 use crate::usecases::pull_requests::{self, PullRequestError};
 
 impl From<PullRequestError> for ErrorObject {
@@ -42,6 +45,64 @@ pub async fn pull(peer: &Peer<'_>, p: wire::PrPullParams) -> Result<wire::PrStat
     Ok(result(linked.workspace.clone(), Some(&linked), Some(&pulled)))
 }
 
+pub async fn push(peer: &Peer<'_>, p: wire::PrPushParams) -> Result<wire::PrStatusResult, ErrorObject> {
+    let dir = absolute(&p.workspace)?;
+    let event = p.event.as_deref().map(ReviewEvent::parse).transpose().map_err(errors::invalid)?;
+    let (linked, pushed) = pull_requests::push(peer.cx, dir, p.token, p.dry_run, event).await?;
+    let mut result = result(linked.workspace.clone(), Some(&linked), None);
+    result.pushed = Some(pushed_view(&pushed));
+    Ok(result)
+}
+
+fn pushed_view(o: &PushOutcome) -> wire::PrPushSummary {
+    let mut replies = Vec::new();
+    for new in &o.plan.threads {
+        replies.extend(
+            new.later.iter().map(|c| wire::PrPushedReply { path: new.draft.path.clone(), body: c.body.clone() }),
+        );
+    }
+    replies.extend(
+        o.plan.replies.iter().map(|r| wire::PrPushedReply { path: r.path.clone(), body: r.comment.body.clone() }),
+    );
+    wire::PrPushSummary {
+        at: o.at.clone(),
+        dry_run: o.dry_run,
+        threads: o
+            .plan
+            .threads
+            .iter()
+            .map(|t| wire::PrPushedThread {
+                path: t.draft.path.clone(),
+                side: t.draft.side.clone(),
+                start_line: t.draft.start_line,
+                line: t.draft.line,
+                body: t.draft.body.clone(),
+            })
+            .collect(),
+        replies,
+        resolutions: o
+            .plan
+            .resolutions
+            .iter()
+            .map(|r| wire::PrPushedResolution { path: r.path.clone(), resolved: r.resolved })
+            .collect(),
+        not_sent: o
+            .plan
+            .not_sent
+            .iter()
+            .map(|n| wire::PrUnplaced {
+                path: n.path.clone(),
+                line: Some(n.line),
+                url: String::new(),
+                reason: n.reason.clone(),
+            })
+            .collect(),
+        review: o.review.map(str::to_owned),
+        event: o.event.map(|e| e.name().to_owned()),
+        review_url: o.review_url.clone(),
+    }
+}
+
 fn absolute(dir: &Path) -> Result<&Path, ErrorObject> {
     if dir.is_absolute() {
         Ok(dir)
@@ -55,7 +116,7 @@ fn result(
     linked: Option<&LinkedPullRequest>,
     pulled: Option<&PullSummary>,
 ) -> wire::PrStatusResult {
-    wire::PrStatusResult { workspace, linked: linked.map(linked_view), pulled: pulled.map(summary_view) }
+    wire::PrStatusResult { workspace, linked: linked.map(linked_view), pulled: pulled.map(summary_view), pushed: None }
 }
 
 fn summary_view(s: &PullSummary) -> wire::PrPullSummary {

@@ -3,11 +3,14 @@
 //! in as Parley threads on the same lines (both sides, ranges, replies in
 //! order, resolution, outdated ones by their original lines), the same
 //! thread each time, with its conversation kept for `parley pr status`.
+//! Pushed, the threads made here go to GitHub as one review, with replies
+//! and resolutions, each GitHub id kept on its thread so nothing goes twice.
 //! A sync runs one at a time; what it cannot do it says, and the next one
 //! finishes the job. `schedule` pulls on its own while someone works in a
 //! linked workspace.
 
 mod placing;
+pub mod pushing;
 pub mod schedule;
 
 use std::collections::HashMap;
@@ -23,8 +26,10 @@ use crate::feedback::{Comment, GithubMark, SyncedComment, Thread};
 use crate::github::api::{API_ROOT_VARIABLE, DEFAULT_API_ROOT, web_host_of};
 use crate::github::linked::{ConversationComment, LinkedPullRequest, PullSummary, UnplacedThread};
 use crate::github::pull_plan::{self, PullStep, Synced};
+use crate::github::review::{self, ReviewEvent};
 use crate::github::{Api, GithubError, PullRequestRef, RemotePullRequest, RemoteThread, Token, auth, link};
 use crate::state::ThreadEdit;
+use pushing::{PushOutcome, PushPlan};
 
 /// What syncing keeps between calls: one sync at a time, and the tokens
 /// commands handed over (in memory only).
@@ -145,6 +150,160 @@ pub async fn pull(
     }
     cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
     outcome.map(|summary| (linked, summary))
+}
+
+/// Pushes what this workspace holds and the linked pull request does not:
+/// new threads as one review (left pending, or submitted with `event`),
+/// replies, resolutions. `dry_run` sends nothing and says what would go.
+pub async fn push(
+    cx: &Context,
+    dir: &Path,
+    asker_token: Option<String>,
+    dry_run: bool,
+    event: Option<ReviewEvent>,
+) -> Result<(LinkedPullRequest, PushOutcome), PullRequestError> {
+    let workspace = workspace_of(dir);
+    let _one_at_a_time = cx.github.running.lock().await;
+    let mut linked = find_linked(cx, &workspace)
+        .await?
+        .ok_or_else(|| PullRequestError::NotLinked(workspace.display().to_string()))?;
+    let outcome = push_linked(cx, &mut linked, asker_token, dry_run, event).await;
+    match &outcome {
+        Err(e) => linked.last_error = Some(e.to_string()),
+        Ok(_) => linked.last_error = None,
+    }
+    cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
+    outcome.map(|pushed| (linked, pushed))
+}
+
+/// One call to GitHub, off the async threads.
+async fn on_github<T: Send + 'static>(
+    api: &Api,
+    call: impl FnOnce(&Api) -> Result<T, GithubError> + Send + 'static,
+) -> Result<T, PullRequestError> {
+    let api = api.clone();
+    tokio::task::spawn_blocking(move || call(&api))
+        .await
+        .map_err(|e| PullRequestError::Store(format!("internal error: {e}")))?
+        .map_err(PullRequestError::from)
+}
+
+/// Keeps what GitHub now has of a thread on it, at once: a push after a
+/// failure then skips it.
+async fn record(cx: &Context, thread: &str, mark: &GithubMark) -> Result<(), PullRequestError> {
+    let edit = ThreadEdit::Github { comments: Vec::new(), resolved: None, mark: Box::new(mark.clone()) };
+    cx.state.edit_thread(thread.to_owned(), edit).await.map(|_| ()).map_err(|e| {
+        PullRequestError::Store(format!(
+            "GitHub has the thread, but its id could not be kept here ({e}); check the pull request before pushing again"
+        ))
+    })
+}
+
+async fn push_linked(
+    cx: &Context,
+    linked: &mut LinkedPullRequest,
+    asker_token: Option<String>,
+    dry_run: bool,
+    event: Option<ReviewEvent>,
+) -> Result<PushOutcome, PullRequestError> {
+    let token = token_for(cx, linked, asker_token).await?;
+    let api = Api::new(&linked.api_root, token);
+    let pull_request = linked.pull_request.clone();
+    let remote = on_github(&api, move |api| crate::github::remote::fetch(api, &pull_request)).await?;
+    linked.state = Some(remote.state.clone());
+    linked.head_oid = Some(remote.head_oid.clone());
+    let threads = super::feedback::list(cx, &linked.workspace, None, true)
+        .await
+        .map_err(|e| PullRequestError::Store(e.to_string()))?;
+    let paths: Vec<String> = threads.iter().map(|t| t.path.clone()).collect();
+    let (root, head) = (linked.workspace.clone(), remote.head_oid.clone());
+    let texts = tokio::task::spawn_blocking(move || pushing::read_texts(&root, &head, &paths))
+        .await
+        .map_err(|e| PullRequestError::Store(format!("internal error: {e}")))?;
+    let name = linked.pull_request.to_string();
+    let ours: Vec<&Thread> = threads.iter().collect();
+    let plan = pushing::plan(&name, &remote, &ours, &texts);
+    let mut outcome = PushOutcome { at: crate::clock::now_rfc3339(), dry_run, plan, event: None, ..Default::default() };
+    if dry_run {
+        outcome.event = event;
+        return Ok(outcome);
+    }
+    let mut marks: HashMap<String, GithubMark> =
+        threads.iter().filter_map(|t| t.standing.github.as_deref().map(|m| (t.id.clone(), m.clone()))).collect();
+    let plan: PushPlan = outcome.plan.clone();
+    let now = outcome.at.clone();
+    let mut review_id: Option<String> = None;
+    if !plan.threads.is_empty() {
+        let pr = linked.pull_request.clone();
+        // GitHub allows one pending review a person: an earlier push's, or
+        // one begun on GitHub, is added to.
+        review_id = match on_github(&api, move |api| review::pending_review(api, &pr)).await? {
+            Some(pending) => Some(pending),
+            None => {
+                let (id, head) = (remote.id.clone(), remote.head_oid.clone());
+                Some(on_github(&api, move |api| review::start_review(api, &id, &head)).await?)
+            }
+        };
+    }
+    if let Some(review_id) = &review_id {
+        for new in &plan.threads {
+            let (review, draft) = (review_id.clone(), new.draft.clone());
+            let added = on_github(&api, move |api| review::add_thread(api, &review, &draft)).await?;
+            let mut mark = pushing::mark_of_new(&name, new, &added, &now);
+            record(cx, &new.parley_thread, &mark).await?;
+            for comment in &new.later {
+                let (thread, review, body) = (added.thread_id.clone(), review_id.clone(), comment.body.clone());
+                let id = on_github(&api, move |api| review::reply(api, &thread, Some(&review), &body)).await?;
+                mark.comments.push(SyncedComment { parley: comment.id.clone(), github: id });
+                record(cx, &new.parley_thread, &mark).await?;
+            }
+        }
+    }
+    for reply in &plan.replies {
+        let (thread, body) = (reply.github_thread.clone(), reply.comment.body.clone());
+        let id = on_github(&api, move |api| review::reply(api, &thread, None, &body)).await?;
+        let Some(mark) = marks.get_mut(&reply.parley_thread) else { continue };
+        mark.comments.push(SyncedComment { parley: reply.comment.id.clone(), github: id });
+        mark.synced_at = now.clone();
+        record(cx, &reply.parley_thread, mark).await?;
+    }
+    for resolution in &plan.resolutions {
+        let (thread, resolved) = (resolution.github_thread.clone(), resolution.resolved);
+        on_github(&api, move |api| review::set_resolved(api, &thread, resolved)).await?;
+        let Some(mark) = marks.get_mut(&resolution.parley_thread) else { continue };
+        mark.github_resolved = resolved;
+        mark.resolved_at_sync = resolved;
+        mark.synced_at = now.clone();
+        record(cx, &resolution.parley_thread, mark).await?;
+    }
+    match event {
+        Some(event) => {
+            let pr = linked.pull_request.clone();
+            let review_id = match review_id {
+                Some(id) => Some(id),
+                None => on_github(&api, move |api| review::pending_review(api, &pr)).await?,
+            };
+            // An approval needs no comments; a comment or a request for
+            // changes without any has nothing to say.
+            let review_id = match (review_id, event) {
+                (Some(id), _) => Some(id),
+                (None, ReviewEvent::Approve) => {
+                    let (id, head) = (remote.id.clone(), remote.head_oid.clone());
+                    Some(on_github(&api, move |api| review::start_review(api, &id, &head)).await?)
+                }
+                (None, _) => None,
+            };
+            if let Some(review_id) = review_id {
+                let url = on_github(&api, move |api| review::submit(api, &review_id, event)).await?;
+                outcome.event = Some(event);
+                outcome.review = Some("submitted");
+                outcome.review_url = (!url.is_empty()).then_some(url);
+            }
+        }
+        None if review_id.is_some() => outcome.review = Some("pending"),
+        None => {}
+    }
+    Ok(outcome)
 }
 
 async fn token_for(cx: &Context, linked: &LinkedPullRequest, asker: Option<String>) -> Result<Token, PullRequestError> {

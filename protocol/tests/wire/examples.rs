@@ -946,6 +946,7 @@ example!(
 example!(PrLinkParams, PrLinkParams { workspace: shop(), pull_request: Some("octo/shop#42".into()), api: None });
 example!(PrStatusParams, PrStatusParams { workspace: shop() });
 example!(PrPullParams, PrPullParams { workspace: shop(), token: None });
+example!(PrPushParams, PrPushParams { workspace: shop(), dry_run: false, event: Some("approve".into()), token: None });
 fn pulled() -> PrPullSummary {
     PrPullSummary {
         at: "2026-11-26T09:12:40Z".into(),
@@ -986,5 +987,6 @@ example!(
             conflicts: Vec::new(),
         }),
         pulled: Some(pulled()),
+        pushed: None,
     }
 );

@@ -37,6 +37,30 @@ pub fn carry_lines(old: &str, new: &str, start: u32, end: u32) -> (u32, u32) {
     }
 }
 
+/// Lines `start..=end` (0-based) of `here`, as they are in `there`, when
+/// every one of them is there unchanged: `None` when one was added or
+/// changed here (its text is not in `there`). Pushing carries a thread's
+/// lines back to the pull request's head this way.
+pub fn carry_whole(here: &str, there: &str, start: u32, end: u32) -> Option<(u32, u32)> {
+    let diff = TextDiff::from_lines(here, there);
+    let mut mapped: Vec<Option<u32>> = Vec::new();
+    let mut there_line = 0u32;
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Equal => {
+                mapped.push(Some(there_line));
+                there_line += 1;
+            }
+            ChangeTag::Delete => mapped.push(None),
+            ChangeTag::Insert => there_line += 1,
+        }
+    }
+    let at = |line: u32| mapped.get(line as usize).copied().flatten();
+    let lines: Option<Vec<u32>> = (start..=end).map(at).collect();
+    let lines = lines?;
+    Some((*lines.first()?, *lines.last()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +76,14 @@ mod tests {
         assert_eq!(carry_lines(old, "a\n", 3, 3), (0, 0), "past the end is clamped");
         let edited = "a\nB\nc\nd\n";
         assert_eq!(carry_lines(old, edited, 1, 2), (2, 2), "the kept line of the range");
+    }
+
+    #[test]
+    fn lines_carried_back_must_all_be_there() {
+        let head = "a\nb\nc\n";
+        let here = "new\na\nb\nc\n";
+        assert_eq!(carry_whole(here, head, 2, 3), Some((1, 2)), "b..c are one line up in the head");
+        assert_eq!(carry_whole(here, head, 0, 0), None, "a line added here is not in the head");
+        assert_eq!(carry_whole("a\nB\nc\n", head, 0, 1), None, "a line changed here is not in the head");
     }
 }

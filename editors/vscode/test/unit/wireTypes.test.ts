@@ -103,6 +103,7 @@ const USES: Record<string, Use> = {
   PrLinkParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
   PrStatusParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
   PrPullParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
+  PrPushParams: { unused: 'parley pr push; a window shows pushed threads through Thread.github' },
   PrStatusResult: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
 };
 
