@@ -10,6 +10,22 @@ local paths = require("parley.paths")
 local api = vim.api
 local M = {}
 
+-- Shows `buf` (a review or a walkthrough) in the window of this tab that
+-- already has it, else in a new one on the right, wrapping its prose.
+function M.show_beside(buf)
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(win) == buf then
+      api.nvim_set_current_win(win)
+      return buf
+    end
+  end
+  vim.cmd("botright vsplit")
+  api.nvim_win_set_buf(0, buf)
+  vim.wo.wrap = true
+  vim.wo.linebreak = true
+  return buf
+end
+
 local BUFFER_NAME = "parley://review"
 
 -- base_uri → the wire Review, the highest revision seen.
@@ -265,11 +281,7 @@ local function show_revision(review)
   vim.b[buf].parley_base = review.base_uri
   vim.b[buf].parley_revision = review.revision
   vim.b[buf].parley_revision_review = review
-  vim.cmd("botright vsplit")
-  api.nvim_win_set_buf(0, buf)
-  vim.wo.wrap = true
-  vim.wo.linebreak = true
-  return buf
+  return M.show_beside(buf)
 end
 
 -- The folder whose review history is meant: the current review's.
@@ -336,17 +348,7 @@ function M.open()
     setup_buffer(buf)
   end
   render(buf)
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if api.nvim_win_get_buf(win) == buf then
-      api.nvim_set_current_win(win)
-      return buf
-    end
-  end
-  vim.cmd("botright vsplit")
-  api.nvim_win_set_buf(0, buf)
-  vim.wo.wrap = true
-  vim.wo.linebreak = true
-  return buf
+  return M.show_beside(buf)
 end
 
 return M

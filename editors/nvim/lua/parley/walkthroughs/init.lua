@@ -320,17 +320,7 @@ function M.show(w)
     buffers[w.id] = buf
   end
   draw(buf, M.known[w.id])
-  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
-    if api.nvim_win_get_buf(win) == buf then
-      api.nvim_set_current_win(win)
-      return buf
-    end
-  end
-  vim.cmd("botright vsplit")
-  api.nvim_win_set_buf(0, buf)
-  vim.wo.wrap = true
-  vim.wo.linebreak = true
-  return buf
+  return require("parley.review").show_beside(buf)
 end
 
 -- :ParleyWalkthrough list — every walkthrough of this window's folders; the one picked opens.
