@@ -141,7 +141,17 @@ fn failed<'a>(what: &'static str, done: Option<&'a str>) -> impl FnOnce(PullRequ
 }
 
 fn brought(p: &PullSummary) -> String {
-    format!("{} new threads, {} replies, {} resolved, {} reopened", p.new_threads, p.replies, p.resolved, p.reopened)
+    format!(
+        "{}, {}, {} resolved, {} reopened",
+        count(p.new_threads, "new thread", "new threads"),
+        count(p.replies, "reply", "replies"),
+        p.resolved,
+        p.reopened
+    )
+}
+
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn result(linked: &LinkedPullRequest, pulled: Option<&PullSummary>, pushed: Option<&PushOutcome>) -> SyncResult {
@@ -164,9 +174,10 @@ fn result(linked: &LinkedPullRequest, pulled: Option<&PullSummary>, pushed: Opti
         let plan = &o.plan;
         let replies = plan.replies.len() + plan.threads.iter().map(|t| t.later.len()).sum::<usize>();
         message.push(format!(
-            "Pushed: {} new threads, {replies} replies, {} resolutions.",
-            plan.threads.len(),
-            plan.resolutions.len()
+            "Pushed: {}, {}, {}.",
+            count(plan.threads.len(), "new thread", "new threads"),
+            count(replies, "reply", "replies"),
+            count(plan.resolutions.len(), "resolution", "resolutions")
         ));
         if !plan.left_open.is_empty() {
             message.push(
