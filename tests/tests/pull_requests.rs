@@ -523,4 +523,40 @@ async fn an_agent_syncs_the_pull_request_and_its_answer_goes_to_github_as_its_re
     assert!(thread.resolved, "resolved on GitHub by the agent, as the person allows");
     assert_eq!(thread.comments.len(), 2, "{:?}", thread.comments);
     assert!(thread.comments[1].body.starts_with("**parley-py-sdk-test** (agent, via Parley): "));
+    drop(hub);
+
+    // An agent's plain reply is marked as the agent's; a person's is sent as
+    // written; the agent having read a thread sends nothing.
+    let third = fake.hub().add_thread(7, "src/lib.rs", 2..=2, "RIGHT", "why two?", "bob");
+    let agent = sandbox.agent_with(&repo, &[("GITHUB_TOKEN", fake_github::TOKEN)]).await;
+    let synced = agent.call_ok("sync_pull_request", json!({"direction": "pull"})).await;
+    assert_eq!(synced["pulled"]["newThreads"], json!(1), "{synced:#}");
+    let listed = agent.call_ok("get_feedback", json!({})).await;
+    let id = listed["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["comments"][0]["body"] == json!("why two?"))
+        .and_then(|t| t["id"].as_str())
+        .expect("bob's thread, read (seen) by the agent")
+        .to_owned();
+    let before = mutations(&fake).len();
+    let synced = agent.call_ok("sync_pull_request", json!({"direction": "push"})).await;
+    assert_eq!(synced["pushed"]["replies"], json!(0), "seen sends nothing: {synced:#}");
+    assert_eq!(mutations(&fake).len(), before, "{:?}", mutations(&fake));
+    agent.call_ok("reply_feedback", json!({"threadId": id, "body": "two is the base case"})).await;
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "reply", &id, "fine by me"]);
+    assert!(ok, "{said}");
+    let synced = agent.call_ok("sync_pull_request", json!({})).await;
+    assert_eq!(synced["pushed"]["replies"], json!(2), "{synced:#}");
+    let hub = fake.hub();
+    let thread = hub.pulls[0].threads.iter().find(|t| t.id == third).expect("bob's thread");
+    let bodies: Vec<&str> = thread.comments.iter().map(|c| c.body.as_str()).collect();
+    assert_eq!(bodies.len(), 3, "{bodies:?}");
+    assert!(
+        bodies[1].starts_with("**") && bodies[1].ends_with("** (agent, via Parley): two is the base case"),
+        "{bodies:?}"
+    );
+    assert_eq!(bodies[2], "fine by me", "a person's reply goes as written");
+    assert!(!thread.resolved);
 }
