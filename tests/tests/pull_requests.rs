@@ -518,12 +518,13 @@ async fn an_agent_syncs_the_pull_request_and_its_answer_goes_to_github_as_its_re
     std::fs::write(config.join("config.toml"), "[pull_requests]\nagents_may_resolve = true\n").expect("user config");
     let second = fake.hub().add_thread(7, "src/lib.rs", 1..=1, "RIGHT", "rename one", "alice");
     python_agent_answers(&sandbox, &repo, "rename one", "resolved").await;
-    let hub = fake.hub();
-    let thread = hub.pulls[0].threads.iter().find(|t| t.id == second).expect("alice's thread");
-    assert!(thread.resolved, "resolved on GitHub by the agent, as the person allows");
-    assert_eq!(thread.comments.len(), 2, "{:?}", thread.comments);
-    assert!(thread.comments[1].body.starts_with("**parley-py-sdk-test** (agent, via Parley): "));
-    drop(hub);
+    {
+        let hub = fake.hub();
+        let thread = hub.pulls[0].threads.iter().find(|t| t.id == second).expect("alice's thread");
+        assert!(thread.resolved, "resolved on GitHub by the agent, as the person allows");
+        assert_eq!(thread.comments.len(), 2, "{:?}", thread.comments);
+        assert!(thread.comments[1].body.starts_with("**parley-py-sdk-test** (agent, via Parley): "));
+    }
 
     // An agent's plain reply is marked as the agent's; a person's is sent as
     // written; the agent having read a thread sends nothing.
