@@ -482,6 +482,18 @@ async fn an_agent_syncs_the_pull_request_and_its_answer_goes_to_github_as_its_re
     let (ok, said) =
         run_in(&sandbox, &repo, &[("PARLEY_GITHUB_API", fake.url.as_str())], &["pr", "link", "octo/app#7"]);
     assert!(ok, "{said}");
+    // No token anywhere, then GitHub failing: said, with what to do.
+    let agent = sandbox.agent_with(&repo, &[("GITHUB_TOKEN", "")]).await;
+    let refused = agent.call_err("sync_pull_request", json!({})).await;
+    assert!(refused.contains("the pull failed") && refused.contains("gh auth login"), "{refused}");
+    drop(agent);
+    let agent = sandbox.agent_with(&repo, &[("GITHUB_TOKEN", fake_github::TOKEN)]).await;
+    fake.hub().failures.push_back(Failure::Status { status: 502, message: "Bad Gateway".into() });
+    let refused = agent.call_err("sync_pull_request", json!({})).await;
+    assert!(refused.contains("the pull failed") && refused.contains("502"), "{refused}");
+    assert!(!refused.contains(fake_github::TOKEN), "{refused}");
+    drop(agent);
+    assert!(threads(&sandbox, &repo).is_empty(), "nothing half-done");
 
     // A cloned repository's config tries to let agents resolve: ignored, and
     // the agent's push says so.

@@ -128,16 +128,10 @@ impl ParleyMcp {
 }
 
 /// A failed sync as the agent reads it: what was done before it, and what
-/// to do (the use case's own words: link, log in, wait for the rate limit).
+/// to do in the use case's own words (`parley pr link`, `gh auth login`,
+/// when the rate limit resets).
 fn failed<'a>(what: &'static str, done: Option<&'a str>) -> impl FnOnce(PullRequestError) -> errors::ToolError + 'a {
-    move |error| {
-        let what_to_do = match &error {
-            PullRequestError::NotLinked(_) => " (ask the person to link it: `parley pr link` in the workspace)",
-            PullRequestError::NoToken(_) => " (or ask the person to run `gh auth login`)",
-            _ => "",
-        };
-        format!("{}the {what} failed: {error}{what_to_do}", done.unwrap_or("")).into()
-    }
+    move |error: PullRequestError| format!("{}the {what} failed: {error}", done.unwrap_or("")).into()
 }
 
 fn brought(p: &PullSummary) -> String {
