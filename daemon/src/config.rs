@@ -132,6 +132,11 @@ pub struct ReviewSettings {
     /// Variables of the asker's environment the reviewer and test command get
     /// besides [`CHILD_ENV`] (`pass_env`, from the user's own config only).
     pub pass_env: Vec<String>,
+    /// Whether an agent's resolution of a thread synced with a pull request
+    /// resolves it on GitHub too (`pull_requests.agents_may_resolve`, from
+    /// the user's own config only); without it the thread is left open there
+    /// for its author, with the agent's note as a reply.
+    pub agents_may_resolve: bool,
     /// The config files that were read, most general first.
     pub sources: Vec<PathBuf>,
     /// The repository's `.parley.toml`, when it has one.
@@ -166,7 +171,7 @@ pub const GUARDED: &[&str] = &[
 ];
 
 /// Settings only the user's own config may set, whatever a repository says.
-const USER_ONLY: &[&str] = &["review.pass_env"];
+const USER_ONLY: &[&str] = &["review.pass_env", "pull_requests.agents_may_resolve"];
 
 impl ReviewSettings {
     /// What to tell the user when the repository's config was not (wholly)
@@ -217,6 +222,14 @@ struct ConfigFile {
     review: ReviewSection,
     #[serde(default)]
     secrets: SecretsSection,
+    #[serde(default)]
+    pull_requests: PullRequestsSection,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PullRequestsSection {
+    agents_may_resolve: Option<bool>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -327,6 +340,7 @@ fn review_settings_defaults(root: &Path) -> ReviewSettings {
         thresholds: crate::structured_review::Thresholds::default(),
         secret_allow_paths: Vec::new(),
         pass_env: Vec::new(),
+        agents_may_resolve: false,
         sources: Vec::new(),
         repo_config: None,
     }
@@ -609,6 +623,14 @@ fn apply(
             Origin::Repository { .. } => ignored.push("review.pass_env"),
         }
     }
+    // Whether agents may close a teammate's thread is the person's own
+    // choice: a cloned repository must not make it for them.
+    if let Some(may) = file.pull_requests.agents_may_resolve {
+        match origin {
+            Origin::User => settings.agents_may_resolve = may,
+            Origin::Repository { .. } => ignored.push("pull_requests.agents_may_resolve"),
+        }
+    }
     // Listed in one order whatever the file's, the commands first.
     let rank = |key: &str| GUARDED.iter().chain(USER_ONLY).position(|k| *k == key);
     guarded.sort_by_key(|(key, _)| rank(key));
@@ -761,6 +783,27 @@ mod tests {
             "[review]\nreviewer = \"human\"\n",
             Ok(&|s| s.reviewer == Some(CommandLine::Shell("human".into())) && s.ignored_note().is_none()),
         );
+    }
+
+    #[test]
+    fn only_the_users_own_config_lets_agents_resolve_synced_threads() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let user = dir.path().join("config.toml");
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).expect("mkdir");
+        let trusted = |_: &Path, _: &str| Ok(Trust::Trusted);
+        let settings = settings_from(&repo, Some(user.clone()), &trusted).expect("no files");
+        assert!(!settings.agents_may_resolve, "off by default");
+        std::fs::write(&user, "[pull_requests]\nagents_may_resolve = true\n").expect("write");
+        assert!(settings_from(&repo, Some(user.clone()), &trusted).expect("read").agents_may_resolve);
+        // A repository (even a trusted one) cannot turn it on, and is told so.
+        std::fs::remove_file(&user).expect("rm");
+        std::fs::write(repo.join(REPO_CONFIG), "[pull_requests]\nagents_may_resolve = true\n").expect("write");
+        let settings = settings_from(&repo, Some(user), &trusted).expect("read");
+        assert!(!settings.agents_may_resolve);
+        let note = settings.ignored_note().expect("a note");
+        assert!(note.contains("pull_requests.agents_may_resolve") && note.contains("only your own config"), "{note}");
+        check("[pull_requests]\nagents_may_resolve = \"yes\"\n", Err("pull_requests.agents_may_resolve"));
     }
 
     #[test]

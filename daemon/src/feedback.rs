@@ -233,6 +233,9 @@ pub struct GithubMark {
     pub resolved_at_sync: bool,
     /// RFC 3339.
     pub synced_at: String,
+    /// Parley's ids of the comments agents made on the thread here (their
+    /// replies and resolving notes): a push sends them as the agent's.
+    pub agent_comments: Vec<String>,
 }
 
 /// One comment both Parley and GitHub have.

@@ -6,7 +6,8 @@
 //! agent it serves (its workspace), the tool router assembled from each
 //! family's tools and the MCP methods besides tools. The tools sit with their
 //! arguments and results: `reviews` (`present_review`), `selection`
-//! (`get_selection`), `diagnostics` (`get_diagnostics`), `feedback` (the feedback tools), `rounds` (review
+//! (`get_selection`), `diagnostics` (`get_diagnostics`), `feedback` (the feedback tools),
+//! `pull_requests` (`sync_pull_request`), `rounds` (review
 //! rounds, with `sessions` their arguments and results; `tasks` holds the
 //! MCP tasks their waits run as where the host runs tasks); `resources` reads
 //! the resources, `subscriptions` tells of their changes.
@@ -17,6 +18,7 @@ mod errors;
 mod feedback;
 mod hangup;
 mod prompts;
+mod pull_requests;
 mod resources;
 mod reviews;
 mod rounds;
@@ -72,6 +74,7 @@ Feedback threads are comments on ranges of your workspace's files, left by human
 - add_feedback opens a thread on lines of a file: ask the human about that code there, or leave a note where it matters. Their answer arrives in the thread.
 - The current review and the threads are also the resources parley://review and parley://feedback. Subscribe to them to be told when a human comments, replies or resolves, or a review is presented, without asking again and again. Earlier revisions of the review (a walkthrough a review round replaced, each round's review) stay readable: parley://review/history lists them, parley://review/{revision} reads one.
 - The prompts address-feedback and review-loop walk through the two usual loops.
+- When your workspace is linked to a GitHub pull request, call sync_pull_request before you start, to bring the team's review comments in as threads, and again when you are done, to push your replies (your replies and notes go under your name; the thread's author closes it on GitHub unless the person lets agents resolve).
 - A person may ask you about lines of a file while you work: the question is a thread addressed to you, and it reaches you as a note at the end of one of your Parley tool answers (or ends an await_review wait early). Answer it with reply_feedback on that thread, then go on with your task.
 
 Review sessions: when you finish a significant piece of work, call request_review with a clear summary (what you were asked to do, what you did, design decisions and trade-offs), the design docs it must follow (relevant_docs) and any focus_areas. Parley captures your git diff (scope: all changes by default), checks it for secrets, runs the configured reviewer and returns its structured review, which also appears in the editor. Address the feedback (act on `verdict`), then call request_review again with previous_review_id to start the next round of the same session. When the review is approved (or you stop), call mark_review_complete. get_review_history shows past sessions. Reviews can take minutes: request_review waits up to wait_seconds (default 45) and, if the round is not done by then, answers status \"pending\" with the review_id; the round goes on in Parley whatever happens to the call. Then call await_review with that review_id (again if it answers pending) to get the finished round. cancel_review stops a round you no longer want. Each finding with a file and line also becomes a feedback thread there (with `finding` in get_feedback): reply to it saying what you did, or why not, and resolve it when done; the next round's reviewer reads those replies, and the open comments people left on the files you changed. When the user wants to review your change themselves, pass reviewer \"human\": they review the diff in their editor (or at a terminal) and their verdict comes back through await_review in the same format, which can take minutes or hours; keep calling await_review (or do other work and come back to it).
@@ -129,7 +132,8 @@ fn shared_router() -> Arc<ToolRouter<ParleyMcp>> {
                 + ParleyMcp::feedback_tools()
                 + ParleyMcp::round_tools()
                 + ParleyMcp::walkthrough_tools()
-                + ParleyMcp::diagnostics_tools();
+                + ParleyMcp::diagnostics_tools()
+                + ParleyMcp::pull_request_tools();
             for route in router.map.values_mut() {
                 // Hosts from before 2025-06-18 read the title from the annotations.
                 let title = route.attr.title.clone();
@@ -457,6 +461,7 @@ pub fn check_tool_arguments(tool: &str, arguments: Option<rmcp::model::JsonObjec
         "mark_review_complete" => decode::<sessions::CompleteArgs>(arguments).map(drop),
         "present_walkthrough" => decode::<walkthroughs::PresentWalkthroughArgs>(arguments).map(drop),
         "get_diagnostics" => decode::<diagnostics::DiagnosticsArgs>(arguments).map(drop),
+        "sync_pull_request" => decode::<pull_requests::SyncArgs>(arguments).map(drop),
         _ => return None,
     })
 }
@@ -479,7 +484,7 @@ mod tests {
     #[test]
     fn every_tool_checks_its_arguments_and_refuses_unknown_ones() {
         let tools = tool_input_schemas();
-        assert_eq!(tools.len(), 14, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
+        assert_eq!(tools.len(), 15, "{:?}", tools.iter().map(|(name, _)| name).collect::<Vec<_>>());
         for (name, schema) in tools {
             assert!(check_tool_arguments(&name, None).is_some(), "check_tool_arguments does not know {name}");
             let mut unknown = rmcp::model::JsonObject::new();

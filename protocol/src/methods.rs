@@ -2142,6 +2142,14 @@ pub struct PrPushSummary {
     /// Threads not sent, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_sent: Vec<PrUnplaced>,
+    /// Threads an agent resolved here, left open on GitHub for their author
+    /// (agents resolve there only when the person's own config says
+    /// `agents_may_resolve`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_open: Vec<PrLeftOpen>,
+    /// What the person should know about the settings the push went by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// `pending` (left for the person to submit on GitHub) or `submitted`;
     /// absent when no review was touched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2170,6 +2178,16 @@ pub struct PrPushedThread {
 pub struct PrPushedReply {
     pub path: String,
     pub body: String,
+}
+
+/// A thread an agent resolved here that stays open on GitHub.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrLeftOpen {
+    pub path: String,
+    /// The thread on GitHub.
+    pub url: String,
+    /// The agent that resolved it here.
+    pub agent: String,
 }
 
 /// A thread a push resolves (or reopens) on GitHub.
@@ -2256,6 +2274,10 @@ pub struct LinkedPr {
     /// Resolutions changed on both sides, and which was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
+    /// Threads an agent resolved here that the last push left open on
+    /// GitHub for their author.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_open: Vec<PrLeftOpen>,
 }
 
 /// What a pull brought.

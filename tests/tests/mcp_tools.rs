@@ -50,9 +50,14 @@ async fn tools_are_listed_with_strict_input_and_output_schemas() {
         let output = serde_json::to_string(&tool.output_schema).expect("JSON");
         assert!(!output.contains("\"description\":\"") && !output.contains("\"title\""), "{}: {output}", tool.name);
     }
-    // At most 55% of the 42,923 bytes it was (the MCP bench reports the
-    // ratio): half, and room for present_walkthrough.
-    assert!(listed.len() <= 42_923 * 55 / 100, "tools/list is {} bytes", listed.len());
+    // At most 60% of the 42,923 bytes it was (the MCP bench reports the
+    // ratio): it was held to 55%, half and room for present_walkthrough,
+    // and the list filled that to 22 bytes. sync_pull_request then brought
+    // a new capability (the GitHub loop) in about 1.8 KB, most of it the
+    // output schema that strict hosts need; the other tools' texts are not
+    // cut to make room. Keep each new tool as short: the bound is the budget
+    // of the next ones, not a target.
+    assert!(listed.len() <= 42_923 * 60 / 100, "tools/list is {} bytes", listed.len());
     let rounds = tools.iter().find(|t| t.name == "await_review").expect("await_review");
     let output = serde_json::to_value(&rounds.output_schema).expect("JSON");
     let fields: Vec<&str> = output["properties"].as_object().expect("properties").keys().map(String::as_str).collect();

@@ -419,3 +419,157 @@ async fn threads_made_here_are_pushed_as_one_review_on_the_heads_lines_with_repl
     assert_eq!(hub.pushed_threads(7).len(), 3);
     assert!(!hub.pulls[0].threads.iter().find(|t| t.id == theirs).expect("mona's").resolved);
 }
+
+/// Runs `tests/clients/py_pull_request.py` (the official Python SDK as an
+/// agent) in `repo` with the fake's token in its host's environment: it
+/// syncs, finds the thread `comment`, resolves it with a note and pushes.
+async fn python_agent_answers(sandbox: &Sandbox, repo: &Path, comment: &str, expect: &str) -> String {
+    use parley_tests::{bin, repo_root, test_dep};
+    let mut command = tokio::process::Command::new(test_dep("py/bin/python"));
+    command
+        .arg(repo_root().join("tests/clients/py_pull_request.py"))
+        .arg(bin("parley-mcp"))
+        .arg(repo)
+        .args([comment, expect])
+        .env("PARLEY_SOCKET", &sandbox.socket)
+        .env("PARLEY_DATA_DIR", &sandbox.data)
+        .env("PARLEY_DAEMON", bin("parley"))
+        .env("GITHUB_TOKEN", fake_github::TOKEN)
+        // The script runs from the source tree, which must stay free of __pycache__.
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(std::time::Duration::from_secs(120), command.output())
+        .await
+        .expect("the Python agent finishes within 2 minutes")
+        .expect("run the Python SDK script");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let totals = stdout.lines().rev().find(|l| l.ends_with(" failed")).unwrap_or("no totals line");
+    assert!(
+        output.status.success() && totals.ends_with(" passed, 0 failed") && !totals.starts_with("0 passed"),
+        "the Python agent's scenario failed ({totals}):\n{stdout}\n{stderr}"
+    );
+    assert!(!stdout.contains(fake_github::TOKEN) && !stderr.contains(fake_github::TOKEN), "the token never shows");
+    stdout
+}
+
+#[tokio::test]
+async fn an_agent_syncs_the_pull_request_and_its_answer_goes_to_github_as_its_reply_resolved_only_when_allowed() {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", &[("src/lib.rs", HEAD)]);
+    let head = commit(&repo);
+    let fake = FakeGitHub::start();
+    let first = {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &head);
+        hub.converse(7, "Thanks! A few notes inline.", "mona");
+        hub.add_thread(7, "src/lib.rs", 3..=4, "RIGHT", "three and four need tests", "mona")
+    };
+    // The daemon has no token of its own: the agent host's reaches it
+    // through the shim.
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN").env("PARLEY_GITHUB_API", &fake.url);
+    });
+
+    // Not linked: the agent is told what to do, and nothing is sent.
+    let agent = sandbox.agent(&repo).await;
+    let refused = agent.call_err("sync_pull_request", json!({})).await;
+    assert!(refused.contains("not linked to a pull request") && refused.contains("parley pr link"), "{refused}");
+    let refused = agent.call_err("sync_pull_request", json!({"direction": "sideways"})).await;
+    assert!(refused.contains("unknown variant `sideways`"), "{refused}");
+    drop(agent);
+    let (ok, said) =
+        run_in(&sandbox, &repo, &[("PARLEY_GITHUB_API", fake.url.as_str())], &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    // No token anywhere, then GitHub failing: said, with what to do.
+    let agent = sandbox.agent_with(&repo, &[("GITHUB_TOKEN", "")]).await;
+    let refused = agent.call_err("sync_pull_request", json!({})).await;
+    assert!(refused.contains("the pull failed") && refused.contains("gh auth login"), "{refused}");
+    drop(agent);
+    let agent = sandbox.agent_with(&repo, &[("GITHUB_TOKEN", fake_github::TOKEN)]).await;
+    fake.hub().failures.push_back(Failure::Status { status: 502, message: "Bad Gateway".into() });
+    let refused = agent.call_err("sync_pull_request", json!({})).await;
+    assert!(refused.contains("the pull failed") && refused.contains("502"), "{refused}");
+    assert!(!refused.contains(fake_github::TOKEN), "{refused}");
+    drop(agent);
+    assert!(threads(&sandbox, &repo).is_empty(), "nothing half-done");
+
+    // A cloned repository's config tries to let agents resolve: ignored, and
+    // the agent's push says so.
+    std::fs::write(repo.join(".parley.toml"), "[pull_requests]\nagents_may_resolve = true\n").expect("repo config");
+    let said = python_agent_answers(&sandbox, &repo, "three and four need tests", "left-open").await;
+    assert!(said.contains("Parley ignored pull_requests.agents_may_resolve"), "{said}");
+    let attributed = "**parley-py-sdk-test** (agent, via Parley): Covered both cases with tests in the last commit.";
+    {
+        let hub = fake.hub();
+        let thread = hub.pulls[0].threads.iter().find(|t| t.id == first).expect("mona's thread");
+        let bodies: Vec<&str> = thread.comments.iter().map(|c| c.body.as_str()).collect();
+        assert_eq!(bodies, ["three and four need tests", attributed], "one reply, the agent's, named");
+        assert!(!thread.resolved, "left open on GitHub for mona");
+    }
+    assert!(
+        !mutations(&fake).iter().any(|m| m == "ParleyResolveThread"),
+        "no resolve was sent: {:?}",
+        mutations(&fake)
+    );
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);
+    assert!(ok && said.contains("left open on GitHub for its author: src/lib.rs"), "{said}");
+    assert!(said.contains("agents_may_resolve = true"), "what would change it is said: {said}");
+    // Pushed again from the terminal: the reply is not sent twice.
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+    let before = mutations(&fake).len();
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "push"]);
+    assert!(ok && said.contains("left open on GitHub"), "{said}");
+    assert_eq!(mutations(&fake).len(), before, "{:?}", mutations(&fake));
+
+    // The person's own config lets agents resolve: the next answer resolves.
+    std::fs::remove_file(repo.join(".parley.toml")).expect("rm");
+    let config = sandbox.dir.path().join("config/parley");
+    std::fs::create_dir_all(&config).expect("config dir");
+    std::fs::write(config.join("config.toml"), "[pull_requests]\nagents_may_resolve = true\n").expect("user config");
+    let second = fake.hub().add_thread(7, "src/lib.rs", 1..=1, "RIGHT", "rename one", "alice");
+    python_agent_answers(&sandbox, &repo, "rename one", "resolved").await;
+    {
+        let hub = fake.hub();
+        let thread = hub.pulls[0].threads.iter().find(|t| t.id == second).expect("alice's thread");
+        assert!(thread.resolved, "resolved on GitHub by the agent, as the person allows");
+        assert_eq!(thread.comments.len(), 2, "{:?}", thread.comments);
+        assert!(thread.comments[1].body.starts_with("**parley-py-sdk-test** (agent, via Parley): "));
+    }
+
+    // An agent's plain reply is marked as the agent's; a person's is sent as
+    // written; the agent having read a thread sends nothing.
+    let third = fake.hub().add_thread(7, "src/lib.rs", 2..=2, "RIGHT", "why two?", "bob");
+    let agent = sandbox.agent_with(&repo, &[("GITHUB_TOKEN", fake_github::TOKEN)]).await;
+    let synced = agent.call_ok("sync_pull_request", json!({"direction": "pull"})).await;
+    assert_eq!(synced["pulled"]["newThreads"], json!(1), "{synced:#}");
+    let listed = agent.call_ok("get_feedback", json!({})).await;
+    let id = listed["threads"]
+        .as_array()
+        .expect("threads")
+        .iter()
+        .find(|t| t["comments"][0]["body"] == json!("why two?"))
+        .and_then(|t| t["id"].as_str())
+        .expect("bob's thread, read (seen) by the agent")
+        .to_owned();
+    let before = mutations(&fake).len();
+    let synced = agent.call_ok("sync_pull_request", json!({"direction": "push"})).await;
+    assert_eq!(synced["pushed"]["replies"], json!(0), "seen sends nothing: {synced:#}");
+    assert_eq!(mutations(&fake).len(), before, "{:?}", mutations(&fake));
+    agent.call_ok("reply_feedback", json!({"threadId": id, "body": "two is the base case"})).await;
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "reply", &id, "fine by me"]);
+    assert!(ok, "{said}");
+    let synced = agent.call_ok("sync_pull_request", json!({})).await;
+    assert_eq!(synced["pushed"]["replies"], json!(2), "{synced:#}");
+    let hub = fake.hub();
+    let thread = hub.pulls[0].threads.iter().find(|t| t.id == third).expect("bob's thread");
+    let bodies: Vec<&str> = thread.comments.iter().map(|c| c.body.as_str()).collect();
+    assert_eq!(bodies.len(), 3, "{bodies:?}");
+    assert!(
+        bodies[1].starts_with("**") && bodies[1].ends_with("** (agent, via Parley): two is the base case"),
+        "{bodies:?}"
+    );
+    assert_eq!(bodies[2], "fine by me", "a person's reply goes as written");
+    assert!(!thread.resolved);
+}

@@ -138,6 +138,12 @@ pub async fn push(folder: &Path, dry_run: bool, event: Option<&str>, json: bool)
     for not_sent in &pushed.not_sent {
         say!("  not sent: {}{}: {}", not_sent.path, line_of(not_sent.line), not_sent.reason);
     }
+    for left in &pushed.left_open {
+        say!("  {}", left_open(left));
+    }
+    for note in &pushed.notes {
+        say!("{note}");
+    }
     match (pushed.review.as_deref(), pushed.event.as_deref()) {
         (Some("submitted"), Some(event)) => {
             say!(
@@ -153,6 +159,14 @@ pub async fn push(folder: &Path, dry_run: bool, event: Option<&str>, json: bool)
         _ => {}
     }
     Ok(0)
+}
+
+/// A thread an agent resolved here that stays open on GitHub, said so.
+fn left_open(left: &wire::PrLeftOpen) -> String {
+    format!(
+        "left open on GitHub for its author: {} ({}), resolved here by {}; `[pull_requests] agents_may_resolve = true` in your own config lets agents resolve there",
+        left.path, left.url, left.agent
+    )
 }
 
 fn line_of(line: Option<u32>) -> String {
@@ -191,6 +205,9 @@ fn print_linked(workspace: &Path, linked: &LinkedPr) {
     }
     for conflict in &linked.conflicts {
         say!("Both changed: {conflict}");
+    }
+    for left in &linked.left_open {
+        say!("Thread {}", left_open(left));
     }
     if !linked.conversation.is_empty() {
         say!();

@@ -42,6 +42,18 @@ pub struct LinkedPullRequest {
     /// sync before the last: what was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
+    /// Threads an agent resolved here that the last push left open on
+    /// GitHub for their author.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_open: Vec<LeftOpenThread>,
+}
+
+/// A thread an agent resolved here, left open on GitHub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOpenThread {
+    pub path: String,
+    pub url: String,
+    pub agent: String,
 }
 
 /// What a pull brought.

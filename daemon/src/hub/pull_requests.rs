@@ -97,6 +97,8 @@ fn pushed_view(o: &PushOutcome) -> wire::PrPushSummary {
                 reason: n.reason.clone(),
             })
             .collect(),
+        left_open: o.plan.left_open.iter().map(|l| left_open_view(&l.path, &l.url, &l.agent)).collect(),
+        notes: o.settings_note.iter().cloned().collect(),
         review: o.review.map(str::to_owned),
         event: o.event.map(|e| e.name().to_owned()),
         review_url: o.review_url.clone(),
@@ -163,5 +165,10 @@ fn linked_view(l: &LinkedPullRequest) -> wire::LinkedPr {
             })
             .collect(),
         conflicts: l.conflicts.clone(),
+        left_open: l.left_open.iter().map(|t| left_open_view(&t.path, &t.url, &t.agent)).collect(),
     }
+}
+
+fn left_open_view(path: &str, url: &str, agent: &str) -> wire::PrLeftOpen {
+    wire::PrLeftOpen { path: path.to_owned(), url: url.to_owned(), agent: agent.to_owned() }
 }

@@ -540,7 +540,20 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
                 _ if !comments.is_empty() => "replied",
                 _ => "synced",
             };
-            standing.github = Some(mark.clone());
+            // Agents' comments made since the syncer read the thread are
+            // kept; those GitHub now has need no more remembering.
+            let mut mark = mark.clone();
+            let earlier = standing.github.take().map(|g| g.agent_comments).unwrap_or_default();
+            for id in earlier {
+                if !mark.agent_comments.contains(&id) {
+                    mark.agent_comments.push(id);
+                }
+            }
+            let pushed: Vec<&str> = mark.comments.iter().map(|c| c.parley.as_str()).collect();
+            let still: Vec<String> =
+                mark.agent_comments.iter().filter(|id| !pushed.contains(&id.as_str())).cloned().collect();
+            mark.agent_comments = still;
+            standing.github = Some(mark);
             change
         }
         ThreadEdit::Resend { agent } => {
@@ -559,6 +572,10 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
         ThreadEdit::AgentReply(comment) => {
             thread.comments.push(comment.clone());
             standing.addressed = Some(by_agent(&comment.author));
+            // On a thread synced with GitHub, a push sends it as the agent's.
+            if let Some(github) = standing.github.as_mut() {
+                github.agent_comments.push(comment.id.clone());
+            }
             "replied"
         }
         ThreadEdit::Resolve => {
@@ -568,6 +585,9 @@ fn apply_edit(thread: &mut Thread, edit: &ThreadEdit, at: &str) -> Result<&'stat
         }
         ThreadEdit::AgentResolve { agent, note } => {
             thread.comments.extend(note.iter().cloned());
+            if let (Some(github), Some(note)) = (standing.github.as_mut(), note) {
+                github.agent_comments.push(note.id.clone());
+            }
             thread.resolved = true;
             standing.addressed = Some(by_agent(agent));
             standing.resolved = Some(by_agent(agent));

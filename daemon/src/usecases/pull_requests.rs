@@ -24,7 +24,7 @@ use super::Context;
 use super::feedback::{NewThread, SyncedThread};
 use crate::feedback::{Comment, GithubMark, SyncedComment, Thread};
 use crate::github::api::{API_ROOT_VARIABLE, DEFAULT_API_ROOT, web_host_of};
-use crate::github::linked::{ConversationComment, LinkedPullRequest, PullSummary, UnplacedThread};
+use crate::github::linked::{ConversationComment, LeftOpenThread, LinkedPullRequest, PullSummary, UnplacedThread};
 use crate::github::pull_plan::{self, PullStep, Synced};
 use crate::github::review::{self, ReviewEvent};
 use crate::github::{Api, GithubError, PullRequestRef, RemotePullRequest, RemoteThread, Token, auth, link};
@@ -108,6 +108,7 @@ pub async fn link(
         conversation: Vec::new(),
         unplaced: Vec::new(),
         conflicts: Vec::new(),
+        left_open: Vec::new(),
     };
     cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
     Ok(linked)
@@ -222,12 +223,26 @@ async fn push_linked(
         .map_err(|e| PullRequestError::Store(format!("internal error: {e}")))?;
     let name = linked.pull_request.to_string();
     let ours: Vec<&Thread> = threads.iter().collect();
-    let plan = pushing::plan(&name, &remote, &ours, &texts);
-    let mut outcome = PushOutcome { at: crate::clock::now_rfc3339(), dry_run, plan, event: None, ..Default::default() };
+    let (agents_may_resolve, note) = agents_may_resolve(&linked.workspace).await;
+    let plan = pushing::plan(&name, &remote, &ours, &texts, agents_may_resolve);
+    let mut outcome = PushOutcome {
+        at: crate::clock::now_rfc3339(),
+        dry_run,
+        plan,
+        event: None,
+        settings_note: note,
+        ..Default::default()
+    };
     if dry_run {
         outcome.event = event;
         return Ok(outcome);
     }
+    linked.left_open = outcome
+        .plan
+        .left_open
+        .iter()
+        .map(|l| LeftOpenThread { path: l.path.clone(), url: l.url.clone(), agent: l.agent.clone() })
+        .collect();
     let mut marks: HashMap<String, GithubMark> =
         threads.iter().filter_map(|t| t.standing.github.as_deref().map(|m| (t.id.clone(), m.clone()))).collect();
     let plan: PushPlan = outcome.plan.clone();
@@ -304,6 +319,28 @@ async fn push_linked(
         None => {}
     }
     Ok(outcome)
+}
+
+/// Whether the person lets agents resolve synced threads on GitHub (their
+/// own config's `pull_requests.agents_may_resolve`), and what to tell them
+/// when the repository's config tried to set it or a config is broken.
+async fn agents_may_resolve(workspace: &Path) -> (bool, Option<String>) {
+    const KEY: &str = "pull_requests.agents_may_resolve";
+    let root = workspace.to_owned();
+    match tokio::task::spawn_blocking(move || crate::config::review_settings(&root)).await {
+        Ok(Ok(settings)) => {
+            let refused = settings.repo_config.as_ref().filter(|repo| repo.ignored.contains(&KEY)).map(|repo| {
+                format!(
+                    "Parley ignored {KEY} of {}: only your own config ({}) may let agents resolve threads on GitHub",
+                    repo.path.display(),
+                    crate::config::user_config_file().map_or_else(|| "config.toml".into(), |f| f.display().to_string())
+                )
+            });
+            (settings.agents_may_resolve, refused)
+        }
+        Ok(Err(e)) => (false, Some(format!("{e}: agents' resolutions stay here until it is fixed"))),
+        Err(e) => (false, Some(format!("the settings could not be read ({e}): agents' resolutions stay here"))),
+    }
 }
 
 async fn token_for(cx: &Context, linked: &LinkedPullRequest, asker: Option<String>) -> Result<Token, PullRequestError> {
@@ -530,6 +567,7 @@ async fn place_new(
         github_resolved: thread.is_resolved,
         resolved_at_sync: thread.is_resolved,
         synced_at: now.to_owned(),
+        agent_comments: Vec::new(),
     };
     let first = comments.first().cloned().ok_or("the thread has no comment")?;
     let new = NewThread {

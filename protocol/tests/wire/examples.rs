@@ -985,6 +985,7 @@ example!(
                 reason: "src/legacy.rs is not in this checkout (check out the pull request's branch)".into(),
             }],
             conflicts: Vec::new(),
+            left_open: Vec::new(),
         }),
         pulled: Some(pulled()),
         pushed: None,

@@ -137,6 +137,9 @@ struct GithubMarkV1 {
     github_resolved: bool,
     resolved_at_sync: bool,
     synced_at: String,
+    /// Added later: the Parley ids of comments agents made on it here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    agent_comments: Vec<String>,
 }
 
 impl From<GithubMarkV1> for GithubMark {
@@ -153,6 +156,7 @@ impl From<GithubMarkV1> for GithubMark {
             github_resolved: g.github_resolved,
             resolved_at_sync: g.resolved_at_sync,
             synced_at: g.synced_at,
+            agent_comments: g.agent_comments,
         }
     }
 }
@@ -171,6 +175,7 @@ impl From<&GithubMark> for GithubMarkV1 {
             github_resolved: g.github_resolved,
             resolved_at_sync: g.resolved_at_sync,
             synced_at: g.synced_at.clone(),
+            agent_comments: g.agent_comments.clone(),
         }
     }
 }

@@ -42,6 +42,19 @@ pub struct Resolution {
     pub resolved: bool,
 }
 
+/// A synced thread an agent resolved here, left open on GitHub for its
+/// author to close (agents may not resolve there unless the person's own
+/// config says `agents_may_resolve`).
+#[derive(Debug, Clone)]
+pub struct LeftOpen {
+    pub parley_thread: String,
+    pub path: String,
+    /// The thread on GitHub.
+    pub url: String,
+    /// The agent that resolved it here.
+    pub agent: String,
+}
+
 /// A thread not sent, and why.
 #[derive(Debug, Clone)]
 pub struct NotSent {
@@ -57,6 +70,7 @@ pub struct PushPlan {
     pub threads: Vec<NewThread>,
     pub replies: Vec<Reply>,
     pub resolutions: Vec<Resolution>,
+    pub left_open: Vec<LeftOpen>,
     pub not_sent: Vec<NotSent>,
 }
 
@@ -91,15 +105,24 @@ pub fn read_texts(workspace: &Path, head_oid: &str, paths: &[String]) -> Texts {
 }
 
 /// What to send for `threads` (this workspace's, resolved ones included) to
-/// the pull request `name` as `remote` holds it now.
-pub fn plan(name: &str, remote: &RemotePullRequest, threads: &[&Thread], texts: &Texts) -> PushPlan {
+/// the pull request `name` as `remote` holds it now. An agent's comments go
+/// as the agent's ([`attributed`]); an agent's resolution goes only when
+/// `agents_may_resolve`.
+pub fn plan(
+    name: &str,
+    remote: &RemotePullRequest,
+    threads: &[&Thread],
+    texts: &Texts,
+    agents_may_resolve: bool,
+) -> PushPlan {
     let mut plan = PushPlan::default();
     let remote_resolved: HashMap<&str, bool> = remote.threads.iter().map(|t| (t.id.as_str(), t.is_resolved)).collect();
     for thread in threads {
         match thread.standing.github.as_deref() {
             None => new_thread(&mut plan, thread, texts),
             Some(mark) if mark.pull_request == name && !mark.thread_id.is_empty() => {
-                synced_thread(&mut plan, thread, mark, remote_resolved.get(mark.thread_id.as_str()).copied())
+                let github_resolved_now = remote_resolved.get(mark.thread_id.as_str()).copied();
+                synced_thread(&mut plan, thread, mark, github_resolved_now, agents_may_resolve)
             }
             Some(_) => {}
         }
@@ -137,6 +160,16 @@ fn new_thread(plan: &mut PushPlan, thread: &Thread, texts: &Texts) {
             "its lines were changed here and are not in the pull request's head (commit and push them first)".into(),
         );
     };
+    // A thread an agent opened: its first comment, and its later ones under
+    // the same name, are the agent's.
+    let as_sent = |comment: &Comment| {
+        let by_agent = thread.standing.opened_by.is_some() && comment.author == first.author;
+        Comment {
+            body: if by_agent { attributed(&comment.author, &comment.body) } else { comment.body.clone() },
+            ..comment.clone()
+        }
+    };
+    let first = as_sent(first);
     plan.threads.push(NewThread {
         parley_thread: thread.id.clone(),
         draft: DraftThread {
@@ -146,25 +179,47 @@ fn new_thread(plan: &mut PushPlan, thread: &Thread, texts: &Texts) {
             line: head_end + 1,
             body: first.body.clone(),
         },
-        first: first.clone(),
-        later: thread.comments[1..].to_vec(),
+        first,
+        later: thread.comments[1..].iter().map(as_sent).collect(),
     });
 }
 
-fn synced_thread(plan: &mut PushPlan, thread: &Thread, mark: &GithubMark, github_resolved_now: Option<bool>) {
+fn synced_thread(
+    plan: &mut PushPlan,
+    thread: &Thread,
+    mark: &GithubMark,
+    github_resolved_now: Option<bool>,
+    agents_may_resolve: bool,
+) {
     let known: Vec<&str> = mark.comments.iter().map(|c| c.parley.as_str()).collect();
     for comment in thread.comments.iter().filter(|c| !known.contains(&c.id.as_str())) {
+        let mut comment = comment.clone();
+        if mark.agent_comments.contains(&comment.id) {
+            comment.body = attributed(&comment.author, &comment.body);
+        }
         plan.replies.push(Reply {
             parley_thread: thread.id.clone(),
             github_thread: mark.thread_id.clone(),
             path: thread.path.clone(),
-            comment: comment.clone(),
+            comment,
         });
     }
     // Resolved or reopened here since the last sync, while GitHub's stayed
     // as it was (a change on both sides is the pull's to settle).
     let Some(github_now) = github_resolved_now else { return };
     if thread.resolved != mark.resolved_at_sync && github_now == mark.github_resolved && github_now != thread.resolved {
+        // An agent's "done" is its reply; closing a teammate's thread is
+        // theirs unless the person here lets agents do it.
+        let by_agent = thread.standing.resolved.as_deref().filter(|m| m.agent && thread.resolved);
+        if let Some(agent) = by_agent.filter(|_| !agents_may_resolve) {
+            plan.left_open.push(LeftOpen {
+                parley_thread: thread.id.clone(),
+                path: thread.path.clone(),
+                url: mark.url.clone(),
+                agent: agent.by.clone(),
+            });
+            return;
+        }
         plan.resolutions.push(Resolution {
             parley_thread: thread.id.clone(),
             github_thread: mark.thread_id.clone(),
@@ -172,6 +227,17 @@ fn synced_thread(plan: &mut PushPlan, thread: &Thread, mark: &GithubMark, github
             resolved: thread.resolved,
         });
     }
+}
+
+/// An agent's comment as GitHub shows it: the agent named first, in bold,
+/// then the text, so a teammate tells at a glance who answered (the comment
+/// itself is posted under the person's GitHub account). The name keeps only
+/// what cannot break the markdown around it.
+pub fn attributed(agent: &str, body: &str) -> String {
+    let name: String =
+        agent.chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | ' ' | '/')).take(40).collect();
+    let name = if name.trim().is_empty() { "agent" } else { name.trim() };
+    format!("**{name}** (agent, via Parley): {body}")
 }
 
 /// The mark a thread gets once GitHub has made its review thread.
@@ -193,6 +259,7 @@ pub fn mark_of_new(
         github_resolved: false,
         resolved_at_sync: false,
         synced_at: now.to_owned(),
+        agent_comments: Vec::new(),
     }
 }
 
@@ -209,4 +276,7 @@ pub struct PushOutcome {
     /// or none when no review was touched.
     pub review: Option<&'static str>,
     pub review_url: Option<String>,
+    /// What the settings say that the person should know (a repository's
+    /// config tried to let agents resolve threads).
+    pub settings_note: Option<String>,
 }
