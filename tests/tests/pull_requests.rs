@@ -419,3 +419,112 @@ async fn threads_made_here_are_pushed_as_one_review_on_the_heads_lines_with_repl
     assert_eq!(hub.pushed_threads(7).len(), 3);
     assert!(!hub.pulls[0].threads.iter().find(|t| t.id == theirs).expect("mona's").resolved);
 }
+
+/// A file before and after its commit is amended and force-pushed: `parse`
+/// moved to the end, `render` rewritten as `draw`, `teardown` moved up.
+const BEFORE_FORCE_PUSH: &str = "fn setup() {}\n\nfn parse(input: &str) -> u32 {\n    input.len() as u32\n}\n\nfn render() {\n    println!(\"hi\");\n}\n\nfn teardown() {}\n";
+const AFTER_FORCE_PUSH: &str = "fn setup() {}\n\nfn draw() {\n    eprintln!(\"drawn\");\n}\n\nfn teardown() {}\n\nfn parse(input: &str) -> u32 {\n    input.len() as u32\n}\n";
+
+fn head_of(repo: &Path) -> String {
+    let out = std::process::Command::new("git").arg("-C").arg(repo).args(["rev-parse", "HEAD"]).output().expect("git");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn lines_of(thread: &Value) -> (Value, Value) {
+    (thread["range"]["start"]["line"].clone(), thread["range"]["end"]["line"].clone())
+}
+
+fn by_body<'a>(threads: &'a [Value], body: &str) -> &'a Value {
+    threads.iter().find(|t| t["comments"][0]["body"] == json!(body)).unwrap_or_else(|| panic!("{body}: {threads:#?}"))
+}
+
+#[tokio::test]
+async fn after_a_force_push_threads_are_placed_by_their_text_and_those_whose_text_is_gone_are_outdated() {
+    let sandbox = Sandbox::new();
+    // The author's branch, pushed: a teammate clones it.
+    let author = sandbox.repo("app", &[("src/lib.rs", BEFORE_FORCE_PUSH)]);
+    let first = commit(&author);
+    let teammate = author.parent().expect("the sandbox").join("teammate");
+    git(&author, &["clone", "-q", ".", teammate.to_str().expect("a UTF-8 path")]);
+    let fake = FakeGitHub::start();
+    let teardown = {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &first);
+        let hunk = |line| fake_github::hunk_of_new_file(BEFORE_FORCE_PUSH, line);
+        hub.add_thread_at(7, "src/lib.rs", 3..=4, "parse counts bytes", "mona", &first, &hunk(4));
+        hub.add_thread_at(7, "src/lib.rs", 8..=8, "say more than hi", "mona", &first, &hunk(8));
+        hunk(11)
+    };
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+    let (ok, said) = run_in(&sandbox, &teammate, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    // The teammate pulls a thread on teardown before the force-push.
+    fake.hub().add_thread_at(7, "src/lib.rs", 11..=11, "teardown leaks", "alice", &first, &teardown);
+    let (ok, said) = run_in(&sandbox, &teammate, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("3 new threads"), "{said}");
+    let pulled = threads(&sandbox, &teammate);
+    assert_eq!(lines_of(by_body(&pulled, "teardown leaks")), (json!(10), json!(10)));
+
+    // The author rewrites history and force-pushes; GitHub marks the threads
+    // outdated and keeps their original lines and hunks.
+    std::fs::write(author.join("src/lib.rs"), AFTER_FORCE_PUSH).expect("rewrite");
+    git(&author, &["add", "-A"]);
+    git(&author, &["commit", "-q", "--amend", "-m", "rewritten"]);
+    let rewritten = head_of(&author);
+    assert_ne!(rewritten, first);
+    fake.hub().force_push(7, &rewritten);
+
+    // The teammate takes the rewritten branch and pulls: the thread pulled
+    // before is on teardown's new line, outdated as GitHub says.
+    git(&teammate, &["fetch", "-q", "origin"]);
+    git(&teammate, &["reset", "-q", "--hard", &rewritten]);
+    let (ok, said) = run_in(&sandbox, &teammate, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("3 outdated"), "{said}");
+    let pulled = threads(&sandbox, &teammate);
+    assert_eq!(pulled.len(), 3, "nothing pulled twice: {pulled:#?}");
+    let moved = by_body(&pulled, "teardown leaks");
+    assert_eq!(lines_of(moved), (json!(6), json!(6)), "on teardown's new line: {moved:#}");
+    assert_eq!(moved["quote"], json!("fn teardown() {}"));
+    assert_eq!(moved["github"]["outdated"], json!(true));
+
+    // Someone who clones after the force-push has no trace of the first
+    // commit: the threads land by the text of their hunks.
+    let newcomer = author.parent().expect("the sandbox").join("newcomer");
+    // (`--no-local`: fetched as from a server, only what the branch reaches.)
+    git(&author, &["clone", "-q", "--no-local", ".", newcomer.to_str().expect("a UTF-8 path")]);
+    let missing = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&newcomer)
+        .args(["cat-file", "-e", &first])
+        .status()
+        .expect("git");
+    assert!(!missing.success(), "the first commit is not in the new clone");
+    let (ok, said) = run_in(&sandbox, &newcomer, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &newcomer, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("3 new threads"), "{said}");
+    assert!(
+        said.contains("outdated: src/lib.rs:9") && said.contains("its text is no longer in the file"),
+        "the thread whose text is gone is listed: {said}"
+    );
+    let placed = threads(&sandbox, &newcomer);
+    let parse_thread = by_body(&placed, "parse counts bytes");
+    assert_eq!(lines_of(parse_thread), (json!(8), json!(9)), "on parse where it moved: {parse_thread:#}");
+    assert_eq!(parse_thread["quote"], json!("fn parse(input: &str) -> u32 {\n    input.len() as u32"));
+    assert_eq!(parse_thread["github"]["outdated"], json!(true));
+    assert_eq!(lines_of(by_body(&placed, "teardown leaks")), (json!(6), json!(6)));
+    let gone = by_body(&placed, "say more than hi");
+    // Line 8 is blank now: the line of text after it.
+    assert_eq!(lines_of(gone), (json!(8), json!(8)), "near where it was: {gone:#}");
+    assert_eq!(gone["github"]["outdated"], json!(true));
+    let (_, said) = run_in(&sandbox, &newcomer, &[], &["pr", "status"]);
+    assert!(said.contains("Outdated: src/lib.rs:9"), "status lists it too: {said}");
+
+    // Pulled again: the same threads, nothing new.
+    let (ok, said) = run_in(&sandbox, &newcomer, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("nothing new"), "{said}");
+    assert_eq!(threads(&sandbox, &newcomer).len(), 3);
+}

@@ -152,16 +152,12 @@ fn linked_view(l: &LinkedPullRequest) -> wire::LinkedPr {
                 url: c.url.clone(),
             })
             .collect(),
-        unplaced: l
-            .unplaced
-            .iter()
-            .map(|u| wire::PrUnplaced {
-                path: u.path.clone(),
-                line: u.line,
-                url: u.url.clone(),
-                reason: u.reason.clone(),
-            })
-            .collect(),
+        unplaced: l.unplaced.iter().map(unplaced_view).collect(),
+        placed_by_line: l.placed_by_line.iter().map(unplaced_view).collect(),
         conflicts: l.conflicts.clone(),
     }
+}
+
+fn unplaced_view(u: &crate::github::linked::UnplacedThread) -> wire::PrUnplaced {
+    wire::PrUnplaced { path: u.path.clone(), line: u.line, url: u.url.clone(), reason: u.reason.clone() }
 }
