@@ -528,3 +528,61 @@ async fn after_a_force_push_threads_are_placed_by_their_text_and_those_whose_tex
     assert!(ok && said.contains("nothing new"), "{said}");
     assert_eq!(threads(&sandbox, &newcomer).len(), 3);
 }
+
+#[tokio::test]
+async fn a_pull_request_with_two_thousand_threads_is_pulled_whole_once() {
+    let sandbox = Sandbox::new();
+    let text: String = (1..=200).map(|n| format!("fn f{n}() {{}}\n")).collect();
+    let repo = sandbox.repo("app", &[("src/lib.rs", &text)]);
+    let head = commit(&repo);
+    let fake = FakeGitHub::start();
+    {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &head);
+        hub.add_many_threads(7, "src/lib.rs", 200, 2_000, 1);
+        // Three long discussions: their comments come in pages of 100 too.
+        let long: Vec<String> = hub.pull(7).threads.iter().take(3).map(|t| t.id.clone()).collect();
+        for id in &long {
+            for n in 0..150 {
+                hub.reply(7, id, &format!("more {n}"), "bob");
+            }
+        }
+    }
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    let started = std::time::Instant::now();
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    let took = started.elapsed();
+    assert!(ok && said.contains("2000 new threads"), "{said}");
+    println!("pulling 2,000 threads (4,450 comments) took {took:?}");
+    {
+        let hub = fake.hub();
+        let pages = hub.operations().iter().filter(|o| *o == "ParleyPullRequestThreads").count();
+        assert_eq!(pages, 20, "threads are read 100 at a time");
+        let sizes: Vec<u64> = hub
+            .requests
+            .iter()
+            .filter(|r| r.operation.as_deref() == Some("ParleyThreadComments"))
+            .map(|r| r.body["after"].as_str().and_then(|a| a.parse().ok()).unwrap_or(0))
+            .collect();
+        assert_eq!(sizes, [100, 100, 100], "each long discussion's second page of comments is read");
+    }
+    let pulled = threads(&sandbox, &repo);
+    assert_eq!(pulled.len(), 2_000, "each thread once");
+    let note = by_body(&pulled, "note 1234");
+    assert_eq!(lines_of(note), (json!(34), json!(34)), "on its line: {note:#}");
+    let long = by_body(&pulled, "note 0");
+    let comments = long["comments"].as_array().expect("comments");
+    assert_eq!(comments.len(), 152, "every comment of a long discussion");
+    assert_eq!(comments[151]["body"], json!("more 149"), "in order");
+
+    let started = std::time::Instant::now();
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    println!("pulling it again took {:?}", started.elapsed());
+    assert!(ok && said.contains("nothing new"), "a second pull adds nothing: {said}");
+    assert_eq!(threads(&sandbox, &repo).len(), 2_000);
+}

@@ -346,12 +346,13 @@ async fn pull_linked(
     let mut summary = PullSummary { at: now.clone(), ..PullSummary::default() };
     let mut unplaced = Vec::new();
     let mut placed_by_line = Vec::new();
+    let mut commits = CommitTexts::new();
     let mut conflicts = Vec::new();
     // Every change to one thread goes in one edit.
     let mut edits: HashMap<String, (Vec<Comment>, Option<bool>)> = HashMap::new();
     for step in pull_plan::plan(&remote, &synced) {
         match step {
-            PullStep::New(thread) => match place_new(cx, linked, &remote, &thread, &now).await {
+            PullStep::New(thread) => match place_new(cx, linked, &remote, &thread, &now, &mut commits).await {
                 Ok(placed) => {
                     summary.new_threads += 1;
                     if placed.text_gone {
@@ -475,6 +476,10 @@ fn comment_of(remote: &crate::github::RemoteComment) -> Comment {
     }
 }
 
+/// Files as they were at a commit (`git cat-file`), each read once a pull:
+/// a pull request's threads are many on few files.
+type CommitTexts = HashMap<(String, String), Option<String>>;
+
 /// Makes a Parley thread of a review thread Parley does not have yet, and
 /// says where it went; why not, when its file is not here.
 async fn place_new(
@@ -483,6 +488,7 @@ async fn place_new(
     remote: &RemotePullRequest,
     thread: &RemoteThread,
     now: &str,
+    commits: &mut CommitTexts,
 ) -> Result<placing::Placed, String> {
     let workspace = &linked.workspace;
     let Some(file) = crate::reviews::join_inside(workspace, Path::new(&thread.path)) else {
@@ -509,10 +515,21 @@ async fn place_new(
         (_, true) => thread.comments.first().and_then(|c| c.original_commit.clone()),
         _ => Some(remote.head_oid.clone()),
     };
-    let (root, path) = (workspace.clone(), thread.path.clone());
     let then = match commit {
         Some(commit) => {
-            tokio::task::spawn_blocking(move || crate::git::file_at(&root, &commit, &path)).await.ok().flatten()
+            let key = (commit, thread.path.clone());
+            match commits.get(&key) {
+                Some(known) => known.clone(),
+                None => {
+                    let (root, (commit, path)) = (workspace.clone(), key.clone());
+                    let read = tokio::task::spawn_blocking(move || crate::git::file_at(&root, &commit, &path))
+                        .await
+                        .ok()
+                        .flatten();
+                    commits.insert(key, read.clone());
+                    read
+                }
+            }
         }
         None => None,
     };
