@@ -586,3 +586,163 @@ async fn a_pull_request_with_two_thousand_threads_is_pulled_whole_once() {
     assert!(ok && said.contains("nothing new"), "a second pull adds nothing: {said}");
     assert_eq!(threads(&sandbox, &repo).len(), 2_000);
 }
+
+/// What the real-repository test made on GitHub, deleted when it ends,
+/// passed or failed: its review comments and any review left pending.
+struct MadeOnGithub {
+    api: Api,
+    pull_request: PullRequestRef,
+    body: String,
+}
+
+impl Drop for MadeOnGithub {
+    fn drop(&mut self) {
+        if let Ok(Some(review)) = review::pending_review(&self.api, &self.pull_request) {
+            let deleted = self.api.graphql(
+                "mutation ParleyE2eDeleteReview($id: ID!) { deletePullRequestReview(input: {pullRequestReviewId: $id}) { clientMutationId } }",
+                json!({ "id": review }),
+            );
+            if let Err(e) = deleted {
+                eprintln!("could not delete the pending review {review}: {e}; delete it on GitHub");
+            }
+        }
+        let Ok(read) = remote::fetch(&self.api, &self.pull_request) else { return };
+        for thread in read.threads.iter().filter(|t| t.comments.first().is_some_and(|c| c.body == self.body)) {
+            for comment in &thread.comments {
+                let deleted = self.api.graphql(
+                    "mutation ParleyE2eDeleteComment($id: ID!) { deletePullRequestReviewComment(input: {id: $id}) { clientMutationId } }",
+                    json!({ "id": comment.id }),
+                );
+                if let Err(e) = deleted {
+                    eprintln!("could not delete the comment {}: {e}; delete it on GitHub", comment.url);
+                }
+            }
+        }
+    }
+}
+
+/// The first added line with text in `diff` (`git diff --unified=0`): its
+/// path and 1-based line.
+fn first_added_line(diff: &str) -> Option<(String, u32)> {
+    let (mut path, mut line) = (None::<String>, 0u32);
+    for text in diff.lines() {
+        if let Some(name) = text.strip_prefix("+++ ") {
+            path = name.strip_prefix("b/").map(str::to_owned);
+        } else if let Some(header) = text.strip_prefix("@@ ") {
+            let new = header.split(' ').nth(1)?.trim_start_matches('+');
+            line = new.split(',').next()?.parse().ok()?;
+        } else if let Some(added) = text.strip_prefix('+') {
+            if !added.trim().is_empty() && path.is_some() {
+                return Some((path?, line));
+            }
+            line += 1;
+        }
+    }
+    None
+}
+
+/// Against a real repository, for a person to run (never in CI):
+/// `PARLEY_E2E_GITHUB=owner/repo` (with `gh` logged in or `GITHUB_TOKEN`),
+/// optionally `PARLEY_E2E_GITHUB_PR=N`. It links an open pull request,
+/// pulls it, pushes one thread on an added line as a comment review, pulls
+/// it back as the same thread, resolves it from here, and deletes what it
+/// made on GitHub.
+#[tokio::test]
+async fn against_a_real_repository_a_thread_goes_there_comes_back_the_same_and_is_resolved() {
+    let Some(repository) = std::env::var("PARLEY_E2E_GITHUB").ok().filter(|v| !v.trim().is_empty()) else {
+        println!(
+            "skipped: set PARLEY_E2E_GITHUB=owner/repo (with `gh auth login` done, or GITHUB_TOKEN set; \
+             PARLEY_E2E_GITHUB_PR=N picks the pull request) to run this test against a real repository"
+        );
+        return;
+    };
+    let (owner, name) = repository.split_once('/').expect("PARLEY_E2E_GITHUB is owner/repo");
+    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()).or_else(|| {
+        let out = std::process::Command::new("gh").args(["auth", "token"]).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    });
+    let token = token.expect("no token: run `gh auth login`, or set GITHUB_TOKEN");
+    let api_root = std::env::var("PARLEY_GITHUB_API").unwrap_or_else(|_| "https://api.github.com".into());
+    let api = Api::new(&api_root, Token::new(token.clone()).expect("a token"));
+    let number = match std::env::var("PARLEY_E2E_GITHUB_PR").ok() {
+        Some(n) => n.parse::<u64>().expect("PARLEY_E2E_GITHUB_PR is a number"),
+        None => {
+            let open = api
+                .graphql(
+                    "query ParleyE2eOpen($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { pullRequests(states: OPEN, first: 1, orderBy: {field: UPDATED_AT, direction: DESC}) { nodes { number } } } }",
+                    json!({ "owner": owner, "name": name }),
+                )
+                .expect("the repository's pull requests");
+            let number = open.pointer("/repository/pullRequests/nodes/0/number").and_then(Value::as_u64);
+            number.unwrap_or_else(|| {
+                panic!("{repository} has no open pull request: open one, or set PARLEY_E2E_GITHUB_PR")
+            })
+        }
+    };
+    let pull_request: PullRequestRef = format!("{repository}#{number}").parse().expect("a pull request");
+    let before = remote::fetch(&api, &pull_request).expect("the pull request is read");
+
+    // A checkout of the pull request's head, fetched with the token given
+    // to git in its environment only.
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("checkout", &[]);
+    let host = parley_daemon::github::api::web_host_of(&api_root);
+    let fetch = |refspec: &str| {
+        let status = std::process::Command::new("git")
+            .current_dir(&repo)
+            .args(["-c", "credential.helper=", "-c"])
+            .arg("credential.helper=!f() { echo username=x-access-token; echo \"password=$PARLEY_E2E_TOKEN\"; }; f")
+            .args(["fetch", "-q", &format!("https://{host}/{repository}.git"), refspec])
+            .env("PARLEY_E2E_TOKEN", &token)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .status()
+            .expect("git fetch");
+        assert!(status.success(), "git could not fetch {refspec} of {repository}");
+    };
+    fetch(&format!("+refs/pull/{number}/head:refs/parley/head"));
+    fetch(&format!("+{}:refs/parley/base", before.base_oid));
+    git(&repo, &["checkout", "-q", "refs/parley/head"]);
+    let diff = std::process::Command::new("git")
+        .current_dir(&repo)
+        .args(["diff", "--unified=0", "refs/parley/base...refs/parley/head"])
+        .output()
+        .expect("git diff");
+    let (path, line) = first_added_line(&String::from_utf8_lossy(&diff.stdout))
+        .unwrap_or_else(|| panic!("{pull_request} adds no line with text: pick another with PARLEY_E2E_GITHUB_PR"));
+
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let env = [("PARLEY_GITHUB_API", api_root.as_str()), ("GITHUB_TOKEN", token.as_str())];
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "link", &pull_request.to_string()]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "pull"]);
+    assert!(ok, "{said}");
+    let pulled = threads(&sandbox, &repo).len();
+
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("the clock").as_nanos();
+    let body = format!("Parley's end-to-end check {stamp}: deleted when the test ends");
+    let _made = MadeOnGithub { api: api.clone(), pull_request: pull_request.clone(), body: body.clone() };
+    let id = add_thread(&sandbox, &repo, &format!("{path}:{line}"), &body);
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "push", "--event", "comment"]);
+    assert!(ok && said.contains("submitted (comment)"), "{said}");
+
+    // Pulled back: the same thread, nothing doubled.
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "pull"]);
+    assert!(ok, "{said}");
+    let after = threads(&sandbox, &repo);
+    assert_eq!(after.len(), pulled + 1, "the pushed thread came back as itself: {said}");
+    let ours = after.iter().find(|t| t["id"] == json!(id)).expect("the thread made here");
+    assert!(ours["github"]["url"].as_str().is_some_and(|u| u.contains(&host)), "{ours:#}");
+    let read = remote::fetch(&api, &pull_request).expect("the pull request is read");
+    let there = read.threads.iter().find(|t| t.comments[0].body == body).expect("the thread is on GitHub");
+    assert_eq!((there.path.as_str(), there.line), (path.as_str(), Some(line)));
+
+    // Resolved here, resolved there.
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "resolve", &id]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "push"]);
+    assert!(ok && said.contains("resolve"), "{said}");
+    let read = remote::fetch(&api, &pull_request).expect("the pull request is read");
+    assert!(read.threads.iter().any(|t| t.comments[0].body == body && t.is_resolved), "resolved on GitHub");
+}
