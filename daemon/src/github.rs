@@ -1,4 +1,4 @@
-//! GitHub pull requests: the API (REST and GraphQL over HTTP), the token
+//! GitHub pull requests: the API (GraphQL over HTTP), the token
 //! (`gh`'s or `GITHUB_TOKEN`), which pull request a workspace's branch is,
 //! what a pull request holds, and what Parley sends to it. Syncing it with Parley's threads is the
 //! use case's work (`usecases::pull_requests`).

@@ -2271,6 +2271,11 @@ pub struct LinkedPr {
     /// Review threads the last pull could not put on a file here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unplaced: Vec<PrUnplaced>,
+    /// Review threads the last pull placed although their text is gone from
+    /// the file here (a force-push rewrote it): each on the line that
+    /// stands where it was, marked outdated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placed_by_line: Vec<PrUnplaced>,
     /// Resolutions changed on both sides, and which was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,

@@ -88,6 +88,8 @@ pub struct FakeThread {
     pub comments: Vec<FakeComment>,
     /// The review it was added in, for threads added through the API.
     pub review: Option<String>,
+    /// The diff hunk its comments were made on, down to its last line.
+    pub diff_hunk: Option<String>,
 }
 
 /// A comment of a thread or of the conversation.
@@ -220,8 +222,53 @@ impl Hub {
             outdated: false,
             comments: vec![comment],
             review: None,
+            diff_hunk: None,
         });
         id
+    }
+
+    /// A person's review thread on `lines` of `path` as it was at `commit`,
+    /// with the diff hunk GitHub keeps for it (see [`hunk_of_new_file`]);
+    /// its id.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_thread_at(
+        &mut self,
+        number: u64,
+        path: &str,
+        lines: std::ops::RangeInclusive<u32>,
+        body: &str,
+        author: &str,
+        commit: &str,
+        hunk: &str,
+    ) -> String {
+        let id = self.add_thread(number, path, lines, "RIGHT", body, author);
+        let thread = self.thread(number, &id);
+        thread.original_commit = Some(commit.into());
+        thread.diff_hunk = Some(hunk.into());
+        id
+    }
+
+    /// The pull request's branch force-pushed to `head_oid`: every thread
+    /// on it is outdated, as GitHub marks a thread whose lines the new head
+    /// no longer has (its `line` gone, its original lines and hunk kept).
+    pub fn force_push(&mut self, number: u64, head_oid: &str) {
+        let pull = self.pull(number);
+        pull.head_oid = head_oid.into();
+        for thread in &mut pull.threads {
+            thread.outdated = true;
+        }
+    }
+
+    /// `count` threads by `author`, one a line of `path` (cycling through
+    /// `lines` lines), each with `replies` replies: a large pull request.
+    pub fn add_many_threads(&mut self, number: u64, path: &str, lines: u32, count: usize, replies: usize) {
+        for n in 0..count {
+            let line = (n as u32 % lines) + 1;
+            let id = self.add_thread(number, path, line..=line, "RIGHT", &format!("note {n}"), "mona");
+            for r in 0..replies {
+                self.reply(number, &id, &format!("reply {r} to note {n}"), "alice");
+            }
+        }
     }
 
     /// A reply on GitHub to thread `id`.
@@ -369,14 +416,28 @@ fn comment_node(comment: &FakeComment) -> Value {
     })
 }
 
-/// A review comment: a comment with the commit it was made on.
+/// A review comment: a comment with the commit it was made on and its
+/// diff hunk.
 fn review_comment_node(thread: &FakeThread, comment: &FakeComment) -> Value {
     let mut node = comment_node(comment);
     node["originalCommit"] = match &thread.original_commit {
         Some(oid) => json!({ "oid": oid }),
         None => Value::Null,
     };
+    node["diffHunk"] = json!(thread.diff_hunk);
     node
+}
+
+/// The diff hunk GitHub gives a comment on line `line` (1-based) of a file
+/// the pull request adds: every line down to it, added.
+pub fn hunk_of_new_file(text: &str, line: u32) -> String {
+    let lines: Vec<&str> = text.lines().take(line as usize).collect();
+    let mut hunk = format!("@@ -0,0 +1,{} @@", text.lines().count());
+    for line in lines {
+        hunk.push_str("\n+");
+        hunk.push_str(line);
+    }
+    hunk
 }
 
 fn threads_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
@@ -495,6 +556,7 @@ fn add_review_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> 
         outdated: false,
         comments: vec![comment],
         review: Some(review),
+        diff_hunk: None,
     });
     Ok(json!({ "addPullRequestReviewThread": node }))
 }

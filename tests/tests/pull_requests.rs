@@ -573,3 +573,330 @@ async fn an_agent_syncs_the_pull_request_and_its_answer_goes_to_github_as_its_re
     assert_eq!(bodies[2], "fine by me", "a person's reply goes as written");
     assert!(!thread.resolved);
 }
+
+/// A file before and after its commit is amended and force-pushed: `parse`
+/// moved to the end, `render` rewritten as `draw`, `teardown` moved up.
+const BEFORE_FORCE_PUSH: &str = "fn setup() {}\n\nfn parse(input: &str) -> u32 {\n    input.len() as u32\n}\n\nfn render() {\n    println!(\"hi\");\n}\n\nfn teardown() {}\n";
+const AFTER_FORCE_PUSH: &str = "fn setup() {}\n\nfn draw() {\n    eprintln!(\"drawn\");\n}\n\nfn teardown() {}\n\nfn parse(input: &str) -> u32 {\n    input.len() as u32\n}\n";
+
+fn head_of(repo: &Path) -> String {
+    let out = std::process::Command::new("git").arg("-C").arg(repo).args(["rev-parse", "HEAD"]).output().expect("git");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn lines_of(thread: &Value) -> (Value, Value) {
+    (thread["range"]["start"]["line"].clone(), thread["range"]["end"]["line"].clone())
+}
+
+fn by_body<'a>(threads: &'a [Value], body: &str) -> &'a Value {
+    threads.iter().find(|t| t["comments"][0]["body"] == json!(body)).unwrap_or_else(|| panic!("{body}: {threads:#?}"))
+}
+
+#[tokio::test]
+async fn after_a_force_push_threads_are_placed_by_their_text_and_those_whose_text_is_gone_are_outdated() {
+    let sandbox = Sandbox::new();
+    // The author's branch, pushed: a teammate clones it.
+    let author = sandbox.repo("app", &[("src/lib.rs", BEFORE_FORCE_PUSH)]);
+    let first = commit(&author);
+    let teammate = author.parent().expect("the sandbox").join("teammate");
+    git(&author, &["clone", "-q", ".", teammate.to_str().expect("a UTF-8 path")]);
+    let fake = FakeGitHub::start();
+    let teardown = {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &first);
+        let hunk = |line| fake_github::hunk_of_new_file(BEFORE_FORCE_PUSH, line);
+        hub.add_thread_at(7, "src/lib.rs", 3..=4, "parse counts bytes", "mona", &first, &hunk(4));
+        hub.add_thread_at(7, "src/lib.rs", 8..=8, "say more than hi", "mona", &first, &hunk(8));
+        hunk(11)
+    };
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+    let (ok, said) = run_in(&sandbox, &teammate, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    // The teammate pulls a thread on teardown before the force-push.
+    fake.hub().add_thread_at(7, "src/lib.rs", 11..=11, "teardown leaks", "alice", &first, &teardown);
+    let (ok, said) = run_in(&sandbox, &teammate, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("3 new threads"), "{said}");
+    let pulled = threads(&sandbox, &teammate);
+    assert_eq!(lines_of(by_body(&pulled, "teardown leaks")), (json!(10), json!(10)));
+
+    // The author rewrites history and force-pushes; GitHub marks the threads
+    // outdated and keeps their original lines and hunks.
+    std::fs::write(author.join("src/lib.rs"), AFTER_FORCE_PUSH).expect("rewrite");
+    git(&author, &["add", "-A"]);
+    git(&author, &["commit", "-q", "--amend", "-m", "rewritten"]);
+    let rewritten = head_of(&author);
+    assert_ne!(rewritten, first);
+    fake.hub().force_push(7, &rewritten);
+
+    // The teammate takes the rewritten branch and pulls: the thread pulled
+    // before is on teardown's new line, outdated as GitHub says.
+    git(&teammate, &["fetch", "-q", "origin"]);
+    git(&teammate, &["reset", "-q", "--hard", &rewritten]);
+    let (ok, said) = run_in(&sandbox, &teammate, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("3 outdated"), "{said}");
+    let pulled = threads(&sandbox, &teammate);
+    assert_eq!(pulled.len(), 3, "nothing pulled twice: {pulled:#?}");
+    let moved = by_body(&pulled, "teardown leaks");
+    assert_eq!(lines_of(moved), (json!(6), json!(6)), "on teardown's new line: {moved:#}");
+    assert_eq!(moved["quote"], json!("fn teardown() {}"));
+    assert_eq!(moved["github"]["outdated"], json!(true));
+
+    // Someone who clones after the force-push has no trace of the first
+    // commit: the threads land by the text of their hunks.
+    let newcomer = author.parent().expect("the sandbox").join("newcomer");
+    // (`--no-local`: fetched as from a server, only what the branch reaches.)
+    git(&author, &["clone", "-q", "--no-local", ".", newcomer.to_str().expect("a UTF-8 path")]);
+    let missing = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&newcomer)
+        .args(["cat-file", "-e", &first])
+        .status()
+        .expect("git");
+    assert!(!missing.success(), "the first commit is not in the new clone");
+    let (ok, said) = run_in(&sandbox, &newcomer, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &newcomer, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("3 new threads"), "{said}");
+    assert!(
+        said.contains("outdated: src/lib.rs:9") && said.contains("its text is no longer in the file"),
+        "the thread whose text is gone is listed: {said}"
+    );
+    let placed = threads(&sandbox, &newcomer);
+    let parse_thread = by_body(&placed, "parse counts bytes");
+    assert_eq!(lines_of(parse_thread), (json!(8), json!(9)), "on parse where it moved: {parse_thread:#}");
+    assert_eq!(parse_thread["quote"], json!("fn parse(input: &str) -> u32 {\n    input.len() as u32"));
+    assert_eq!(parse_thread["github"]["outdated"], json!(true));
+    assert_eq!(lines_of(by_body(&placed, "teardown leaks")), (json!(6), json!(6)));
+    let gone = by_body(&placed, "say more than hi");
+    // Line 8 is blank now: the line of text after it.
+    assert_eq!(lines_of(gone), (json!(8), json!(8)), "near where it was: {gone:#}");
+    assert_eq!(gone["github"]["outdated"], json!(true));
+    let (_, said) = run_in(&sandbox, &newcomer, &[], &["pr", "status"]);
+    assert!(said.contains("Outdated: src/lib.rs:9"), "status lists it too: {said}");
+
+    // Pulled again: the same threads, nothing new.
+    let (ok, said) = run_in(&sandbox, &newcomer, &token, &["pr", "pull"]);
+    assert!(ok && said.contains("nothing new"), "{said}");
+    assert_eq!(threads(&sandbox, &newcomer).len(), 3);
+}
+
+#[tokio::test]
+async fn a_pull_request_with_two_thousand_threads_is_pulled_whole_once() {
+    let sandbox = Sandbox::new();
+    let text: String = (1..=200).map(|n| format!("fn f{n}() {{}}\n")).collect();
+    let repo = sandbox.repo("app", &[("src/lib.rs", &text)]);
+    let head = commit(&repo);
+    let fake = FakeGitHub::start();
+    {
+        let mut hub = fake.hub();
+        hub.open_pull("octo", "app", 7, &head);
+        hub.add_many_threads(7, "src/lib.rs", 200, 2_000, 1);
+        // Three long discussions: their comments come in pages of 100 too.
+        let long: Vec<String> = hub.pull(7).threads.iter().take(3).map(|t| t.id.clone()).collect();
+        for id in &long {
+            for n in 0..150 {
+                hub.reply(7, id, &format!("more {n}"), "bob");
+            }
+        }
+    }
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "link", "octo/app#7"]);
+    assert!(ok, "{said}");
+    let started = std::time::Instant::now();
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    let took = started.elapsed();
+    assert!(ok && said.contains("2000 new threads"), "{said}");
+    println!("pulling 2,000 threads (4,450 comments) took {took:?}");
+    {
+        let hub = fake.hub();
+        let pages = hub.operations().iter().filter(|o| *o == "ParleyPullRequestThreads").count();
+        assert_eq!(pages, 20, "threads are read 100 at a time");
+        let sizes: Vec<u64> = hub
+            .requests
+            .iter()
+            .filter(|r| r.operation.as_deref() == Some("ParleyThreadComments"))
+            .map(|r| r.body["after"].as_str().and_then(|a| a.parse().ok()).unwrap_or(0))
+            .collect();
+        assert_eq!(sizes, [100, 100, 100], "each long discussion's second page of comments is read");
+    }
+    let pulled = threads(&sandbox, &repo);
+    assert_eq!(pulled.len(), 2_000, "each thread once");
+    let note = by_body(&pulled, "note 1234");
+    assert_eq!(lines_of(note), (json!(34), json!(34)), "on its line: {note:#}");
+    let long = by_body(&pulled, "note 0");
+    let comments = long["comments"].as_array().expect("comments");
+    assert_eq!(comments.len(), 152, "every comment of a long discussion");
+    assert_eq!(comments[151]["body"], json!("more 149"), "in order");
+
+    let started = std::time::Instant::now();
+    let (ok, said) = run_in(&sandbox, &repo, &token, &["pr", "pull"]);
+    println!("pulling it again took {:?}", started.elapsed());
+    assert!(ok && said.contains("nothing new"), "a second pull adds nothing: {said}");
+    assert_eq!(threads(&sandbox, &repo).len(), 2_000);
+}
+
+/// What the real-repository test made on GitHub, deleted when it ends,
+/// passed or failed: its review comments and any review left pending.
+struct MadeOnGithub {
+    api: Api,
+    pull_request: PullRequestRef,
+    body: String,
+}
+
+impl Drop for MadeOnGithub {
+    fn drop(&mut self) {
+        if let Ok(Some(review)) = review::pending_review(&self.api, &self.pull_request) {
+            let deleted = self.api.graphql(
+                "mutation ParleyE2eDeleteReview($id: ID!) { deletePullRequestReview(input: {pullRequestReviewId: $id}) { clientMutationId } }",
+                json!({ "id": review }),
+            );
+            if let Err(e) = deleted {
+                eprintln!("could not delete the pending review {review}: {e}; delete it on GitHub");
+            }
+        }
+        let Ok(read) = remote::fetch(&self.api, &self.pull_request) else { return };
+        for thread in read.threads.iter().filter(|t| t.comments.first().is_some_and(|c| c.body == self.body)) {
+            for comment in &thread.comments {
+                let deleted = self.api.graphql(
+                    "mutation ParleyE2eDeleteComment($id: ID!) { deletePullRequestReviewComment(input: {id: $id}) { clientMutationId } }",
+                    json!({ "id": comment.id }),
+                );
+                if let Err(e) = deleted {
+                    eprintln!("could not delete the comment {}: {e}; delete it on GitHub", comment.url);
+                }
+            }
+        }
+    }
+}
+
+/// The first added line with text in `diff` (`git diff --unified=0`): its
+/// path and 1-based line.
+fn first_added_line(diff: &str) -> Option<(String, u32)> {
+    let (mut path, mut line) = (None::<String>, 0u32);
+    for text in diff.lines() {
+        if let Some(name) = text.strip_prefix("+++ ") {
+            path = name.strip_prefix("b/").map(str::to_owned);
+        } else if let Some(header) = text.strip_prefix("@@ ") {
+            let new = header.split(' ').nth(1)?.trim_start_matches('+');
+            line = new.split(',').next()?.parse().ok()?;
+        } else if let Some(added) = text.strip_prefix('+') {
+            if !added.trim().is_empty() && path.is_some() {
+                return Some((path?, line));
+            }
+            line += 1;
+        }
+    }
+    None
+}
+
+/// Against a real repository, for a person to run (never in CI):
+/// `PARLEY_E2E_GITHUB=owner/repo` (with `gh` logged in or `GITHUB_TOKEN`),
+/// optionally `PARLEY_E2E_GITHUB_PR=N`. It links an open pull request,
+/// pulls it, pushes one thread on an added line as a comment review, pulls
+/// it back as the same thread, resolves it from here, and deletes what it
+/// made on GitHub.
+#[tokio::test]
+async fn against_a_real_repository_a_thread_goes_there_comes_back_the_same_and_is_resolved() {
+    let Some(repository) = std::env::var("PARLEY_E2E_GITHUB").ok().filter(|v| !v.trim().is_empty()) else {
+        println!(
+            "skipped: set PARLEY_E2E_GITHUB=owner/repo (with `gh auth login` done, or GITHUB_TOKEN set; \
+             PARLEY_E2E_GITHUB_PR=N picks the pull request) to run this test against a real repository"
+        );
+        return;
+    };
+    let (owner, name) = repository.split_once('/').expect("PARLEY_E2E_GITHUB is owner/repo");
+    let token = std::env::var("GITHUB_TOKEN").ok().filter(|t| !t.is_empty()).or_else(|| {
+        let out = std::process::Command::new("gh").args(["auth", "token"]).output().ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    });
+    let token = token.expect("no token: run `gh auth login`, or set GITHUB_TOKEN");
+    let api_root = std::env::var("PARLEY_GITHUB_API").unwrap_or_else(|_| "https://api.github.com".into());
+    let api = Api::new(&api_root, Token::new(token.clone()).expect("a token"));
+    let number = match std::env::var("PARLEY_E2E_GITHUB_PR").ok() {
+        Some(n) => n.parse::<u64>().expect("PARLEY_E2E_GITHUB_PR is a number"),
+        None => {
+            let open = api
+                .graphql(
+                    "query ParleyE2eOpen($owner: String!, $name: String!) { repository(owner: $owner, name: $name) { pullRequests(states: OPEN, first: 1, orderBy: {field: UPDATED_AT, direction: DESC}) { nodes { number } } } }",
+                    json!({ "owner": owner, "name": name }),
+                )
+                .expect("the repository's pull requests");
+            let number = open.pointer("/repository/pullRequests/nodes/0/number").and_then(Value::as_u64);
+            number.unwrap_or_else(|| {
+                panic!("{repository} has no open pull request: open one, or set PARLEY_E2E_GITHUB_PR")
+            })
+        }
+    };
+    let pull_request: PullRequestRef = format!("{repository}#{number}").parse().expect("a pull request");
+    let before = remote::fetch(&api, &pull_request).expect("the pull request is read");
+
+    // A checkout of the pull request's head, fetched with the token given
+    // to git in its environment only.
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("checkout", &[]);
+    let host = parley_daemon::github::api::web_host_of(&api_root);
+    let fetch = |refspec: &str| {
+        let status = std::process::Command::new("git")
+            .current_dir(&repo)
+            .args(["-c", "credential.helper=", "-c"])
+            .arg("credential.helper=!f() { echo username=x-access-token; echo \"password=$PARLEY_E2E_TOKEN\"; }; f")
+            .args(["fetch", "-q", &format!("https://{host}/{repository}.git"), refspec])
+            .env("PARLEY_E2E_TOKEN", &token)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .status()
+            .expect("git fetch");
+        assert!(status.success(), "git could not fetch {refspec} of {repository}");
+    };
+    fetch(&format!("+refs/pull/{number}/head:refs/parley/head"));
+    fetch(&format!("+{}:refs/parley/base", before.base_oid));
+    git(&repo, &["checkout", "-q", "refs/parley/head"]);
+    let diff = std::process::Command::new("git")
+        .current_dir(&repo)
+        .args(["diff", "--unified=0", "refs/parley/base...refs/parley/head"])
+        .output()
+        .expect("git diff");
+    let (path, line) = first_added_line(&String::from_utf8_lossy(&diff.stdout))
+        .unwrap_or_else(|| panic!("{pull_request} adds no line with text: pick another with PARLEY_E2E_GITHUB_PR"));
+
+    let _daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let env = [("PARLEY_GITHUB_API", api_root.as_str()), ("GITHUB_TOKEN", token.as_str())];
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "link", &pull_request.to_string()]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "pull"]);
+    assert!(ok, "{said}");
+    let pulled = threads(&sandbox, &repo).len();
+
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("the clock").as_nanos();
+    let body = format!("Parley's end-to-end check {stamp}: deleted when the test ends");
+    let _made = MadeOnGithub { api: api.clone(), pull_request: pull_request.clone(), body: body.clone() };
+    let id = add_thread(&sandbox, &repo, &format!("{path}:{line}"), &body);
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "push", "--event", "comment"]);
+    assert!(ok && said.contains("submitted (comment)"), "{said}");
+
+    // Pulled back: the same thread, nothing doubled.
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "pull"]);
+    assert!(ok, "{said}");
+    let after = threads(&sandbox, &repo);
+    assert_eq!(after.len(), pulled + 1, "the pushed thread came back as itself: {said}");
+    let ours = after.iter().find(|t| t["id"] == json!(id)).expect("the thread made here");
+    assert!(ours["github"]["url"].as_str().is_some_and(|u| u.contains(&host)), "{ours:#}");
+    let read = remote::fetch(&api, &pull_request).expect("the pull request is read");
+    let there = read.threads.iter().find(|t| t.comments[0].body == body).expect("the thread is on GitHub");
+    assert_eq!((there.path.as_str(), there.line), (path.as_str(), Some(line)));
+
+    // Resolved here, resolved there.
+    let (ok, said) = run_in(&sandbox, &repo, &[], &["feedback", "resolve", &id]);
+    assert!(ok, "{said}");
+    let (ok, said) = run_in(&sandbox, &repo, &env, &["pr", "push"]);
+    assert!(ok && said.contains("resolve"), "{said}");
+    let read = remote::fetch(&api, &pull_request).expect("the pull request is read");
+    assert!(read.threads.iter().any(|t| t.comments[0].body == body && t.is_resolved), "resolved on GitHub");
+}

@@ -86,6 +86,9 @@ pub async fn pull(folder: &Path, json: bool) -> anyhow::Result<i32> {
         for unplaced in &linked.unplaced {
             say!("  not placed: {}{} ({}): {}", unplaced.path, line_of(unplaced.line), unplaced.url, unplaced.reason);
         }
+        for moved in &linked.placed_by_line {
+            say!("  outdated: {}{} ({}): {}", moved.path, line_of(moved.line), moved.url, moved.reason);
+        }
         for conflict in &linked.conflicts {
             say!("  both changed: {conflict}");
         }
@@ -202,6 +205,9 @@ fn print_linked(workspace: &Path, linked: &LinkedPr) {
     }
     for unplaced in &linked.unplaced {
         say!("Not placed: {}{} ({}): {}", unplaced.path, line_of(unplaced.line), unplaced.url, unplaced.reason);
+    }
+    for moved in &linked.placed_by_line {
+        say!("Outdated: {}{} ({}): {}", moved.path, line_of(moved.line), moved.url, moved.reason);
     }
     for conflict in &linked.conflicts {
         say!("Both changed: {conflict}");

@@ -1,5 +1,6 @@
-//! GitHub's REST and GraphQL APIs over HTTP: the token sent in a header and
-//! nowhere else, a spent rate limit waited out when its reset is near, and
+//! GitHub's GraphQL API over HTTP (Parley sends no REST request: every read
+//! and write is a GraphQL document, checked against GitHub's published
+//! schema by the tests): the token sent in a header and nowhere else, a spent rate limit waited out when its reset is near, and
 //! every failure told as what a person can do about it.
 
 use std::fmt;
@@ -67,23 +68,23 @@ pub enum GithubError {
     Garbled(String),
 }
 
-/// One GitHub API: its roots and the token.
+/// One GitHub API: its root, its GraphQL endpoint and the token.
 #[derive(Debug, Clone)]
 pub struct Api {
-    rest_root: String,
+    root: String,
     graphql_url: String,
     token: Token,
     agent: ureq::Agent,
 }
 
 impl Api {
-    /// The API at `root` (REST; GraphQL is found beside it as GitHub serves
-    /// it: `/graphql` on api.github.com, `/api/graphql` for `/api/v3`).
+    /// The API at `root` (GitHub's API root, as `PARLEY_GITHUB_API` names
+    /// it; GraphQL is found beside it as GitHub serves it: `/graphql` on api.github.com, `/api/graphql` for `/api/v3`).
     pub fn new(root: &str, token: Token) -> Api {
-        let rest_root = root.trim_end_matches('/').to_owned();
-        let graphql_url = match rest_root.strip_suffix("/api/v3") {
+        let root = root.trim_end_matches('/').to_owned();
+        let graphql_url = match root.strip_suffix("/api/v3") {
             Some(host) => format!("{host}/api/graphql"),
-            None => format!("{rest_root}/graphql"),
+            None => format!("{root}/graphql"),
         };
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(60)))
@@ -92,23 +93,23 @@ impl Api {
             .user_agent(concat!("parley/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        Api { rest_root, graphql_url, token, agent }
+        Api { root, graphql_url, token, agent }
     }
 
     pub fn root(&self) -> &str {
-        &self.rest_root
+        &self.root
     }
 
     /// The web host the API serves (`github.com` for api.github.com), which
     /// `gh auth token --hostname` knows it by.
     pub fn web_host(&self) -> String {
-        web_host_of(&self.rest_root)
+        web_host_of(&self.root)
     }
 
     /// A GraphQL query or mutation; its `data`, or the first error GitHub gave.
     pub fn graphql(&self, query: &str, variables: Value) -> Result<Value, GithubError> {
         let body = json!({ "query": query, "variables": variables });
-        let answer = self.send("POST", &self.graphql_url, Some(&body))?;
+        let answer = self.send(&body)?;
         if let Some(error) = answer.get("errors").and_then(Value::as_array).and_then(|errors| errors.first()) {
             let message = error.get("message").and_then(Value::as_str).unwrap_or("no message").to_owned();
             return Err(match error.get("type").and_then(Value::as_str) {
@@ -121,15 +122,10 @@ impl Api {
         answer.get("data").cloned().ok_or_else(|| GithubError::Garbled("a GraphQL answer without data".into()))
     }
 
-    /// A REST call on a path under the root (`/repos/…`).
-    pub fn rest(&self, method: &str, path: &str, body: Option<&Value>) -> Result<Value, GithubError> {
-        self.send(method, &format!("{}{path}", self.rest_root), body)
-    }
-
-    fn send(&self, method: &str, url: &str, body: Option<&Value>) -> Result<Value, GithubError> {
+    fn send(&self, body: &Value) -> Result<Value, GithubError> {
         let mut tries = 0;
         loop {
-            match self.send_once(method, url, body) {
+            match self.send_once(body) {
                 Err(GithubError::RateLimited { reset_at, .. })
                     if tries < RATE_RETRIES
                         && reset_at.saturating_sub(now_seconds()) <= LONGEST_RATE_WAIT.as_secs() =>
@@ -144,32 +140,16 @@ impl Api {
         }
     }
 
-    fn send_once(&self, method: &str, url: &str, body: Option<&Value>) -> Result<Value, GithubError> {
-        let unreachable = |detail: String| GithubError::Unreachable { root: self.rest_root.clone(), detail };
+    fn send_once(&self, body: &Value) -> Result<Value, GithubError> {
+        let url = &self.graphql_url;
+        let unreachable = |detail: String| GithubError::Unreachable { root: self.root.clone(), detail };
         let authorization = format!("Bearer {}", self.token.0);
-        let answer = match (method, body) {
-            ("GET", _) => self
-                .agent
-                .get(url)
-                .header("Authorization", &authorization)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28")
-                .call(),
-            (_, body) => {
-                let request = match method {
-                    "POST" => self.agent.post(url),
-                    "PATCH" => self.agent.patch(url),
-                    "PUT" => self.agent.put(url),
-                    "DELETE" => self.agent.delete(url).force_send_body(),
-                    other => return Err(GithubError::Garbled(format!("unknown method {other}"))),
-                };
-                request
-                    .header("Authorization", &authorization)
-                    .header("Accept", "application/vnd.github+json")
-                    .header("X-GitHub-Api-Version", "2022-11-28")
-                    .send_json(body.unwrap_or(&Value::Null))
-            }
-        };
+        let answer = self
+            .agent
+            .post(url)
+            .header("Authorization", &authorization)
+            .header("Accept", "application/vnd.github+json")
+            .send_json(body);
         let mut answer = answer.map_err(|e| unreachable(e.to_string()))?;
         let status = answer.status().as_u16();
         let header = |name: &str| answer.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);

@@ -38,6 +38,10 @@ pub struct LinkedPullRequest {
     /// Review threads the last pull could not put on a file here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unplaced: Vec<UnplacedThread>,
+    /// Review threads the last pull placed whose text is gone from the file
+    /// here (after a force-push, say): each on its best line, outdated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placed_by_line: Vec<UnplacedThread>,
     /// Threads resolved on one side and reopened on the other since the
     /// sync before the last: what was kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

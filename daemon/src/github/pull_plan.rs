@@ -99,6 +99,7 @@ mod tests {
             created_at: "2026-11-20T10:00:00Z".into(),
             url: String::new(),
             original_commit: None,
+            diff_hunk: None,
         }
     }
 

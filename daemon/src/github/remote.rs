@@ -55,6 +55,11 @@ pub struct RemoteComment {
     /// is where its original lines are).
     #[serde(default, deserialize_with = "oid", rename = "originalCommit")]
     pub original_commit: Option<String>,
+    /// The diff hunk a review comment was made on, down to its last line:
+    /// the text it is about, kept by GitHub when a force-push takes the
+    /// commit away.
+    #[serde(default)]
+    pub diff_hunk: Option<String>,
 }
 
 /// A pull request with everything Parley reads of it.
@@ -73,7 +78,7 @@ pub struct RemotePullRequest {
 }
 
 const COMMENT_FIELDS: &str = "id databaseId body author { login } createdAt url";
-const REVIEW_COMMENT_FIELDS: &str = "id databaseId body author { login } createdAt url originalCommit { oid }";
+const REVIEW_COMMENT_FIELDS: &str = "id databaseId body author { login } createdAt url originalCommit { oid } diffHunk";
 
 fn threads_query() -> String {
     format!(

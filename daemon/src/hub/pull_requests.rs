@@ -154,16 +154,8 @@ fn linked_view(l: &LinkedPullRequest) -> wire::LinkedPr {
                 url: c.url.clone(),
             })
             .collect(),
-        unplaced: l
-            .unplaced
-            .iter()
-            .map(|u| wire::PrUnplaced {
-                path: u.path.clone(),
-                line: u.line,
-                url: u.url.clone(),
-                reason: u.reason.clone(),
-            })
-            .collect(),
+        unplaced: l.unplaced.iter().map(unplaced_view).collect(),
+        placed_by_line: l.placed_by_line.iter().map(unplaced_view).collect(),
         conflicts: l.conflicts.clone(),
         left_open: l.left_open.iter().map(|t| left_open_view(&t.path, &t.url, &t.agent)).collect(),
     }
@@ -171,4 +163,8 @@ fn linked_view(l: &LinkedPullRequest) -> wire::LinkedPr {
 
 fn left_open_view(path: &str, url: &str, agent: &str) -> wire::PrLeftOpen {
     wire::PrLeftOpen { path: path.to_owned(), url: url.to_owned(), agent: agent.to_owned() }
+}
+
+fn unplaced_view(u: &crate::github::linked::UnplacedThread) -> wire::PrUnplaced {
+    wire::PrUnplaced { path: u.path.clone(), line: u.line, url: u.url.clone(), reason: u.reason.clone() }
 }

@@ -107,6 +107,7 @@ pub async fn link(
         last_error: None,
         conversation: Vec::new(),
         unplaced: Vec::new(),
+        placed_by_line: Vec::new(),
         conflicts: Vec::new(),
         left_open: Vec::new(),
     };
@@ -381,13 +382,25 @@ async fn pull_linked(
     let now = crate::clock::now_rfc3339();
     let mut summary = PullSummary { at: now.clone(), ..PullSummary::default() };
     let mut unplaced = Vec::new();
+    let mut placed_by_line = Vec::new();
+    let mut commits = CommitTexts::new();
     let mut conflicts = Vec::new();
     // Every change to one thread goes in one edit.
     let mut edits: HashMap<String, (Vec<Comment>, Option<bool>)> = HashMap::new();
     for step in pull_plan::plan(&remote, &synced) {
         match step {
-            PullStep::New(thread) => match place_new(cx, linked, &remote, &thread, &now).await {
-                Ok(()) => summary.new_threads += 1,
+            PullStep::New(thread) => match place_new(cx, linked, &remote, &thread, &now, &mut commits).await {
+                Ok(placed) => {
+                    summary.new_threads += 1;
+                    if placed.text_gone {
+                        placed_by_line.push(UnplacedThread {
+                            path: thread.path.clone(),
+                            line: Some(placed.start + 1),
+                            url: thread.comments.first().map(|c| c.url.clone()).unwrap_or_default(),
+                            reason: "its text is no longer in the file: placed on the line that stands where it was, outdated".into(),
+                        });
+                    }
+                }
                 Err(reason) => unplaced.push(UnplacedThread {
                     path: thread.path.clone(),
                     line: thread.line.or(thread.original_line),
@@ -470,6 +483,7 @@ async fn pull_linked(
         })
         .collect();
     linked.unplaced = unplaced;
+    linked.placed_by_line = placed_by_line;
     linked.conflicts = conflicts;
     linked.last_error = None;
     linked.last_pull = Some(summary.clone());
@@ -499,15 +513,20 @@ fn comment_of(remote: &crate::github::RemoteComment) -> Comment {
     }
 }
 
-/// Makes a Parley thread of a review thread Parley does not have yet; why
-/// not, when its file is not here.
+/// Files as they were at a commit (`git cat-file`), each read once a pull:
+/// a pull request's threads are many on few files.
+type CommitTexts = HashMap<(String, String), Option<String>>;
+
+/// Makes a Parley thread of a review thread Parley does not have yet, and
+/// says where it went; why not, when its file is not here.
 async fn place_new(
     cx: &Context,
     linked: &LinkedPullRequest,
     remote: &RemotePullRequest,
     thread: &RemoteThread,
     now: &str,
-) -> Result<(), String> {
+    commits: &mut CommitTexts,
+) -> Result<placing::Placed, String> {
     let workspace = &linked.workspace;
     let Some(file) = crate::reviews::join_inside(workspace, Path::new(&thread.path)) else {
         return Err(format!("{} is outside the workspace", thread.path));
@@ -533,20 +552,34 @@ async fn place_new(
         (_, true) => thread.comments.first().and_then(|c| c.original_commit.clone()),
         _ => Some(remote.head_oid.clone()),
     };
-    let (root, path) = (workspace.clone(), thread.path.clone());
     let then = match commit {
         Some(commit) => {
-            tokio::task::spawn_blocking(move || crate::git::file_at(&root, &commit, &path)).await.ok().flatten()
+            let key = (commit, thread.path.clone());
+            match commits.get(&key) {
+                Some(known) => known.clone(),
+                None => {
+                    let (root, (commit, path)) = (workspace.clone(), key.clone());
+                    let read = tokio::task::spawn_blocking(move || crate::git::file_at(&root, &commit, &path))
+                        .await
+                        .ok()
+                        .flatten();
+                    commits.insert(key, read.clone());
+                    read
+                }
+            }
         }
         None => None,
     };
-    let (start, end) = match then {
-        Some(then) => placing::carry_lines(&then, &current, github_start - 1, github_end - 1),
-        None => {
-            let last = current.lines().count().max(1) as u32 - 1;
-            ((github_start - 1).min(last), (github_end - 1).min(last))
-        }
+    let hunk = thread.comments.first().and_then(|c| c.diff_hunk.as_deref());
+    let github = placing::OnGithub {
+        then: then.as_deref(),
+        hunk,
+        side: thread.diff_side,
+        start: github_start - 1,
+        end: github_end - 1,
     };
+    let placed = placing::place(github, &current);
+    let (start, end) = (placed.start, placed.end);
     let comments: Vec<Comment> = thread.comments.iter().map(comment_of).collect();
     let mark = GithubMark {
         pull_request: linked.pull_request.to_string(),
@@ -558,7 +591,7 @@ async fn place_new(
         },
         start_line: github_start,
         end_line: github_end,
-        outdated: thread.is_outdated,
+        outdated: thread.is_outdated || placed.text_gone,
         comments: comments
             .iter()
             .zip(&thread.comments)
@@ -587,5 +620,5 @@ async fn place_new(
         walkthrough: None,
         synced: Some(Box::new(SyncedThread { comments, resolved: thread.is_resolved, mark })),
     };
-    super::feedback::create(cx, new).await.map(|_| ()).map_err(|e| format!("it could not be made here: {e}"))
+    super::feedback::create(cx, new).await.map(|_| placed).map_err(|e| format!("it could not be made here: {e}"))
 }

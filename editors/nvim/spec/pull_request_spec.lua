@@ -1,5 +1,6 @@
 -- Threads pulled in from a GitHub pull request say where they came from:
--- the pull request, and the side for a comment on removed lines. Driven by
+-- the pull request, and the side for a comment on removed lines; and
+-- :ParleyOpenOnGitHub opens the one under the cursor there. Driven by
 -- tests/tests/nvim.rs (a_pull_requests_threads_show_their_origin_in_nvim).
 
 local h = require("helpers")
@@ -24,5 +25,21 @@ describe("pull request threads", function()
       "hubot: why remove this? (GitHub octo/app#7, removed lines)",
       "mona: three needs a test (GitHub octo/app#7)",
     }, texts)
+  end)
+
+  it("open the thread under the cursor on GitHub, and say when there is none", function()
+    local opened = {}
+    vim.ui.open = function(url)
+      opened[#opened + 1] = url
+      return nil, nil
+    end
+    api.nvim_win_set_cursor(0, { 3, 0 })
+    vim.cmd("ParleyOpenOnGitHub")
+    -- The fake gives mona's comment, the first it made, database id 1001.
+    assert.same({ "https://github.test/pull/comments/1001" }, opened)
+    api.nvim_win_set_cursor(0, { 1, 0 })
+    vim.cmd("ParleyOpenOnGitHub")
+    assert.same(1, #opened, "nothing opened without a thread")
+    assert.is_not_nil(h.noted("no thread under the cursor"), h.notes_text())
   end)
 end)

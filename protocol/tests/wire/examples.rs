@@ -984,6 +984,7 @@ example!(
                 url: "https://github.com/octo/shop/pull/42#discussion_r1812345699".into(),
                 reason: "src/legacy.rs is not in this checkout (check out the pull request's branch)".into(),
             }],
+            placed_by_line: Vec::new(),
             conflicts: Vec::new(),
             left_open: Vec::new(),
         }),

@@ -544,6 +544,45 @@ function M.resolve(id)
   end)
 end
 
+-- Opens `url` in the browser: vim.ui.open (Neovim 0.10), else the system's
+-- opener. Nil, or what went wrong.
+local function open_url(url)
+  if vim.ui.open then
+    local _, err = vim.ui.open(url)
+    return err
+  end
+  local opener = { "xdg-open", url }
+  if vim.fn.has("mac") == 1 then
+    opener = { "open", url }
+  elseif vim.fn.has("win32") == 1 then
+    opener = { "rundll32", "url.dll,FileProtocolHandler", url }
+  end
+  if vim.fn.executable(opener[1]) == 0 then
+    return "there is no " .. opener[1] .. " to open it with"
+  end
+  if vim.fn.jobstart(opener, { detach = true }) <= 0 then
+    return opener[1] .. " could not be started"
+  end
+  return nil
+end
+
+-- :ParleyOpenOnGitHub [id] — opens the pull request's thread the one under
+-- the cursor (or `id`) came from, or was pushed to, in the browser.
+function M.open_on_github(id)
+  local thread = target(id)
+  if not thread then
+    return
+  end
+  local url = thread.github and thread.github.url or ""
+  if url == "" then
+    return fail("this thread is not on GitHub (`parley pr pull` brings a pull request's threads in, `parley pr push` sends this one)")
+  end
+  local err = open_url(url)
+  if err then
+    fail("could not open " .. url .. ": " .. err)
+  end
+end
+
 -- The quickfix items for every open thread, ordered by file then line;
 -- orphaned threads are file-level entries marked [orphaned].
 function M.items()
