@@ -99,8 +99,9 @@ const UNRESOLVE: &str = "mutation ParleyUnresolveThread($threadId: ID!) {
   unresolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } }
 }";
 
-const SUBMIT: &str = "mutation ParleySubmitReview($pullRequestReviewId: ID!, $event: PullRequestReviewEvent!) {
-  submitPullRequestReview(input: { pullRequestReviewId: $pullRequestReviewId, event: $event }) {
+const SUBMIT: &str =
+    "mutation ParleySubmitReview($pullRequestReviewId: ID!, $event: PullRequestReviewEvent!, $body: String) {
+  submitPullRequestReview(input: { pullRequestReviewId: $pullRequestReviewId, event: $event, body: $body }) {
     pullRequestReview { id state url }
   }
 }";
@@ -175,9 +176,11 @@ pub fn set_resolved(api: &Api, thread: &str, resolved: bool) -> Result<(), Githu
     api.graphql(document, json!({ "threadId": thread })).map(|_| ())
 }
 
-/// Submits the pending review `review` with `event`; its page.
-pub fn submit(api: &Api, review: &str, event: ReviewEvent) -> Result<String, GithubError> {
-    let data = api.graphql(SUBMIT, json!({ "pullRequestReviewId": review, "event": event.github_name() }))?;
+/// Submits the pending review `review` with `event` and, when given, the
+/// review's `body`; its page.
+pub fn submit(api: &Api, review: &str, event: ReviewEvent, body: Option<&str>) -> Result<String, GithubError> {
+    let variables = json!({ "pullRequestReviewId": review, "event": event.github_name(), "body": body });
+    let data = api.graphql(SUBMIT, variables)?;
     Ok(text(&data, "/submitPullRequestReview/pullRequestReview/url").unwrap_or_default())
 }
 

@@ -1,0 +1,152 @@
+//! A review round as a pull request review: the person's summary (or the
+//! reviewer's assessment) as the review's body, each finding's thread on
+//! its line of the head as a review comment, the findings that cannot be
+//! placed listed in the body, and the event from the person's verdict.
+//! Decided without side effects; `pushing` places the threads.
+
+use super::pushing::{self, GITHUB_BODY_LIMIT, NewThread, NotSent, Texts};
+use crate::feedback::Thread;
+use crate::github::review::{DraftThread, ReviewEvent};
+use crate::sessions::{Round, Session};
+use crate::structured_review::Assessment;
+
+/// What pushing a round sends.
+#[derive(Debug, Clone)]
+pub struct RoundReview {
+    /// The review's body.
+    pub body: String,
+    /// The findings' threads GitHub does not have yet, on the head's lines.
+    pub threads: Vec<NewThread>,
+    /// Findings' threads that could not be placed (listed in the body).
+    pub not_placed: Vec<NotSent>,
+    /// Findings' threads already on GitHub (an earlier `pr push` sent them).
+    pub already: usize,
+}
+
+/// The event a round's review goes with when none is given: a person's
+/// verdict as they gave it; a reviewer command's findings as a comment, as
+/// an approval or a request for changes on GitHub is the person's to give,
+/// not a program's.
+pub fn default_event(round: &Round) -> ReviewEvent {
+    match (round.by_person(), round.verdict) {
+        (false, _) => ReviewEvent::Comment,
+        (true, Assessment::NeedsChanges) => ReviewEvent::RequestChanges,
+        (true, Assessment::Lgtm | Assessment::LgtmWithSuggestions) => ReviewEvent::Approve,
+    }
+}
+
+/// The review for `round` of `session`: its findings' threads among
+/// `threads` (this workspace's).
+pub fn plan(session: &Session, round: &Round, threads: &[&Thread], texts: &Texts) -> RoundReview {
+    let mut review = RoundReview { body: String::new(), threads: Vec::new(), not_placed: Vec::new(), already: 0 };
+    let ours = threads.iter().filter(|t| {
+        t.finding.as_deref().is_some_and(|f| f.review_id == session.id && f.round == round.round)
+            && t.standing.walkthrough.is_none()
+    });
+    for thread in ours {
+        if thread.standing.github.is_some() {
+            review.already += 1;
+            continue;
+        }
+        let Some(first) = thread.comments.first() else { continue };
+        let line = thread.span.start_line + 1;
+        let placed = pushing::head_lines(thread, texts).and_then(|lines| match pushing::too_long(&first.body) {
+            Some(why) => Err(why),
+            None => Ok(lines),
+        });
+        match placed {
+            Ok((start, end)) => review.threads.push(NewThread {
+                parley_thread: thread.id.clone(),
+                draft: DraftThread {
+                    path: thread.path.clone(),
+                    side: "RIGHT".into(),
+                    start_line: start,
+                    line: end,
+                    body: first.body.clone(),
+                },
+                first: first.clone(),
+                later: thread.comments[1..].iter().filter(|c| pushing::too_long(&c.body).is_none()).cloned().collect(),
+            }),
+            Err(reason) => review.not_placed.push(NotSent { path: thread.path.clone(), line, reason }),
+        }
+    }
+    review.body = body(session, round, threads, &review.not_placed);
+    review
+}
+
+/// The review's body: the person's summary, or the reviewer's assessment;
+/// then what could not go on a line: general findings, missing
+/// requirements, findings that could not be placed; cut to GitHub's limit
+/// with a pointer to the whole review.
+fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[NotSent]) -> String {
+    let review = &round.review;
+    let overall: Vec<&str> =
+        review.comments.iter().filter(|c| c.is_overall()).map(|c| c.comment.trim()).filter(|c| !c.is_empty()).collect();
+    let reviewer = round.reviewer.trim_end_matches(crate::sessions::IN_PERSON);
+    let verdict = format!("Review round {} by {reviewer}: {}.", round.round, round.verdict);
+    let head = match (round.by_person(), overall.is_empty()) {
+        (_, true) => verdict,
+        (true, false) => overall.join("\n\n"),
+        (false, false) => format!("{verdict}\n\n{}", overall.join("\n\n")),
+    };
+    let mut items: Vec<String> = Vec::new();
+    let threaded = |path: &str| {
+        threads.iter().any(|t| {
+            t.path == path && t.finding.as_deref().is_some_and(|f| f.review_id == session.id && f.round <= round.round)
+        })
+    };
+    for finding in review.findings() {
+        let text = finding.comment.trim();
+        match (finding.file.as_deref(), finding.line) {
+            (Some(path), Some(line)) if line > 0 && threaded(path) => {}
+            (Some(path), Some(line)) if line > 0 => {
+                items.push(format!("- `{path}:{line}` ({}): {text}", finding.severity))
+            }
+            (Some(path), _) => items.push(format!("- `{path}` ({}): {text}", finding.severity)),
+            _ => items.push(format!("- ({}) {text}", finding.severity)),
+        }
+    }
+    for missing in &review.missing_requirements {
+        items.push(format!("- missing ({}): {}", missing.severity, missing.requirement.trim()));
+    }
+    for violation in &review.design_compliance.major_violations {
+        items.push(format!("- design: {}: {}", violation.issue.trim(), violation.description.trim()));
+    }
+    for thread in not_placed {
+        let text = threads
+            .iter()
+            .find(|t| t.path == thread.path && t.span.start_line + 1 == thread.line)
+            .and_then(|t| t.comments.first())
+            .map(|c| c.body.trim().to_owned())
+            .unwrap_or_default();
+        items.push(format!(
+            "- `{}:{}` (not on the pull request's lines: {}): {text}",
+            thread.path, thread.line, thread.reason
+        ));
+    }
+    let marker = format!("\n\n<!-- parley review {} round {} -->", session.id, round.round);
+    let mut text = head;
+    if !items.is_empty() {
+        text.push_str("\n\nNot on a line:\n");
+    }
+    let room = GITHUB_BODY_LIMIT.saturating_sub(marker.chars().count() + 200);
+    let total = items.len();
+    for (shown, item) in items.into_iter().enumerate() {
+        if text.chars().count() + item.chars().count() + 1 > room {
+            text.push_str(&format!(
+                "\n- and {} more: `parley sessions show {} --round {}` shows the whole review",
+                total - shown,
+                session.id,
+                round.round
+            ));
+            break;
+        }
+        text.push('\n');
+        text.push_str(&item);
+    }
+    if text.chars().count() > room {
+        text = text.chars().take(room).collect::<String>() + "…";
+    }
+    text.push_str(&marker);
+    text
+}
