@@ -419,3 +419,138 @@ async fn threads_made_here_are_pushed_as_one_review_on_the_heads_lines_with_repl
     assert_eq!(hub.pushed_threads(7).len(), 3);
     assert!(!hub.pulls[0].threads.iter().find(|t| t.id == theirs).expect("mona's").resolved);
 }
+
+/// A repository with `src/lib.rs` committed as the pull request's head, a
+/// daemon without a token of its own, linked to `octo/app#7` on the fake;
+/// the environment that gives the CLI the fake and its token.
+struct Linked {
+    // Dropped in this order: the daemon stops before its folder goes.
+    _daemon: parley_tests::DaemonProcess,
+    fake: FakeGitHub,
+    repo: std::path::PathBuf,
+    sandbox: Sandbox,
+}
+
+impl Linked {
+    fn env(&self) -> [(&str, &str); 2] {
+        [("PARLEY_GITHUB_API", self.fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)]
+    }
+
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        run_in(&self.sandbox, &self.repo, &self.env(), args)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (ok, said) = self.run(args);
+        assert!(ok, "parley {args:?} failed: {said}");
+        said
+    }
+}
+
+fn linked_to_a_pull_request(files: &[(&str, &str)]) -> Linked {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", files);
+    let head = commit(&repo);
+    let fake = FakeGitHub::start();
+    fake.hub().open_pull("octo", "app", 7, &head);
+    let daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let linked = Linked { _daemon: daemon, fake, repo, sandbox };
+    linked.ok(&["pr", "link", "octo/app#7"]);
+    linked
+}
+
+fn pr_status_json(linked: &Linked) -> Value {
+    serde_json::from_str(&linked.ok(&["pr", "status", "--json"])).expect("JSON")
+}
+
+#[tokio::test]
+async fn a_push_cut_off_halfway_resumes_into_the_same_review_and_adopts_what_github_already_took() {
+    let linked = linked_to_a_pull_request(&[("src/lib.rs", HEAD)]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    let first = add_thread(sandbox, repo, "src/lib.rs:1", "one needs a doc");
+    add_thread(sandbox, repo, "src/lib.rs:2", "two is unused");
+    add_thread(sandbox, repo, "src/lib.rs:3", "three shadows two");
+    fake.hub().fail_nth("ParleyAddThread", 2, Failure::Status { status: 502, message: "Bad Gateway".into() });
+
+    // The second thread fails: a clear error; the first keeps GitHub's id.
+    let (ok, said) = linked.run(&["pr", "push"]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("502"), "the failure says what GitHub answered: {said}");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 1);
+    let kept = threads(sandbox, repo).into_iter().find(|t| t["id"] == first.as_str()).expect("the first thread");
+    let first_url = fake.hub().pushed_threads(7)[0].comments[0].database_id.to_string();
+    assert!(kept["github"]["url"].as_str().is_some_and(|u| u.ends_with(&first_url)), "{kept:#}");
+    let status = pr_status_json(&linked);
+    assert!(status["linked"]["last_error"].as_str().is_some_and(|e| e.contains("502")), "{status:#}");
+    assert_eq!(status["linked"]["waiting"]["threads"], 2, "two threads wait: {status:#}");
+    let said = linked.ok(&["pr", "status"]);
+    assert!(said.contains("Waiting to be pushed: 2 new threads"), "{said}");
+
+    // The next push sends only the rest, into the same pending review.
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("two is unused") && said.contains("three shadows two"), "{said}");
+    assert!(!said.contains("one needs a doc"), "the first is not sent again: {said}");
+    {
+        let hub = fake.hub();
+        let pushed = hub.pushed_threads(7);
+        let bodies: Vec<&str> = pushed.iter().map(|t| t.comments[0].body.as_str()).collect();
+        assert_eq!(bodies, ["one needs a doc", "two is unused", "three shadows two"], "exactly 3 threads");
+        assert_eq!(hub.reviews.len(), 1, "one pending review");
+        assert!(pushed.iter().all(|t| t.review.as_deref() == Some(hub.reviews[0].id.as_str())));
+    }
+
+    // GitHub takes the fourth thread but its answer is lost: the next push
+    // finds it in the pull request and ties it to the thread here.
+    add_thread(sandbox, repo, "src/lib.rs:4", "four has no test");
+    fake.hub().fail_nth_after_applying(
+        "ParleyAddThread",
+        1,
+        Failure::Status { status: 502, message: "Bad Gateway".into() },
+    );
+    let (ok, said) = linked.run(&["pr", "push"]);
+    assert!(!ok, "{said}");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 4, "GitHub has it");
+    let adds = |fake: &FakeGitHub| fake.hub().operations().iter().filter(|o| *o == "ParleyAddThread").count();
+    let before = adds(fake);
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("1 thread was already on GitHub"), "{said}");
+    assert_eq!(adds(fake), before, "not sent again");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 4);
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("nothing new"), "the adopted thread is known: {said}");
+    assert_eq!(threads(sandbox, repo).len(), 4);
+
+    // A reply on a thread still in the pending review goes into it.
+    linked.ok(&["feedback", "reply", &first, "and a test"]);
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("reply on src/lib.rs: and a test"), "{said}");
+    {
+        let hub = fake.hub();
+        let reply = hub.requests.iter().rev().find(|r| r.operation.as_deref() == Some("ParleyReply")).expect("sent");
+        assert_eq!(reply.body["pullRequestReviewId"], hub.reviews[0].id.as_str(), "in the pending review");
+        let one = &hub.pushed_threads(7)[0];
+        assert_eq!(one.comments.iter().map(|c| c.body.as_str()).collect::<Vec<_>>(), ["one needs a doc", "and a test"]);
+    }
+
+    // `pr status` tells the last push and that nothing waits.
+    let said = linked.ok(&["pr", "status"]);
+    assert!(said.contains("Last pushed") && said.contains("1 reply"), "{said}");
+    assert!(said.contains("Nothing waits to be pushed"), "{said}");
+    let status = pr_status_json(&linked);
+    assert_eq!(status["linked"]["last_push"]["replies"], 1, "{status:#}");
+    assert_eq!(status["linked"]["waiting"], json!({ "threads": 0, "replies": 0, "resolutions": 0 }));
+
+    // Submitted: the review's threads take replies on their own again.
+    linked.ok(&["pr", "push", "--event", "comment"]);
+    assert_eq!(fake.hub().reviews[0].state, "COMMENTED");
+    let said = linked.ok(&["pr", "status"]);
+    assert!(said.contains("submitted (comment)"), "{said}");
+    linked.ok(&["feedback", "reply", &first, "done"]);
+    linked.ok(&["pr", "push"]);
+    let hub = fake.hub();
+    let reply = hub.requests.iter().rev().find(|r| r.operation.as_deref() == Some("ParleyReply")).expect("sent");
+    assert_eq!(reply.body["pullRequestReviewId"], Value::Null, "a submitted thread's reply stands alone");
+    assert_eq!(hub.pushed_threads(7)[0].comments.len(), 3);
+}

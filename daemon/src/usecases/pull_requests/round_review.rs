@@ -95,8 +95,14 @@ fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[Not
             t.path == path && t.finding.as_deref().is_some_and(|f| f.review_id == session.id && f.round <= round.round)
         })
     };
+    // A line each: the review's body is no place for a whole finding.
+    let short = |text: &str| {
+        let first = text.trim().lines().next().unwrap_or_default();
+        let cut: String = first.chars().take(300).collect();
+        if cut.len() < text.trim().len() { format!("{cut}…") } else { cut }
+    };
     for finding in review.findings() {
-        let text = finding.comment.trim();
+        let text = short(&finding.comment);
         match (finding.file.as_deref(), finding.line) {
             (Some(path), Some(line)) if line > 0 && threaded(path) => {}
             (Some(path), Some(line)) if line > 0 => {
@@ -107,17 +113,17 @@ fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[Not
         }
     }
     for missing in &review.missing_requirements {
-        items.push(format!("- missing ({}): {}", missing.severity, missing.requirement.trim()));
+        items.push(format!("- missing ({}): {}", missing.severity, short(&missing.requirement)));
     }
     for violation in &review.design_compliance.major_violations {
-        items.push(format!("- design: {}: {}", violation.issue.trim(), violation.description.trim()));
+        items.push(format!("- design: {}: {}", short(&violation.issue), short(&violation.description)));
     }
     for thread in not_placed {
         let text = threads
             .iter()
             .find(|t| t.path == thread.path && t.span.start_line + 1 == thread.line)
             .and_then(|t| t.comments.first())
-            .map(|c| c.body.trim().to_owned())
+            .map(|c| short(&c.body))
             .unwrap_or_default();
         items.push(format!(
             "- `{}:{}` (not on the pull request's lines: {}): {text}",
