@@ -567,10 +567,10 @@ fn reply_to_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
     // A thread of a review not yet submitted takes replies in that review only.
     let review = hub.thread(number, &id).review.clone();
     let pending = review.as_ref().filter(|r| hub.reviews.iter().any(|x| &x.id == *r && x.state == "PENDING"));
-    if let Some(pending) = pending {
-        if variables.get("pullRequestReviewId").and_then(Value::as_str) != Some(pending.as_str()) {
-            return Err("A reply to a pending review comment must be part of that pending review".into());
-        }
+    if let Some(pending) = pending
+        && variables.get("pullRequestReviewId").and_then(Value::as_str) != Some(pending.as_str())
+    {
+        return Err("A reply to a pending review comment must be part of that pending review".into());
     }
     if text(variables, "body")?.chars().count() > BODY_LIMIT {
         return Err("Body is too long (maximum is 65536 characters)".into());

@@ -85,7 +85,7 @@ fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -305,4 +305,19 @@ pub struct PushOutcome {
     pub body: Option<String>,
     /// A round's findings an earlier push already sent as threads.
     pub already_on_github: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn githubs_limit_counts_characters_and_says_what_to_do() {
+        assert_eq!(too_long(&"x".repeat(GITHUB_BODY_LIMIT)), None);
+        // 65,536 characters of three bytes each: within GitHub's limit.
+        assert_eq!(too_long(&"€".repeat(GITHUB_BODY_LIMIT)), None);
+        let why = too_long(&"x".repeat(GITHUB_BODY_LIMIT + 1)).expect("one over");
+        assert!(why.starts_with("it is 65,537 characters, over GitHub's limit of 65,536"), "{why}");
+        assert!(why.contains("shorter replies"), "{why}");
+    }
 }

@@ -156,3 +156,27 @@ fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[Not
     text.push_str(&marker);
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(reviewer: &str, assessment: &str) -> Round {
+        serde_json::from_value(serde_json::json!({
+            "round": 1, "at": "2026-11-26T10:00:00Z", "summary": "s", "focus_areas": [], "scope": "all",
+            "changed_files": [], "review": { "overall_assessment": assessment }, "verdict": assessment,
+            "reviewer": reviewer, "elapsed_ms": 1,
+        }))
+        .expect("a round")
+    }
+
+    #[test]
+    fn a_persons_verdict_is_the_reviews_event_and_a_reviewer_commands_is_a_comment() {
+        assert_eq!(default_event(&round("ana (in person)", "needs_changes")), ReviewEvent::RequestChanges);
+        assert_eq!(default_event(&round("ana (in person)", "lgtm")), ReviewEvent::Approve);
+        assert_eq!(default_event(&round("ana (in person)", "lgtm_with_suggestions")), ReviewEvent::Approve);
+        // A program's verdict does not approve or block in the person's name.
+        assert_eq!(default_event(&round("claude", "lgtm")), ReviewEvent::Comment);
+        assert_eq!(default_event(&round("claude", "needs_changes")), ReviewEvent::Comment);
+    }
+}

@@ -115,10 +115,10 @@ impl<'a> Sender<'a> {
                 }
             };
             self.claimed.insert(mark.thread_id.clone());
-            if let Some(pending) = linked.pending_review.as_mut().filter(|p| p.id == review_id) {
-                if !pending.threads.contains(&mark.thread_id) {
-                    pending.threads.push(mark.thread_id.clone());
-                }
+            if let Some(pending) = linked.pending_review.as_mut().filter(|p| p.id == review_id)
+                && !pending.threads.contains(&mark.thread_id)
+            {
+                pending.threads.push(mark.thread_id.clone());
             }
             record(self.cx, &new.parley_thread, &mark).await?;
             for comment in &new.later {
