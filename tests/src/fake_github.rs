@@ -342,6 +342,7 @@ async fn answer(
         Some("ParleyResolveThread") => set_resolved(&mut hub, &variables, true, "resolveReviewThread"),
         Some("ParleyUnresolveThread") => set_resolved(&mut hub, &variables, false, "unresolveReviewThread"),
         Some("ParleySubmitReview") => submit_review(&mut hub, &variables),
+        Some("ParleyReviews") => reviews_page(&hub, &variables),
         other => {
             let message = format!("the fake GitHub does not serve the operation {other:?}");
             return axum::Json(json!({ "errors": [{ "type": "UNKNOWN", "message": message }] })).into_response();
@@ -588,6 +589,22 @@ fn set_resolved(hub: &mut Hub, variables: &Value, resolved: bool, field: &str) -
     Ok(json!({ field: { "thread": { "id": id, "isResolved": resolved } } }))
 }
 
+fn review_url(review: &FakeReview) -> String {
+    format!("https://github.test/pull/{}#{}", review.number, review.id)
+}
+
+fn reviews_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
+    let pull = find_pull(hub, variables)?;
+    let reviews: Vec<&FakeReview> = hub.reviews.iter().filter(|r| r.number == pull.number).collect();
+    let page = page(
+        hub,
+        &reviews,
+        variables,
+        |r| json!({ "id": r.id, "body": r.body.clone().unwrap_or_default(), "state": r.state, "url": review_url(r), "viewerDidAuthor": true }),
+    );
+    Ok(json!({ "repository": { "pullRequest": { "reviews": page } } }))
+}
+
 fn submit_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
     let id = text(variables, "pullRequestReviewId")?.to_owned();
     pending(hub, &id)?;
@@ -604,6 +621,6 @@ fn submit_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
     let review = hub.reviews.iter_mut().find(|r| r.id == id).ok_or("no such review")?;
     review.state = state.into();
     review.body = body;
-    let url = format!("https://github.test/pull/{}#{}", review.number, review.id);
+    let url = review_url(review);
     Ok(json!({ "submitPullRequestReview": { "pullRequestReview": { "id": id, "state": state, "url": url } } }))
 }

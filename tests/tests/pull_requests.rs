@@ -676,3 +676,33 @@ async fn a_comment_over_githubs_size_limit_is_listed_as_not_sent_and_the_rest_go
     assert!(said.contains("GitHub cannot move a thread: it stays on line 5"), "{said}");
     assert!(said.contains("line 3 of the head"), "{said}");
 }
+
+#[tokio::test]
+async fn a_round_github_took_without_answering_is_found_by_its_mark_and_not_submitted_twice() {
+    let linked = linked_to_a_pull_request(&[("notes.txt", "one\ntwo\n")]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    std::fs::write(repo.join("notes.txt"), "one\ntwo\nthree\n").expect("edit");
+    let agent = sandbox.agent(repo).await;
+    let id = agent.ask_a_person(json!({ "summary": "Added three" })).await;
+    let number = id.rsplit('-').next().expect("an id has dashes").to_owned();
+    linked.ok(&["review", "comment", &number, "notes.txt:3", "Three what?"]);
+    linked.ok(&["review", "submit", &number, "--approve", "-m", "Fine by me"]);
+    fake.hub().pull(7).head_oid = commit(repo);
+
+    fake.hub().fail_nth_after_applying(
+        "ParleySubmitReview",
+        1,
+        Failure::Status { status: 502, message: "Bad Gateway".into() },
+    );
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("502"), "{said}");
+    assert_eq!(fake.hub().reviews[0].state, "APPROVED", "GitHub took it");
+    let before = mutations(fake).len();
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("already on octo/app#7 (approve"), "{said}");
+    assert!(said.contains("nothing was sent again"), "{said}");
+    assert_eq!(mutations(fake).len(), before, "nothing sent: {:?}", mutations(fake));
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("was already pushed to octo/app#7"), "kept as pushed: {said}");
+    assert_eq!(fake.hub().reviews.len(), 1, "one review");
+}

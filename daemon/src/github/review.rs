@@ -106,6 +106,17 @@ const SUBMIT: &str =
   }
 }";
 
+const REVIEWS: &str = "query ParleyReviews($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviews(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes { id body state url viewerDidAuthor }
+      }
+    }
+  }
+}";
+
 /// Every GraphQL document Parley sends to write to a pull request, by name
 /// (the tests check each against GitHub's published schema).
 pub fn documents() -> Vec<(&'static str, String)> {
@@ -117,6 +128,7 @@ pub fn documents() -> Vec<(&'static str, String)> {
         ("ParleyResolveThread", RESOLVE),
         ("ParleyUnresolveThread", UNRESOLVE),
         ("ParleySubmitReview", SUBMIT),
+        ("ParleyReviews", REVIEWS),
     ]
     .into_iter()
     .map(|(name, text)| (name, text.to_owned()))
@@ -182,6 +194,42 @@ pub fn submit(api: &Api, review: &str, event: ReviewEvent, body: Option<&str>) -
     let variables = json!({ "pullRequestReviewId": review, "event": event.github_name(), "body": body });
     let data = api.graphql(SUBMIT, variables)?;
     Ok(text(&data, "/submitPullRequestReview/pullRequestReview/url").unwrap_or_default())
+}
+
+/// A submitted review of this viewer's whose body holds `marker`: its
+/// event (as `ReviewEvent::name` gives it) and page. Every page is read.
+pub fn submitted_with(
+    api: &Api,
+    pr: &PullRequestRef,
+    marker: &str,
+) -> Result<Option<(&'static str, String)>, GithubError> {
+    let mut after: Option<String> = None;
+    loop {
+        let variables = json!({ "owner": pr.owner, "name": pr.repo, "number": pr.number, "after": after });
+        let data = api.graphql(REVIEWS, variables)?;
+        let reviews = data.pointer("/repository/pullRequest/reviews").cloned().unwrap_or(Value::Null);
+        for node in reviews.get("nodes").and_then(Value::as_array).into_iter().flatten() {
+            let field = |name: &str| node.get(name).and_then(Value::as_str).unwrap_or_default();
+            let event = match field("state") {
+                "APPROVED" => ReviewEvent::Approve,
+                "CHANGES_REQUESTED" => ReviewEvent::RequestChanges,
+                "COMMENTED" | "DISMISSED" => ReviewEvent::Comment,
+                _ => continue,
+            };
+            let mine = node.get("viewerDidAuthor").and_then(Value::as_bool).unwrap_or(false);
+            if mine && field("body").contains(marker) {
+                return Ok(Some((event.name(), field("url").to_owned())));
+            }
+        }
+        let info = reviews.get("pageInfo");
+        match info.and_then(|i| i.get("hasNextPage")).and_then(Value::as_bool) {
+            Some(true) => after = info.and_then(|i| i.get("endCursor")).and_then(Value::as_str).map(str::to_owned),
+            _ => return Ok(None),
+        }
+        if after.is_none() {
+            return Ok(None);
+        }
+    }
 }
 
 fn text(data: &Value, pointer: &str) -> Result<String, GithubError> {

@@ -30,7 +30,7 @@ use crate::github::linked::{
     ConversationComment, LinkedPullRequest, PullSummary, PushSummary, PushedRound, UnplacedThread,
 };
 use crate::github::pull_plan::{self, PullStep, Synced};
-use crate::github::review::ReviewEvent;
+use crate::github::review::{self, ReviewEvent};
 use crate::github::{Api, GithubError, PullRequestRef, RemotePullRequest, RemoteThread, Token, auth, link};
 use crate::state::ThreadEdit;
 use pushing::{PushOutcome, PushPlan};
@@ -361,6 +361,21 @@ async fn push_round_linked(
     dry_run: bool,
 ) -> Result<PushOutcome, PullRequestError> {
     let (api, remote, threads, texts) = push_start(cx, linked, asker_token).await?;
+    // Submitted by a push whose answer never came back: kept as pushed.
+    let (pr, marker) = (linked.pull_request.clone(), round_review::marker(&session.id, round.round));
+    if let Some((event, url)) = on_github(&api, move |api| review::submitted_with(api, &pr, &marker)).await? {
+        linked.pushed_rounds.push(PushedRound {
+            review_id: session.id.clone(),
+            round: round.round,
+            at: crate::clock::now_rfc3339(),
+            event: event.to_owned(),
+            url: url.clone(),
+        });
+        return Err(PullRequestError::Invalid(format!(
+            "round {} of review {} is already on {} ({event}, {url}), from a push whose answer was lost: kept as pushed, nothing was sent again",
+            round.round, session.id, linked.pull_request
+        )));
+    }
     let event = event.unwrap_or_else(|| round_review::default_event(round));
     let ours: Vec<&Thread> = threads.iter().collect();
     let planned = round_review::plan(session, round, &ours, &texts);

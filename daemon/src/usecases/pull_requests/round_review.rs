@@ -74,6 +74,12 @@ pub fn plan(session: &Session, round: &Round, threads: &[&Thread], texts: &Texts
     review
 }
 
+/// What a round's review body ends with, to find it on GitHub again (an
+/// HTML comment: GitHub does not show it).
+pub fn marker(review_id: &str, round: u32) -> String {
+    format!("<!-- parley review {review_id} round {round} -->")
+}
+
 /// The review's body: the person's summary, or the reviewer's assessment;
 /// then what could not go on a line: general findings, missing
 /// requirements, findings that could not be placed; cut to GitHub's limit
@@ -130,7 +136,7 @@ fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[Not
             thread.path, thread.line, thread.reason
         ));
     }
-    let marker = format!("\n\n<!-- parley review {} round {} -->", session.id, round.round);
+    let marker = format!("\n\n{}", marker(&session.id, round.round));
     let mut text = head;
     if !items.is_empty() {
         text.push_str("\n\nNot on a line:\n");
