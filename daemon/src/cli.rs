@@ -418,14 +418,23 @@ enum PrCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Send the threads made here as one review (left pending unless --event), replies, and resolutions.
+    /// Send the threads made here as one review (left pending unless --event), replies, and resolutions;
+    /// or, with --review, a review round's verdict and findings as a submitted review.
     Push {
         /// Print what would be sent, and send nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Submit the review: comment, approve or request-changes (without it, it is left pending on GitHub).
+        /// Submit the review: comment, approve or request-changes (without it, it is left pending on GitHub;
+        /// with --review, it is the person's verdict, or comment for a reviewer command's round).
         #[arg(long, value_parser = ["comment", "approve", "request-changes"])]
         event: Option<String>,
+        /// Push this review session's round (its id, number or a unique beginning) as a review: its findings
+        /// on their lines, its summary as the body; once per round.
+        #[arg(long, value_name = "ID")]
+        review: Option<String>,
+        /// With --review: this round instead of the last.
+        #[arg(long, value_name = "N", requires = "review")]
+        round: Option<u32>,
         #[arg(long)]
         workspace: Option<PathBuf>,
         #[arg(long)]
@@ -722,8 +731,9 @@ async fn run(command: Command) -> anyhow::Result<i32> {
         Command::Pr { command: PrCommand::Pull { workspace, json } } => {
             pull_request::pull(&workspace_or_cwd(workspace)?, json).await
         }
-        Command::Pr { command: PrCommand::Push { dry_run, event, workspace, json } } => {
-            pull_request::push(&workspace_or_cwd(workspace)?, dry_run, event.as_deref(), json).await
+        Command::Pr { command: PrCommand::Push { dry_run, event, review, round, workspace, json } } => {
+            let folder = workspace_or_cwd(workspace)?;
+            pull_request::push(&folder, dry_run, event.as_deref(), review.as_deref().map(|r| (r, round)), json).await
         }
         Command::Walkthrough { command: WalkthroughCommand::Show { id, workspace, json } } => {
             walkthrough::show(id.as_deref(), &workspace_or_cwd(workspace)?, json).await

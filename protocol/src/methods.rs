@@ -2123,6 +2123,15 @@ pub struct PrPushParams {
     /// As for `pr/pull`: the command's `GITHUB_TOKEN`, kept in memory only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// Push this review session's round as a review instead (its id, its
+    /// number or a unique beginning): the findings' threads on their lines,
+    /// the summary as the body, submitted with `event` or the person's
+    /// verdict. Once per round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_id: Option<String>,
+    /// With `review_id`: the round (1-based); the last without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
 }
 
 /// What a push sent (or, dry, would send).
@@ -2147,9 +2156,6 @@ pub struct PrPushSummary {
     /// `agents_may_resolve`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_open: Vec<PrLeftOpen>,
-    /// What the person should know about the settings the push went by.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
     /// `pending` (left for the person to submit on GitHub) or `submitted`;
     /// absent when no review was touched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -2159,6 +2165,58 @@ pub struct PrPushSummary {
     pub event: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_url: Option<String>,
+    /// Threads GitHub already had (an earlier push cut off before its
+    /// answer was kept): tied to GitHub's, not sent again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub adopted: usize,
+    /// What the person should know: what GitHub cannot follow (a synced
+    /// thread moved here), and the settings the push went by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// For a round pushed as a review: `SESSION round N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<String>,
+    /// For a round pushed as a review: the review's body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// For a round: its findings' threads an earlier push already sent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub already_on_github: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// What the last push sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrLastPush {
+    pub at: String,
+    pub threads: usize,
+    pub replies: usize,
+    pub resolutions: usize,
+    /// Threads and replies left unsent (each said why at the push).
+    pub not_sent: usize,
+    /// `pending` or `submitted`, when a review was touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    /// The event a submitted review went with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The review round pushed, as `SESSION round N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<String>,
+}
+
+/// What waits to be pushed, counted here without asking GitHub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrWaiting {
+    /// Open threads made here.
+    pub threads: usize,
+    /// Comments made here not yet on GitHub (later comments of new threads included).
+    pub replies: usize,
+    /// Threads resolved or reopened here since the last sync.
+    pub resolutions: usize,
 }
 
 /// A review thread a push adds.
@@ -2283,6 +2341,11 @@ pub struct LinkedPr {
     /// GitHub for their author.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_open: Vec<PrLeftOpen>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_push: Option<PrLastPush>,
+    /// For `pr/status`: what waits to be pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<PrWaiting>,
 }
 
 /// What a pull brought.

@@ -38,8 +38,25 @@ pub struct Hub {
     pub page_size: Option<usize>,
     /// Reviews made through the API (by the token's person).
     pub reviews: Vec<FakeReview>,
+    /// Failures planned for a given operation's Nth request from now.
+    pub planned: Vec<PlannedFailure>,
     next_id: u64,
 }
+
+/// A failure served for the `nth` (1-based) request of `operation` the
+/// fake receives after it was planned, either instead of doing it or
+/// after doing it (GitHub made the change, but its answer never arrived).
+#[derive(Debug, Clone)]
+pub struct PlannedFailure {
+    pub operation: String,
+    pub nth: usize,
+    pub failure: Failure,
+    pub after_applying: bool,
+    seen: usize,
+}
+
+/// The most characters GitHub takes in a comment's or a review's body.
+pub const BODY_LIMIT: usize = 65_536;
 
 /// The login the token belongs to: the author of what Parley sends.
 pub const VIEWER: &str = "parley-person";
@@ -53,6 +70,8 @@ pub struct FakeReview {
     /// `PENDING` until submitted, then the event's state (`APPROVED`,
     /// `COMMENTED`, `CHANGES_REQUESTED`).
     pub state: String,
+    /// The body it was submitted with.
+    pub body: Option<String>,
 }
 
 /// A pull request.
@@ -293,6 +312,31 @@ impl Hub {
         pull.threads.iter().filter(|t| t.review.is_some()).cloned().collect()
     }
 
+    /// Fails the `nth` request of `operation` from now, without doing it.
+    pub fn fail_nth(&mut self, operation: &str, nth: usize, failure: Failure) {
+        self.planned.push(PlannedFailure { operation: operation.into(), nth, failure, after_applying: false, seen: 0 });
+    }
+
+    /// Does the `nth` request of `operation` from now, then answers it with
+    /// `failure`: GitHub has the change, the asker never learns of it.
+    pub fn fail_nth_after_applying(&mut self, operation: &str, nth: usize, failure: Failure) {
+        self.planned.push(PlannedFailure { operation: operation.into(), nth, failure, after_applying: true, seen: 0 });
+    }
+
+    /// The planned failure due for this request of `operation`, if any.
+    fn due(&mut self, operation: Option<&str>) -> Option<(Failure, bool)> {
+        let operation = operation?;
+        let mut due = None;
+        for planned in self.planned.iter_mut().filter(|p| p.operation == operation) {
+            planned.seen += 1;
+            if planned.seen == planned.nth && due.is_none() {
+                due = Some((planned.failure.clone(), planned.after_applying));
+            }
+        }
+        self.planned.retain(|p| p.seen < p.nth);
+        due
+    }
+
     /// The GraphQL operations received, by name, in order.
     pub fn operations(&self) -> Vec<String> {
         self.requests.iter().filter_map(|r| r.operation.clone()).collect()
@@ -326,6 +370,10 @@ async fn answer(
     if let Some(failure) = hub.failures.pop_front() {
         return failed(failure);
     }
+    let planned = hub.due(operation.as_deref());
+    if let Some((failure, false)) = &planned {
+        return failed(failure.clone());
+    }
     if !graphql {
         return (StatusCode::NOT_FOUND, axum::Json(json!({ "message": "Not Found" }))).into_response();
     }
@@ -341,11 +389,15 @@ async fn answer(
         Some("ParleyResolveThread") => set_resolved(&mut hub, &variables, true, "resolveReviewThread"),
         Some("ParleyUnresolveThread") => set_resolved(&mut hub, &variables, false, "unresolveReviewThread"),
         Some("ParleySubmitReview") => submit_review(&mut hub, &variables),
+        Some("ParleyReviews") => reviews_page(&hub, &variables),
         other => {
             let message = format!("the fake GitHub does not serve the operation {other:?}");
             return axum::Json(json!({ "errors": [{ "type": "UNKNOWN", "message": message }] })).into_response();
         }
     };
+    if let Some((failure, true)) = planned {
+        return failed(failure);
+    }
     match data {
         Ok(data) => axum::Json(json!({ "data": data })).into_response(),
         Err(message) => {
@@ -515,7 +567,7 @@ fn start_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
     }
     let commit = text(variables, "commitOID")?.to_owned();
     let (id, _) = hub.next("PRR");
-    hub.reviews.push(FakeReview { id: id.clone(), number, commit, state: "PENDING".into() });
+    hub.reviews.push(FakeReview { id: id.clone(), number, commit, state: "PENDING".into(), body: None });
     Ok(json!({ "addPullRequestReview": { "pullRequestReview": { "id": id } } }))
 }
 
@@ -535,6 +587,9 @@ fn add_review_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> 
     let side = text(variables, "side")?.to_owned();
     if start_line.is_some() && variables.get("startSide").and_then(Value::as_str) != Some(side.as_str()) {
         return Err("startSide must be given with startLine".into());
+    }
+    if text(variables, "body")?.chars().count() > BODY_LIMIT {
+        return Err("Body is too long (maximum is 65536 characters)".into());
     }
     let comment = hub.comment(text(variables, "body")?, VIEWER);
     let (id, _) = hub.next("PRRT");
@@ -572,6 +627,17 @@ fn thread_number(hub: &Hub, id: &str) -> Result<u64, String> {
 fn reply_to_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
     let id = text(variables, "pullRequestReviewThreadId")?.to_owned();
     let number = thread_number(hub, &id)?;
+    // A thread of a review not yet submitted takes replies in that review only.
+    let review = hub.thread(number, &id).review.clone();
+    let pending = review.as_ref().filter(|r| hub.reviews.iter().any(|x| &x.id == *r && x.state == "PENDING"));
+    if let Some(pending) = pending
+        && variables.get("pullRequestReviewId").and_then(Value::as_str) != Some(pending.as_str())
+    {
+        return Err("A reply to a pending review comment must be part of that pending review".into());
+    }
+    if text(variables, "body")?.chars().count() > BODY_LIMIT {
+        return Err("Body is too long (maximum is 65536 characters)".into());
+    }
     let comment = hub.comment(text(variables, "body")?, VIEWER);
     let answer = json!({ "addPullRequestReviewThreadReply": { "comment": { "id": comment.id } } });
     hub.thread(number, &id).comments.push(comment);
@@ -585,6 +651,22 @@ fn set_resolved(hub: &mut Hub, variables: &Value, resolved: bool, field: &str) -
     Ok(json!({ field: { "thread": { "id": id, "isResolved": resolved } } }))
 }
 
+fn review_url(review: &FakeReview) -> String {
+    format!("https://github.test/pull/{}#{}", review.number, review.id)
+}
+
+fn reviews_page(hub: &Hub, variables: &Value) -> Result<Value, String> {
+    let pull = find_pull(hub, variables)?;
+    let reviews: Vec<&FakeReview> = hub.reviews.iter().filter(|r| r.number == pull.number).collect();
+    let page = page(
+        hub,
+        &reviews,
+        variables,
+        |r| json!({ "id": r.id, "body": r.body.clone().unwrap_or_default(), "state": r.state, "url": review_url(r), "viewerDidAuthor": true }),
+    );
+    Ok(json!({ "repository": { "pullRequest": { "reviews": page } } }))
+}
+
 fn submit_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
     let id = text(variables, "pullRequestReviewId")?.to_owned();
     pending(hub, &id)?;
@@ -594,8 +676,13 @@ fn submit_review(hub: &mut Hub, variables: &Value) -> Result<Value, String> {
         "REQUEST_CHANGES" => "CHANGES_REQUESTED",
         other => return Err(format!("Unknown event {other}")),
     };
+    let body = variables.get("body").and_then(Value::as_str).map(str::to_owned);
+    if body.as_ref().is_some_and(|b| b.chars().count() > BODY_LIMIT) {
+        return Err("Body is too long (maximum is 65536 characters)".into());
+    }
     let review = hub.reviews.iter_mut().find(|r| r.id == id).ok_or("no such review")?;
     review.state = state.into();
-    let url = format!("https://github.test/pull/{}#{}", review.number, review.id);
+    review.body = body;
+    let url = review_url(review);
     Ok(json!({ "submitPullRequestReview": { "pullRequestReview": { "id": id, "state": state, "url": url } } }))
 }

@@ -900,3 +900,290 @@ async fn against_a_real_repository_a_thread_goes_there_comes_back_the_same_and_i
     let read = remote::fetch(&api, &pull_request).expect("the pull request is read");
     assert!(read.threads.iter().any(|t| t.comments[0].body == body && t.is_resolved), "resolved on GitHub");
 }
+
+/// A repository with `src/lib.rs` committed as the pull request's head, a
+/// daemon without a token of its own, linked to `octo/app#7` on the fake;
+/// the environment that gives the CLI the fake and its token.
+struct Linked {
+    // Dropped in this order: the daemon stops before its folder goes.
+    _daemon: parley_tests::DaemonProcess,
+    fake: FakeGitHub,
+    repo: std::path::PathBuf,
+    sandbox: Sandbox,
+}
+
+impl Linked {
+    fn env(&self) -> [(&str, &str); 2] {
+        [("PARLEY_GITHUB_API", self.fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)]
+    }
+
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        run_in(&self.sandbox, &self.repo, &self.env(), args)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (ok, said) = self.run(args);
+        assert!(ok, "parley {args:?} failed: {said}");
+        said
+    }
+}
+
+fn linked_to_a_pull_request(files: &[(&str, &str)]) -> Linked {
+    let sandbox = Sandbox::new();
+    let repo = sandbox.repo("app", files);
+    let head = commit(&repo);
+    let fake = FakeGitHub::start();
+    fake.hub().open_pull("octo", "app", 7, &head);
+    let daemon = sandbox.start_daemon_with(|c| {
+        c.env_remove("GITHUB_TOKEN").env_remove("GH_TOKEN");
+    });
+    let linked = Linked { _daemon: daemon, fake, repo, sandbox };
+    linked.ok(&["pr", "link", "octo/app#7"]);
+    linked
+}
+
+fn pr_status_json(linked: &Linked) -> Value {
+    serde_json::from_str(&linked.ok(&["pr", "status", "--json"])).expect("JSON")
+}
+
+#[tokio::test]
+async fn a_push_cut_off_halfway_resumes_into_the_same_review_and_adopts_what_github_already_took() {
+    let linked = linked_to_a_pull_request(&[("src/lib.rs", HEAD)]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    let first = add_thread(sandbox, repo, "src/lib.rs:1", "one needs a doc");
+    add_thread(sandbox, repo, "src/lib.rs:2", "two is unused");
+    add_thread(sandbox, repo, "src/lib.rs:3", "three shadows two");
+    fake.hub().fail_nth("ParleyAddThread", 2, Failure::Status { status: 502, message: "Bad Gateway".into() });
+
+    // The second thread fails: a clear error; the first keeps GitHub's id.
+    let (ok, said) = linked.run(&["pr", "push"]);
+    assert!(!ok, "{said}");
+    assert!(said.contains("502"), "the failure says what GitHub answered: {said}");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 1);
+    let kept = threads(sandbox, repo).into_iter().find(|t| t["id"] == first.as_str()).expect("the first thread");
+    let first_url = fake.hub().pushed_threads(7)[0].comments[0].database_id.to_string();
+    assert!(kept["github"]["url"].as_str().is_some_and(|u| u.ends_with(&first_url)), "{kept:#}");
+    let status = pr_status_json(&linked);
+    assert!(status["linked"]["last_error"].as_str().is_some_and(|e| e.contains("502")), "{status:#}");
+    assert_eq!(status["linked"]["waiting"]["threads"], 2, "two threads wait: {status:#}");
+    let said = linked.ok(&["pr", "status"]);
+    assert!(said.contains("Waiting to be pushed: 2 new threads"), "{said}");
+
+    // The next push sends only the rest, into the same pending review.
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("two is unused") && said.contains("three shadows two"), "{said}");
+    assert!(!said.contains("one needs a doc"), "the first is not sent again: {said}");
+    {
+        let hub = fake.hub();
+        let pushed = hub.pushed_threads(7);
+        let bodies: Vec<&str> = pushed.iter().map(|t| t.comments[0].body.as_str()).collect();
+        assert_eq!(bodies, ["one needs a doc", "two is unused", "three shadows two"], "exactly 3 threads");
+        assert_eq!(hub.reviews.len(), 1, "one pending review");
+        assert!(pushed.iter().all(|t| t.review.as_deref() == Some(hub.reviews[0].id.as_str())));
+    }
+
+    // GitHub takes the fourth thread but its answer is lost: the next push
+    // finds it in the pull request and ties it to the thread here.
+    add_thread(sandbox, repo, "src/lib.rs:4", "four has no test");
+    fake.hub().fail_nth_after_applying(
+        "ParleyAddThread",
+        1,
+        Failure::Status { status: 502, message: "Bad Gateway".into() },
+    );
+    let (ok, said) = linked.run(&["pr", "push"]);
+    assert!(!ok, "{said}");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 4, "GitHub has it");
+    let adds = |fake: &FakeGitHub| fake.hub().operations().iter().filter(|o| *o == "ParleyAddThread").count();
+    let before = adds(fake);
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("1 thread was already on GitHub"), "{said}");
+    assert_eq!(adds(fake), before, "not sent again");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 4);
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("nothing new"), "the adopted thread is known: {said}");
+    assert_eq!(threads(sandbox, repo).len(), 4);
+
+    // A reply on a thread still in the pending review goes into it.
+    linked.ok(&["feedback", "reply", &first, "and a test"]);
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("reply on src/lib.rs: and a test"), "{said}");
+    {
+        let hub = fake.hub();
+        let reply = hub.requests.iter().rev().find(|r| r.operation.as_deref() == Some("ParleyReply")).expect("sent");
+        assert_eq!(reply.body["pullRequestReviewId"], hub.reviews[0].id.as_str(), "in the pending review");
+        let one = &hub.pushed_threads(7)[0];
+        assert_eq!(one.comments.iter().map(|c| c.body.as_str()).collect::<Vec<_>>(), ["one needs a doc", "and a test"]);
+    }
+
+    // `pr status` tells the last push and that nothing waits.
+    let said = linked.ok(&["pr", "status"]);
+    assert!(said.contains("Last pushed") && said.contains("1 reply"), "{said}");
+    assert!(said.contains("Nothing waits to be pushed"), "{said}");
+    let status = pr_status_json(&linked);
+    assert_eq!(status["linked"]["last_push"]["replies"], 1, "{status:#}");
+    assert_eq!(status["linked"]["waiting"], json!({ "threads": 0, "replies": 0, "resolutions": 0 }));
+
+    // Submitted: the review's threads take replies on their own again.
+    linked.ok(&["pr", "push", "--event", "comment"]);
+    assert_eq!(fake.hub().reviews[0].state, "COMMENTED");
+    let said = linked.ok(&["pr", "status"]);
+    assert!(said.contains("submitted (comment)"), "{said}");
+    linked.ok(&["feedback", "reply", &first, "done"]);
+    linked.ok(&["pr", "push"]);
+    let hub = fake.hub();
+    let reply = hub.requests.iter().rev().find(|r| r.operation.as_deref() == Some("ParleyReply")).expect("sent");
+    assert_eq!(reply.body["pullRequestReviewId"], Value::Null, "a submitted thread's reply stands alone");
+    assert_eq!(hub.pushed_threads(7)[0].comments.len(), 3);
+}
+
+#[tokio::test]
+async fn a_persons_round_is_pushed_once_as_a_review_with_its_verdict_its_findings_on_their_lines_and_the_rest_in_the_body()
+ {
+    let linked = linked_to_a_pull_request(&[("notes.txt", "one\ntwo\nthree\nfour\n")]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    std::fs::write(repo.join("notes.txt"), "one\nthree\nfour point zero\nfive\n").expect("edit");
+    let agent = sandbox.agent(repo).await;
+    let id = agent.ask_a_person(json!({ "summary": "Tidied the notes" })).await;
+    let number = id.rsplit('-').next().expect("an id has dashes").to_owned();
+    linked.ok(&["review", "comment", &number, "notes.txt:3", "Keep it short"]);
+    linked.ok(&["review", "comment", &number, "notes.txt:4", "Five needs a test"]);
+    linked.ok(&["review", "submit", &number, "--request-changes", "-m", "Two things"]);
+    // The change is pushed to the branch; then line 4 is changed again here.
+    let head = commit(repo);
+    fake.hub().pull(7).head_oid = head.clone();
+    std::fs::write(repo.join("notes.txt"), "one\nthree\nfour point zero\nfive!\n").expect("edit again");
+
+    let said = linked.ok(&["pr", "push", "--review", &number, "--dry-run"]);
+    assert!(said.contains(&format!("Would push {id} round 1 to octo/app#7 as a review (request-changes)")), "{said}");
+    assert!(said.contains("comment notes.txt:3: Keep it short"), "{said}");
+    assert!(said.contains("in the body, not on a line: notes.txt:4"), "{said}");
+    assert!(said.contains("Two things"), "the summary is the body: {said}");
+    assert!(mutations(fake).is_empty(), "a dry run sends nothing: {:?}", mutations(fake));
+
+    let said = linked.ok(&["pr", "push", "--review", &number]);
+    assert!(said.contains(&format!("Pushed {id} round 1 to octo/app#7 as a review (request-changes)")), "{said}");
+    {
+        let hub = fake.hub();
+        assert_eq!(hub.reviews.len(), 1);
+        let review = &hub.reviews[0];
+        assert_eq!((review.state.as_str(), review.commit.as_str()), ("CHANGES_REQUESTED", head.as_str()));
+        let body = review.body.as_deref().unwrap_or_default();
+        assert!(body.starts_with("Two things"), "{body}");
+        assert!(body.contains("`notes.txt:4`") && body.contains("Five needs a test"), "the unplaced finding: {body}");
+        assert!(!body.contains("Keep it short"), "a finding on a line is not repeated in the body: {body}");
+        let pushed = hub.pushed_threads(7);
+        assert_eq!(pushed.len(), 1, "{pushed:#?}");
+        assert_eq!((pushed[0].path.as_str(), pushed[0].line, pushed[0].side.as_str()), ("notes.txt", Some(3), "RIGHT"));
+        assert_eq!(pushed[0].comments[0].body, "Keep it short");
+    }
+
+    // Asked again: said, and nothing sent.
+    let before = mutations(fake).len();
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("already pushed") && said.contains("nothing was sent again"), "{said}");
+    assert_eq!(mutations(fake).len(), before);
+    let said = linked.ok(&["pr", "status"]);
+    assert!(
+        said.contains(&format!("{id} round 1, 1 thread, 1 not sent; the review was submitted (request-changes)")),
+        "{said}"
+    );
+    let status = pr_status_json(&linked);
+    assert_eq!(status["linked"]["last_push"]["round"], format!("{id} round 1"), "{status:#}");
+    assert_eq!(status["linked"]["last_push"]["event"], "request-changes");
+    // The finding's thread is synced: an ordinary push does not send it again.
+    linked.ok(&["pr", "push"]);
+    assert_eq!(fake.hub().pushed_threads(7).len(), 1);
+
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number, "--round", "4"]);
+    assert!(!ok && said.contains("has rounds 1 to 1, not 4"), "{said}");
+}
+
+#[tokio::test]
+async fn a_comment_over_githubs_size_limit_is_listed_as_not_sent_and_the_rest_goes() {
+    let linked = linked_to_a_pull_request(&[("src/lib.rs", HEAD)]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    fake.hub().add_thread(7, "src/lib.rs", 1..=1, "RIGHT", "close this", "mona");
+    linked.ok(&["pr", "pull"]);
+    let mona = threads(sandbox, repo)[0]["id"].as_str().expect("the pulled thread").to_owned();
+    linked.ok(&["feedback", "reply", &mona, "will be long"]);
+    linked.ok(&["feedback", "reply", &mona, "short after it"]);
+    add_thread(sandbox, repo, "src/lib.rs:2", "will be long too");
+    add_thread(sandbox, repo, "src/lib.rs:3", "fine");
+    // A store written before Parley's own limit, or a comment grown on its
+    // way out: put back through an export, 70,000 characters each.
+    let work = sandbox.dir.path();
+    linked.ok(&["export", &work.join("out.json").display().to_string()]);
+    let mut export: Value =
+        serde_json::from_slice(&std::fs::read(work.join("out.json")).expect("exported")).expect("JSON");
+    let long = "x".repeat(70_000);
+    for thread in export["threads"].as_array_mut().expect("threads") {
+        for comment in thread["comments"].as_array_mut().expect("comments") {
+            if comment["body"] == "will be long" || comment["body"] == "will be long too" {
+                comment["body"] = json!(long);
+            }
+        }
+    }
+    std::fs::write(work.join("long.json"), serde_json::to_vec(&export).expect("JSON")).expect("write");
+    linked.ok(&["import", &work.join("long.json").display().to_string()]);
+
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("not sent: src/lib.rs:2: it is 70,000 characters, over GitHub's limit of 65,536"), "{said}");
+    assert!(said.contains("not sent: src/lib.rs:1: it is 70,000 characters"), "the long reply: {said}");
+    assert!(said.contains("shorter"), "it says what to do: {said}");
+    assert!(said.contains("thread src/lib.rs:3 (RIGHT): fine"), "{said}");
+    assert!(said.contains("reply on src/lib.rs: short after it"), "{said}");
+    {
+        let hub = fake.hub();
+        let bodies: Vec<&str> = hub.pulls[0].threads[0].comments.iter().map(|c| c.body.as_str()).collect();
+        assert_eq!(bodies, ["close this", "short after it"], "nothing half-sent");
+        let pushed = hub.pushed_threads(7);
+        assert_eq!(pushed.len(), 1, "{pushed:#?}");
+        assert_eq!(pushed[0].comments[0].body, "fine");
+    }
+    // Pushed again: said again, nothing sent, nothing lost here.
+    let before = mutations(fake).len();
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("not sent: src/lib.rs:2") && said.contains("not sent: src/lib.rs:1"), "{said}");
+    assert_eq!(mutations(fake).len(), before);
+    linked.ok(&["export", &work.join("again.json").display().to_string()]);
+    let kept = std::fs::read_to_string(work.join("again.json")).expect("exported");
+    assert_eq!(kept.matches(&long).count(), 2, "both long comments are kept here whole");
+
+    // GitHub shows the pushed thread on another line than it is here: it
+    // cannot be moved there, and the push says so.
+    let fine = fake.hub().pushed_threads(7)[0].id.clone();
+    fake.hub().thread(7, &fine).line = Some(5);
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("GitHub cannot move a thread: it stays on line 5"), "{said}");
+    assert!(said.contains("line 3 of the head"), "{said}");
+}
+
+#[tokio::test]
+async fn a_round_github_took_without_answering_is_found_by_its_mark_and_not_submitted_twice() {
+    let linked = linked_to_a_pull_request(&[("notes.txt", "one\ntwo\n")]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    std::fs::write(repo.join("notes.txt"), "one\ntwo\nthree\n").expect("edit");
+    let agent = sandbox.agent(repo).await;
+    let id = agent.ask_a_person(json!({ "summary": "Added three" })).await;
+    let number = id.rsplit('-').next().expect("an id has dashes").to_owned();
+    linked.ok(&["review", "comment", &number, "notes.txt:3", "Three what?"]);
+    linked.ok(&["review", "submit", &number, "--approve", "-m", "Fine by me"]);
+    fake.hub().pull(7).head_oid = commit(repo);
+
+    fake.hub().fail_nth_after_applying(
+        "ParleySubmitReview",
+        1,
+        Failure::Status { status: 502, message: "Bad Gateway".into() },
+    );
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("502"), "{said}");
+    assert_eq!(fake.hub().reviews[0].state, "APPROVED", "GitHub took it");
+    let before = mutations(fake).len();
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("already on octo/app#7 (approve"), "{said}");
+    assert!(said.contains("nothing was sent again"), "{said}");
+    assert_eq!(mutations(fake).len(), before, "nothing sent: {:?}", mutations(fake));
+    let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
+    assert!(!ok && said.contains("was already pushed to octo/app#7"), "kept as pushed: {said}");
+    assert_eq!(fake.hub().reviews.len(), 1, "one review");
+}

@@ -97,12 +97,24 @@ pub async fn pull(folder: &Path, json: bool) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `parley pr push [--dry-run] [--event comment|approve|request-changes]`.
-pub async fn push(folder: &Path, dry_run: bool, event: Option<&str>, json: bool) -> anyhow::Result<i32> {
+/// `parley pr push [--dry-run] [--event comment|approve|request-changes] [--review ID [--round N]]`.
+pub async fn push(
+    folder: &Path,
+    dry_run: bool,
+    event: Option<&str>,
+    round: Option<(&str, Option<u32>)>,
+    json: bool,
+) -> anyhow::Result<i32> {
     let mut client = client().await?;
     let mut params = json!({ "workspace": folder, "dry_run": dry_run });
     if let Some(event) = event {
         params["event"] = json!(event);
+    }
+    if let Some((review, number)) = round {
+        params["review_id"] = json!(review);
+        if let Some(number) = number {
+            params["round"] = json!(number);
+        }
     }
     if let Some(token) = env("GITHUB_TOKEN") {
         params["token"] = json!(token);
@@ -113,6 +125,10 @@ pub async fn push(folder: &Path, dry_run: bool, event: Option<&str>, json: bool)
         return Ok(0);
     }
     let (Some(linked), Some(pushed)) = (&result.linked, &result.pushed) else { return Ok(0) };
+    if pushed.round.is_some() {
+        print_round(linked, pushed);
+        return Ok(0);
+    }
     let nothing = pushed.threads.is_empty() && pushed.replies.is_empty() && pushed.resolutions.is_empty();
     if pushed.dry_run {
         say!("Would push to {} (nothing is sent):", linked.pull_request);
@@ -144,8 +160,14 @@ pub async fn push(folder: &Path, dry_run: bool, event: Option<&str>, json: bool)
     for left in &pushed.left_open {
         say!("  {}", left_open(left));
     }
+    if pushed.adopted > 0 {
+        say!(
+            "  {} already on GitHub from a push cut off before its answer was kept: tied to it, not sent again",
+            plural(pushed.adopted, "thread was", "threads were")
+        );
+    }
     for note in &pushed.notes {
-        say!("{note}");
+        say!("  note: {note}");
     }
     match (pushed.review.as_deref(), pushed.event.as_deref()) {
         (Some("submitted"), Some(event)) => {
@@ -172,6 +194,54 @@ fn left_open(left: &wire::PrLeftOpen) -> String {
     )
 }
 
+/// A round pushed (or, dry, to be pushed) as a review.
+fn print_round(linked: &LinkedPr, pushed: &wire::PrPushSummary) {
+    let round = pushed.round.as_deref().unwrap_or_default();
+    let event = pushed.event.as_deref().unwrap_or("comment");
+    if pushed.dry_run {
+        say!("Would push {round} to {} as a review ({event}); nothing is sent:", linked.pull_request);
+    } else {
+        say!(
+            "Pushed {round} to {} as a review ({event}){}:",
+            linked.pull_request,
+            pushed.review_url.as_deref().map(|u| format!(": {u}")).unwrap_or_default()
+        );
+    }
+    for thread in &pushed.threads {
+        let lines = if thread.start_line < thread.line {
+            format!("{}-{}", thread.start_line, thread.line)
+        } else {
+            thread.line.to_string()
+        };
+        say!("  comment {}:{lines}: {}", thread.path, thread.body.lines().next().unwrap_or_default());
+    }
+    for not_sent in &pushed.not_sent {
+        say!("  in the body, not on a line: {}{}: {}", not_sent.path, line_of(not_sent.line), not_sent.reason);
+    }
+    if pushed.already_on_github > 0 {
+        say!(
+            "  {} already on GitHub (an earlier push sent them)",
+            plural(pushed.already_on_github, "finding is", "findings are")
+        );
+    }
+    if pushed.adopted > 0 {
+        say!(
+            "  {} already on GitHub from a push cut off: tied to it, not sent again",
+            plural(pushed.adopted, "thread was", "threads were")
+        );
+    }
+    if let Some(body) = &pushed.body {
+        say!("  body:");
+        for line in body.lines() {
+            say!("    {line}");
+        }
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn line_of(line: Option<u32>) -> String {
     line.map(|l| format!(":{l}")).unwrap_or_default()
 }
@@ -192,6 +262,33 @@ fn brought(pulled: &PrPullSummary) -> String {
     if parts.is_empty() { "nothing new".into() } else { parts.join(", ") }
 }
 
+fn sent(pushed: &wire::PrLastPush) -> String {
+    let mut parts: Vec<String> = [
+        (pushed.threads, "thread", "threads"),
+        (pushed.replies, "reply", "replies"),
+        (pushed.resolutions, "resolution", "resolutions"),
+    ]
+    .iter()
+    .filter(|(count, ..)| *count > 0)
+    .map(|(count, one, many)| plural(*count, one, many))
+    .collect();
+    if let Some(round) = &pushed.round {
+        parts.insert(0, round.clone());
+    }
+    if parts.is_empty() {
+        parts.push("nothing new".into());
+    }
+    if pushed.not_sent > 0 {
+        parts.push(format!("{} not sent", pushed.not_sent));
+    }
+    let review = match (pushed.review.as_deref(), pushed.event.as_deref()) {
+        (Some("submitted"), Some(event)) => format!("; the review was submitted ({event})"),
+        (Some("pending"), _) => "; the review is left pending on GitHub".into(),
+        _ => String::new(),
+    };
+    format!("{}{review}", parts.join(", "))
+}
+
 fn print_linked(workspace: &Path, linked: &LinkedPr) {
     let state = linked.state.as_deref().map(|s| format!(", {}", s.to_lowercase())).unwrap_or_default();
     let how = if linked.found_by == "gh" { "found with gh" } else { "linked by hand" };
@@ -199,6 +296,26 @@ fn print_linked(workspace: &Path, linked: &LinkedPr) {
     match &linked.last_pull {
         Some(pulled) => say!("Last pulled {}: {}.", pulled.at, brought(pulled)),
         None => say!("Not pulled yet: `parley pr pull` brings its review threads in."),
+    }
+    match &linked.last_push {
+        Some(pushed) => say!("Last pushed {}: {}.", pushed.at, sent(pushed)),
+        None => say!("Not pushed yet."),
+    }
+    if let Some(waiting) = &linked.waiting {
+        let parts: Vec<String> = [
+            (waiting.threads, "new thread", "new threads"),
+            (waiting.replies, "reply", "replies"),
+            (waiting.resolutions, "resolution", "resolutions"),
+        ]
+        .iter()
+        .filter(|(count, ..)| *count > 0)
+        .map(|(count, one, many)| plural(*count, one, many))
+        .collect();
+        if parts.is_empty() {
+            say!("Nothing waits to be pushed.");
+        } else {
+            say!("Waiting to be pushed: {} (`parley pr push --dry-run` shows them).", parts.join(", "));
+        }
     }
     if let Some(error) = &linked.last_error {
         say!("The last sync failed: {error}");

@@ -50,6 +50,16 @@ pub struct LinkedPullRequest {
     /// GitHub for their author.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_open: Vec<LeftOpenThread>,
+    /// What the last push sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_push: Option<PushSummary>,
+    /// This person's pending review on GitHub as Parley left it: threads
+    /// added to it take their replies in it until it is submitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_review: Option<PendingReview>,
+    /// Review rounds pushed as reviews: each goes once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pushed_rounds: Vec<PushedRound>,
 }
 
 /// A thread an agent resolved here, left open on GitHub.
@@ -58,6 +68,48 @@ pub struct LeftOpenThread {
     pub path: String,
     pub url: String,
     pub agent: String,
+}
+
+/// What a push sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushSummary {
+    /// RFC 3339.
+    pub at: String,
+    pub threads: usize,
+    pub replies: usize,
+    pub resolutions: usize,
+    /// Threads and replies left unsent, each with its reason.
+    pub not_sent: usize,
+    /// `pending` or `submitted`, when a review was touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    /// The event a submitted review went with (`comment`, `approve`,
+    /// `request-changes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The review round pushed, as `SESSION round N`, when it was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<String>,
+}
+
+/// A pending review Parley added threads to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingReview {
+    pub id: String,
+    /// GitHub's ids of the threads added to it.
+    pub threads: Vec<String>,
+}
+
+/// A review round pushed as a review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushedRound {
+    /// The review session's id.
+    pub review_id: String,
+    pub round: u32,
+    /// RFC 3339.
+    pub at: String,
+    pub event: String,
+    pub url: String,
 }
 
 /// What a pull brought.

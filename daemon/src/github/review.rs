@@ -99,9 +99,21 @@ const UNRESOLVE: &str = "mutation ParleyUnresolveThread($threadId: ID!) {
   unresolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } }
 }";
 
-const SUBMIT: &str = "mutation ParleySubmitReview($pullRequestReviewId: ID!, $event: PullRequestReviewEvent!) {
-  submitPullRequestReview(input: { pullRequestReviewId: $pullRequestReviewId, event: $event }) {
+const SUBMIT: &str =
+    "mutation ParleySubmitReview($pullRequestReviewId: ID!, $event: PullRequestReviewEvent!, $body: String) {
+  submitPullRequestReview(input: { pullRequestReviewId: $pullRequestReviewId, event: $event, body: $body }) {
     pullRequestReview { id state url }
+  }
+}";
+
+const REVIEWS: &str = "query ParleyReviews($owner: String!, $name: String!, $number: Int!, $after: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviews(first: 100, after: $after) {
+        pageInfo { hasNextPage endCursor }
+        nodes { id body state url viewerDidAuthor }
+      }
+    }
   }
 }";
 
@@ -116,6 +128,7 @@ pub fn documents() -> Vec<(&'static str, String)> {
         ("ParleyResolveThread", RESOLVE),
         ("ParleyUnresolveThread", UNRESOLVE),
         ("ParleySubmitReview", SUBMIT),
+        ("ParleyReviews", REVIEWS),
     ]
     .into_iter()
     .map(|(name, text)| (name, text.to_owned()))
@@ -175,10 +188,48 @@ pub fn set_resolved(api: &Api, thread: &str, resolved: bool) -> Result<(), Githu
     api.graphql(document, json!({ "threadId": thread })).map(|_| ())
 }
 
-/// Submits the pending review `review` with `event`; its page.
-pub fn submit(api: &Api, review: &str, event: ReviewEvent) -> Result<String, GithubError> {
-    let data = api.graphql(SUBMIT, json!({ "pullRequestReviewId": review, "event": event.github_name() }))?;
+/// Submits the pending review `review` with `event` and, when given, the
+/// review's `body`; its page.
+pub fn submit(api: &Api, review: &str, event: ReviewEvent, body: Option<&str>) -> Result<String, GithubError> {
+    let variables = json!({ "pullRequestReviewId": review, "event": event.github_name(), "body": body });
+    let data = api.graphql(SUBMIT, variables)?;
     Ok(text(&data, "/submitPullRequestReview/pullRequestReview/url").unwrap_or_default())
+}
+
+/// A submitted review of this viewer's whose body holds `marker`: its
+/// event (as `ReviewEvent::name` gives it) and page. Every page is read.
+pub fn submitted_with(
+    api: &Api,
+    pr: &PullRequestRef,
+    marker: &str,
+) -> Result<Option<(&'static str, String)>, GithubError> {
+    let mut after: Option<String> = None;
+    loop {
+        let variables = json!({ "owner": pr.owner, "name": pr.repo, "number": pr.number, "after": after });
+        let data = api.graphql(REVIEWS, variables)?;
+        let reviews = data.pointer("/repository/pullRequest/reviews").cloned().unwrap_or(Value::Null);
+        for node in reviews.get("nodes").and_then(Value::as_array).into_iter().flatten() {
+            let field = |name: &str| node.get(name).and_then(Value::as_str).unwrap_or_default();
+            let event = match field("state") {
+                "APPROVED" => ReviewEvent::Approve,
+                "CHANGES_REQUESTED" => ReviewEvent::RequestChanges,
+                "COMMENTED" | "DISMISSED" => ReviewEvent::Comment,
+                _ => continue,
+            };
+            let mine = node.get("viewerDidAuthor").and_then(Value::as_bool).unwrap_or(false);
+            if mine && field("body").contains(marker) {
+                return Ok(Some((event.name(), field("url").to_owned())));
+            }
+        }
+        let info = reviews.get("pageInfo");
+        match info.and_then(|i| i.get("hasNextPage")).and_then(Value::as_bool) {
+            Some(true) => after = info.and_then(|i| i.get("endCursor")).and_then(Value::as_str).map(str::to_owned),
+            _ => return Ok(None),
+        }
+        if after.is_none() {
+            return Ok(None);
+        }
+    }
 }
 
 fn text(data: &Value, pointer: &str) -> Result<String, GithubError> {

@@ -34,9 +34,17 @@ pub async fn link(peer: &Peer<'_>, p: wire::PrLinkParams) -> Result<wire::PrStat
 
 pub async fn status(peer: &Peer<'_>, p: wire::PrStatusParams) -> Result<wire::PrStatusResult, ErrorObject> {
     let dir = absolute(&p.workspace)?;
-    let linked = pull_requests::status(peer.cx, dir).await?;
-    let workspace = linked.as_ref().map_or_else(|| crate::workspace::root_of(dir), |l| l.workspace.clone());
-    Ok(result(workspace, linked.as_ref(), None))
+    let linked = pull_requests::status_with_waiting(peer.cx, dir).await?;
+    let workspace = linked.as_ref().map_or_else(|| crate::workspace::root_of(dir), |l| l.0.workspace.clone());
+    let mut result = result(workspace, linked.as_ref().map(|l| &l.0), None);
+    if let (Some(view), Some((_, waiting))) = (result.linked.as_mut(), linked) {
+        view.waiting = Some(wire::PrWaiting {
+            threads: waiting.threads,
+            replies: waiting.replies,
+            resolutions: waiting.resolutions,
+        });
+    }
+    Ok(result)
 }
 
 pub async fn pull(peer: &Peer<'_>, p: wire::PrPullParams) -> Result<wire::PrStatusResult, ErrorObject> {
@@ -48,7 +56,13 @@ pub async fn pull(peer: &Peer<'_>, p: wire::PrPullParams) -> Result<wire::PrStat
 pub async fn push(peer: &Peer<'_>, p: wire::PrPushParams) -> Result<wire::PrStatusResult, ErrorObject> {
     let dir = absolute(&p.workspace)?;
     let event = p.event.as_deref().map(ReviewEvent::parse).transpose().map_err(errors::invalid)?;
-    let (linked, pushed) = pull_requests::push(peer.cx, dir, p.token, p.dry_run, event).await?;
+    let (linked, pushed) = match p.review_id.as_deref() {
+        Some(review) => pull_requests::push_round(peer.cx, dir, p.token, review, p.round, event, p.dry_run).await?,
+        None if p.round.is_some() => {
+            return Err(errors::invalid("round needs review_id: the review session whose round to push"));
+        }
+        None => pull_requests::push(peer.cx, dir, p.token, p.dry_run, event).await?,
+    };
     let mut result = result(linked.workspace.clone(), Some(&linked), None);
     result.pushed = Some(pushed_view(&pushed));
     Ok(result)
@@ -98,10 +112,14 @@ fn pushed_view(o: &PushOutcome) -> wire::PrPushSummary {
             })
             .collect(),
         left_open: o.plan.left_open.iter().map(|l| left_open_view(&l.path, &l.url, &l.agent)).collect(),
-        notes: o.settings_note.iter().cloned().collect(),
         review: o.review.map(str::to_owned),
         event: o.event.map(|e| e.name().to_owned()),
         review_url: o.review_url.clone(),
+        adopted: o.adopted,
+        notes: o.settings_note.iter().chain(&o.plan.notes).cloned().collect(),
+        round: o.round.as_ref().map(|(id, round)| format!("{id} round {round}")),
+        body: o.body.clone(),
+        already_on_github: o.already_on_github,
     }
 }
 
@@ -158,6 +176,17 @@ fn linked_view(l: &LinkedPullRequest) -> wire::LinkedPr {
         placed_by_line: l.placed_by_line.iter().map(unplaced_view).collect(),
         conflicts: l.conflicts.clone(),
         left_open: l.left_open.iter().map(|t| left_open_view(&t.path, &t.url, &t.agent)).collect(),
+        last_push: l.last_push.as_ref().map(|p| wire::PrLastPush {
+            at: p.at.clone(),
+            threads: p.threads,
+            replies: p.replies,
+            resolutions: p.resolutions,
+            not_sent: p.not_sent,
+            review: p.review.clone(),
+            event: p.event.clone(),
+            round: p.round.clone(),
+        }),
+        waiting: None,
     }
 }
 

@@ -11,7 +11,9 @@
 
 mod placing;
 pub mod pushing;
+mod round_review;
 pub mod schedule;
+mod sending;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,9 @@ use super::Context;
 use super::feedback::{NewThread, SyncedThread};
 use crate::feedback::{Comment, GithubMark, SyncedComment, Thread};
 use crate::github::api::{API_ROOT_VARIABLE, DEFAULT_API_ROOT, web_host_of};
-use crate::github::linked::{ConversationComment, LeftOpenThread, LinkedPullRequest, PullSummary, UnplacedThread};
+use crate::github::linked::{
+    ConversationComment, LeftOpenThread, LinkedPullRequest, PullSummary, PushSummary, PushedRound, UnplacedThread,
+};
 use crate::github::pull_plan::{self, PullStep, Synced};
 use crate::github::review::{self, ReviewEvent};
 use crate::github::{Api, GithubError, PullRequestRef, RemotePullRequest, RemoteThread, Token, auth, link};
@@ -93,6 +97,7 @@ pub async fn link(
         }
     };
     let earlier = find_linked(cx, &workspace).await?;
+    let same = earlier.as_ref().filter(|e| e.pull_request == pull_request);
     let linked = LinkedPullRequest {
         workspace: workspace.clone(),
         pull_request: pull_request.clone(),
@@ -103,13 +108,16 @@ pub async fn link(
         state: None,
         head_oid,
         // Linked again to the same pull request: what was synced stays.
-        last_pull: earlier.as_ref().filter(|e| e.pull_request == pull_request).and_then(|e| e.last_pull.clone()),
+        last_pull: same.and_then(|e| e.last_pull.clone()),
         last_error: None,
         conversation: Vec::new(),
         unplaced: Vec::new(),
         placed_by_line: Vec::new(),
         conflicts: Vec::new(),
         left_open: Vec::new(),
+        last_push: same.and_then(|e| e.last_push.clone()),
+        pending_review: same.and_then(|e| e.pending_review.clone()),
+        pushed_rounds: same.map(|e| e.pushed_rounds.clone()).unwrap_or_default(),
     };
     cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
     Ok(linked)
@@ -201,13 +209,13 @@ async fn record(cx: &Context, thread: &str, mark: &GithubMark) -> Result<(), Pul
     })
 }
 
-async fn push_linked(
+/// What a push starts from: the pull request as GitHub has it now, this
+/// workspace's threads, and the texts their lines are carried across.
+async fn push_start(
     cx: &Context,
     linked: &mut LinkedPullRequest,
     asker_token: Option<String>,
-    dry_run: bool,
-    event: Option<ReviewEvent>,
-) -> Result<PushOutcome, PullRequestError> {
+) -> Result<(Api, RemotePullRequest, Vec<Thread>, pushing::Texts), PullRequestError> {
     let token = token_for(cx, linked, asker_token).await?;
     let api = Api::new(&linked.api_root, token);
     let pull_request = linked.pull_request.clone();
@@ -222,6 +230,17 @@ async fn push_linked(
     let texts = tokio::task::spawn_blocking(move || pushing::read_texts(&root, &head, &paths))
         .await
         .map_err(|e| PullRequestError::Store(format!("internal error: {e}")))?;
+    Ok((api, remote, threads, texts))
+}
+
+async fn push_linked(
+    cx: &Context,
+    linked: &mut LinkedPullRequest,
+    asker_token: Option<String>,
+    dry_run: bool,
+    event: Option<ReviewEvent>,
+) -> Result<PushOutcome, PullRequestError> {
+    let (api, remote, threads, texts) = push_start(cx, linked, asker_token).await?;
     let name = linked.pull_request.to_string();
     let ours: Vec<&Thread> = threads.iter().collect();
     let (agents_may_resolve, note) = agents_may_resolve(&linked.workspace).await;
@@ -244,73 +263,26 @@ async fn push_linked(
         .iter()
         .map(|l| LeftOpenThread { path: l.path.clone(), url: l.url.clone(), agent: l.agent.clone() })
         .collect();
-    let mut marks: HashMap<String, GithubMark> =
-        threads.iter().filter_map(|t| t.standing.github.as_deref().map(|m| (t.id.clone(), m.clone()))).collect();
     let plan: PushPlan = outcome.plan.clone();
-    let now = outcome.at.clone();
+    let mut sender = sending::Sender::new(cx, api, remote, name, &threads);
     let mut review_id: Option<String> = None;
     if !plan.threads.is_empty() {
-        let pr = linked.pull_request.clone();
-        // GitHub allows one pending review a person: an earlier push's, or
-        // one begun on GitHub, is added to.
-        review_id = match on_github(&api, move |api| review::pending_review(api, &pr)).await? {
-            Some(pending) => Some(pending),
-            None => {
-                let (id, head) = (remote.id.clone(), remote.head_oid.clone());
-                Some(on_github(&api, move |api| review::start_review(api, &id, &head)).await?)
-            }
-        };
+        let id = sender.review(linked).await?;
+        outcome.adopted = sender.add_threads(linked, &id, &plan.threads).await?;
+        review_id = Some(id);
     }
-    if let Some(review_id) = &review_id {
-        for new in &plan.threads {
-            let (review, draft) = (review_id.clone(), new.draft.clone());
-            let added = on_github(&api, move |api| review::add_thread(api, &review, &draft)).await?;
-            let mut mark = pushing::mark_of_new(&name, new, &added, &now);
-            record(cx, &new.parley_thread, &mark).await?;
-            for comment in &new.later {
-                let (thread, review, body) = (added.thread_id.clone(), review_id.clone(), comment.body.clone());
-                let id = on_github(&api, move |api| review::reply(api, &thread, Some(&review), &body)).await?;
-                mark.comments.push(SyncedComment { parley: comment.id.clone(), github: id });
-                record(cx, &new.parley_thread, &mark).await?;
-            }
-        }
-    }
-    for reply in &plan.replies {
-        let (thread, body) = (reply.github_thread.clone(), reply.comment.body.clone());
-        let id = on_github(&api, move |api| review::reply(api, &thread, None, &body)).await?;
-        let Some(mark) = marks.get_mut(&reply.parley_thread) else { continue };
-        mark.comments.push(SyncedComment { parley: reply.comment.id.clone(), github: id });
-        mark.synced_at = now.clone();
-        record(cx, &reply.parley_thread, mark).await?;
-    }
-    for resolution in &plan.resolutions {
-        let (thread, resolved) = (resolution.github_thread.clone(), resolution.resolved);
-        on_github(&api, move |api| review::set_resolved(api, &thread, resolved)).await?;
-        let Some(mark) = marks.get_mut(&resolution.parley_thread) else { continue };
-        mark.github_resolved = resolved;
-        mark.resolved_at_sync = resolved;
-        mark.synced_at = now.clone();
-        record(cx, &resolution.parley_thread, mark).await?;
-    }
+    sender.replies(linked, &plan.replies).await?;
+    sender.resolutions(&plan.resolutions).await?;
     match event {
         Some(event) => {
-            let pr = linked.pull_request.clone();
-            let review_id = match review_id {
-                Some(id) => Some(id),
-                None => on_github(&api, move |api| review::pending_review(api, &pr)).await?,
-            };
             // An approval needs no comments; a comment or a request for
             // changes without any has nothing to say.
-            let review_id = match (review_id, event) {
-                (Some(id), _) => Some(id),
-                (None, ReviewEvent::Approve) => {
-                    let (id, head) = (remote.id.clone(), remote.head_oid.clone());
-                    Some(on_github(&api, move |api| review::start_review(api, &id, &head)).await?)
-                }
-                (None, _) => None,
+            let review_id = match review_id {
+                Some(id) => Some(id),
+                None => sender.review_to_submit(linked, event, false).await?,
             };
             if let Some(review_id) = review_id {
-                let url = on_github(&api, move |api| review::submit(api, &review_id, event)).await?;
+                let url = sender.submit(linked, review_id, event, None).await?;
                 outcome.event = Some(event);
                 outcome.review = Some("submitted");
                 outcome.review_url = (!url.is_empty()).then_some(url);
@@ -319,6 +291,7 @@ async fn push_linked(
         None if review_id.is_some() => outcome.review = Some("pending"),
         None => {}
     }
+    linked.last_push = Some(summary_of_push(&outcome));
     Ok(outcome)
 }
 
@@ -342,6 +315,183 @@ async fn agents_may_resolve(workspace: &Path) -> (bool, Option<String>) {
         Ok(Err(e)) => (false, Some(format!("{e}: agents' resolutions stay here until it is fixed"))),
         Err(e) => (false, Some(format!("the settings could not be read ({e}): agents' resolutions stay here"))),
     }
+}
+
+/// What `pr status` keeps of a push.
+fn summary_of_push(outcome: &PushOutcome) -> PushSummary {
+    let plan = &outcome.plan;
+    PushSummary {
+        at: outcome.at.clone(),
+        threads: plan.threads.len(),
+        replies: plan.replies.len() + plan.threads.iter().map(|t| t.later.len()).sum::<usize>(),
+        resolutions: plan.resolutions.len(),
+        not_sent: plan.not_sent.len(),
+        review: outcome.review.map(str::to_owned),
+        event: outcome.event.map(|e| e.name().to_owned()),
+        round: outcome.round.as_ref().map(|(id, round)| format!("{id} round {round}")),
+    }
+}
+
+/// Pushes round `round` (the last without it) of the review session
+/// `review` as a review of the linked pull request: its findings' threads
+/// on their lines, the summary and what cannot be placed as the body,
+/// submitted with `event` or the person's verdict. Once per round.
+pub async fn push_round(
+    cx: &Context,
+    dir: &Path,
+    asker_token: Option<String>,
+    review: &str,
+    round: Option<u32>,
+    event: Option<ReviewEvent>,
+    dry_run: bool,
+) -> Result<(LinkedPullRequest, PushOutcome), PullRequestError> {
+    let workspace = workspace_of(dir);
+    let session = super::rounds::get(cx, review, Some(&workspace)).await.map_err(|e| match e {
+        super::rounds::RoundError::Store(e) => PullRequestError::Store(e),
+        other => PullRequestError::Invalid(other.to_string()),
+    })?;
+    let number = round.unwrap_or(session.rounds.len() as u32);
+    let Some(round) = session.rounds.iter().find(|r| r.round == number).cloned() else {
+        return Err(PullRequestError::Invalid(match session.rounds.len() {
+            0 => format!("review {} has no answered round yet: push it once it is answered", session.id),
+            n => format!("review {} has rounds 1 to {n}, not {number}", session.id),
+        }));
+    };
+    if session.workspace != workspace {
+        return Err(PullRequestError::Invalid(format!(
+            "review {} is of {}, not of {}: run the push there",
+            session.id,
+            session.workspace.display(),
+            workspace.display()
+        )));
+    }
+    let _one_at_a_time = cx.github.running.lock().await;
+    let mut linked = find_linked(cx, &workspace)
+        .await?
+        .ok_or_else(|| PullRequestError::NotLinked(workspace.display().to_string()))?;
+    if let Some(done) = linked.pushed_rounds.iter().find(|p| p.review_id == session.id && p.round == round.round) {
+        return Err(PullRequestError::Invalid(format!(
+            "round {} of review {} was already pushed to {} at {} ({}{}): nothing was sent again",
+            done.round,
+            done.review_id,
+            linked.pull_request,
+            done.at,
+            done.event,
+            if done.url.is_empty() { String::new() } else { format!(", {}", done.url) }
+        )));
+    }
+    let outcome = push_round_linked(cx, &mut linked, asker_token, &session, &round, event, dry_run).await;
+    match &outcome {
+        Err(e) => linked.last_error = Some(e.to_string()),
+        Ok(_) => linked.last_error = None,
+    }
+    cx.store.put_linked_pull_request(&linked).await.map_err(|e| PullRequestError::Store(e.to_string()))?;
+    outcome.map(|pushed| (linked, pushed))
+}
+
+async fn push_round_linked(
+    cx: &Context,
+    linked: &mut LinkedPullRequest,
+    asker_token: Option<String>,
+    session: &crate::sessions::Session,
+    round: &crate::sessions::Round,
+    event: Option<ReviewEvent>,
+    dry_run: bool,
+) -> Result<PushOutcome, PullRequestError> {
+    let (api, remote, threads, texts) = push_start(cx, linked, asker_token).await?;
+    // Submitted by a push whose answer never came back: kept as pushed.
+    let (pr, marker) = (linked.pull_request.clone(), round_review::marker(&session.id, round.round));
+    if let Some((event, url)) = on_github(&api, move |api| review::submitted_with(api, &pr, &marker)).await? {
+        linked.pushed_rounds.push(PushedRound {
+            review_id: session.id.clone(),
+            round: round.round,
+            at: crate::clock::now_rfc3339(),
+            event: event.to_owned(),
+            url: url.clone(),
+        });
+        return Err(PullRequestError::Invalid(format!(
+            "round {} of review {} is already on {} ({event}, {url}), from a push whose answer was lost: kept as pushed, nothing was sent again",
+            round.round, session.id, linked.pull_request
+        )));
+    }
+    let event = event.unwrap_or_else(|| round_review::default_event(round));
+    let ours: Vec<&Thread> = threads.iter().collect();
+    let planned = round_review::plan(session, round, &ours, &texts);
+    let plan =
+        PushPlan { threads: planned.threads.clone(), not_sent: planned.not_placed.clone(), ..PushPlan::default() };
+    let mut outcome = PushOutcome {
+        at: crate::clock::now_rfc3339(),
+        dry_run,
+        plan,
+        event: Some(event),
+        round: Some((session.id.clone(), round.round)),
+        body: Some(planned.body.clone()),
+        already_on_github: planned.already,
+        ..Default::default()
+    };
+    if dry_run {
+        return Ok(outcome);
+    }
+    let mut sender = sending::Sender::new(cx, api, remote, linked.pull_request.to_string(), &threads);
+    let review_id = sender.review(linked).await?;
+    outcome.adopted = sender.add_threads(linked, &review_id, &planned.threads).await?;
+    let url = sender.submit(linked, review_id, event, Some(planned.body.clone())).await?;
+    outcome.review = Some("submitted");
+    outcome.review_url = (!url.is_empty()).then_some(url.clone());
+    linked.pushed_rounds.push(PushedRound {
+        review_id: session.id.clone(),
+        round: round.round,
+        at: outcome.at.clone(),
+        event: event.name().to_owned(),
+        url,
+    });
+    linked.last_push = Some(summary_of_push(&outcome));
+    Ok(outcome)
+}
+
+/// What waits to be pushed, counted without asking GitHub: open threads
+/// made here, comments made here on synced threads, resolutions changed here.
+pub fn waiting(linked: &LinkedPullRequest, threads: &[Thread]) -> PushWaiting {
+    let name = linked.pull_request.to_string();
+    let mut waiting = PushWaiting::default();
+    for thread in threads {
+        match thread.standing.github.as_deref() {
+            None if !thread.resolved && thread.standing.walkthrough.is_none() && !thread.comments.is_empty() => {
+                waiting.threads += 1;
+                waiting.replies += thread.comments.len() - 1;
+            }
+            Some(mark) if mark.pull_request == name && !mark.thread_id.is_empty() => {
+                waiting.replies +=
+                    thread.comments.iter().filter(|c| !mark.comments.iter().any(|s| s.parley == c.id)).count();
+                if thread.resolved != mark.resolved_at_sync {
+                    waiting.resolutions += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    waiting
+}
+
+/// Counts of what waits to be pushed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PushWaiting {
+    pub threads: usize,
+    pub replies: usize,
+    pub resolutions: usize,
+}
+
+/// The link of the workspace holding `dir` with what waits to be pushed.
+pub async fn status_with_waiting(
+    cx: &Context,
+    dir: &Path,
+) -> Result<Option<(LinkedPullRequest, PushWaiting)>, PullRequestError> {
+    let Some(linked) = status(cx, dir).await? else { return Ok(None) };
+    let threads = super::feedback::list(cx, &linked.workspace, None, true)
+        .await
+        .map_err(|e| PullRequestError::Store(e.to_string()))?;
+    let waiting = waiting(&linked, &threads);
+    Ok(Some((linked, waiting)))
 }
 
 async fn token_for(cx: &Context, linked: &LinkedPullRequest, asker: Option<String>) -> Result<Token, PullRequestError> {

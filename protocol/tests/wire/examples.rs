@@ -946,7 +946,17 @@ example!(
 example!(PrLinkParams, PrLinkParams { workspace: shop(), pull_request: Some("octo/shop#42".into()), api: None });
 example!(PrStatusParams, PrStatusParams { workspace: shop() });
 example!(PrPullParams, PrPullParams { workspace: shop(), token: None });
-example!(PrPushParams, PrPushParams { workspace: shop(), dry_run: false, event: Some("approve".into()), token: None });
+example!(
+    PrPushParams,
+    PrPushParams {
+        workspace: shop(),
+        dry_run: false,
+        event: Some("approve".into()),
+        token: None,
+        review_id: Some("2026-11-26-003".into()),
+        round: Some(2),
+    }
+);
 fn pulled() -> PrPullSummary {
     PrPullSummary {
         at: "2026-11-26T09:12:40Z".into(),
@@ -987,6 +997,17 @@ example!(
             placed_by_line: Vec::new(),
             conflicts: Vec::new(),
             left_open: Vec::new(),
+            last_push: Some(PrLastPush {
+                at: "2026-11-26T09:20:15Z".into(),
+                threads: 3,
+                replies: 1,
+                resolutions: 1,
+                not_sent: 0,
+                review: Some("submitted".into()),
+                event: Some("request-changes".into()),
+                round: Some("2026-11-26-003 round 2".into()),
+            }),
+            waiting: Some(PrWaiting { threads: 1, replies: 2, resolutions: 0 }),
         }),
         pulled: Some(pulled()),
         pushed: None,

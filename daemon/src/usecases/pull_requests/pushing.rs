@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::placing;
 use crate::feedback::{Comment, GithubMark, SyncedComment, Thread};
-use crate::github::remote::RemotePullRequest;
+use crate::github::remote::{RemotePullRequest, RemoteThread};
 use crate::github::review::DraftThread;
 
 /// A thread GitHub does not have yet.
@@ -70,8 +70,41 @@ pub struct PushPlan {
     pub threads: Vec<NewThread>,
     pub replies: Vec<Reply>,
     pub resolutions: Vec<Resolution>,
-    pub left_open: Vec<LeftOpen>,
     pub not_sent: Vec<NotSent>,
+    pub left_open: Vec<LeftOpen>,
+    /// What GitHub cannot follow: synced threads whose lines moved here.
+    pub notes: Vec<String>,
+}
+
+/// The most characters GitHub takes in one comment's body.
+pub const GITHUB_BODY_LIMIT: usize = 65_536;
+
+/// Why `body` cannot go to GitHub, when it is too long. It is not split:
+/// a comment cut in parts reads as fragments on GitHub (a code block cut
+/// in two shows as broken markdown), and one Parley comment would stand
+/// for several of GitHub's.
+pub fn too_long(body: &str) -> Option<String> {
+    let length = body.chars().count();
+    (length > GITHUB_BODY_LIMIT).then(|| {
+        format!(
+            "it is {} characters, over GitHub's limit of {} for a comment: it stays here, unsent; say it in shorter \
+             replies, or put the long part in a file on the branch and point to it",
+            thousands(length),
+            thousands(GITHUB_BODY_LIMIT)
+        )
+    })
+}
+
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The texts a plan needs: each file as it is here, and as the pull
@@ -116,18 +149,47 @@ pub fn plan(
     agents_may_resolve: bool,
 ) -> PushPlan {
     let mut plan = PushPlan::default();
-    let remote_resolved: HashMap<&str, bool> = remote.threads.iter().map(|t| (t.id.as_str(), t.is_resolved)).collect();
+    let remote_by_id: HashMap<&str, &RemoteThread> = remote.threads.iter().map(|t| (t.id.as_str(), t)).collect();
     for thread in threads {
         match thread.standing.github.as_deref() {
             None => new_thread(&mut plan, thread, texts),
             Some(mark) if mark.pull_request == name && !mark.thread_id.is_empty() => {
-                let github_resolved_now = remote_resolved.get(mark.thread_id.as_str()).copied();
-                synced_thread(&mut plan, thread, mark, github_resolved_now, agents_may_resolve)
+                let there = remote_by_id.get(mark.thread_id.as_str()).copied();
+                synced_thread(&mut plan, thread, mark, there, texts, agents_may_resolve)
             }
             Some(_) => {}
         }
     }
     plan
+}
+
+/// The 0-based lines (first, last) of `thread` here.
+fn lines_here(thread: &Thread) -> (u32, u32) {
+    let start = thread.span.start_line;
+    let end = if thread.span.end.bytes == 0 && thread.span.end_line > start {
+        thread.span.end_line - 1
+    } else {
+        thread.span.end_line
+    };
+    (start, end)
+}
+
+/// The 1-based lines (first, last) of the pull request's head that
+/// `thread` is on here, or why it cannot be put there.
+pub fn head_lines(thread: &Thread, texts: &Texts) -> Result<(u32, u32), String> {
+    let (start, end) = lines_here(thread);
+    if !texts.has_head {
+        return Err("this clone does not have the pull request's head commit: `git fetch` it".into());
+    }
+    let (Some(Some(here)), Some(head)) = (texts.here.get(&thread.path), texts.head.get(&thread.path)) else {
+        return Err(format!("{} cannot be read here", thread.path));
+    };
+    let Some(head) = head else {
+        return Err(format!("{} is not in the pull request's head (commit and push it first)", thread.path));
+    };
+    placing::carry_whole(here, head, start, end).map(|(s, e)| (s + 1, e + 1)).ok_or_else(|| {
+        "its lines were changed here and are not in the pull request's head (commit and push them first)".into()
+    })
 }
 
 fn new_thread(plan: &mut PushPlan, thread: &Thread, texts: &Texts) {
@@ -137,29 +199,6 @@ fn new_thread(plan: &mut PushPlan, thread: &Thread, texts: &Texts) {
         return;
     }
     let Some(first) = thread.comments.first() else { return };
-    let start = thread.span.start_line;
-    let end = if thread.span.end.bytes == 0 && thread.span.end_line > start {
-        thread.span.end_line - 1
-    } else {
-        thread.span.end_line
-    };
-    let mut not_sent = |reason: String| {
-        plan.not_sent.push(NotSent { path: thread.path.clone(), line: start + 1, reason });
-    };
-    if !texts.has_head {
-        return not_sent("this clone does not have the pull request's head commit: `git fetch` it".into());
-    }
-    let (Some(Some(here)), Some(head)) = (texts.here.get(&thread.path), texts.head.get(&thread.path)) else {
-        return not_sent(format!("{} cannot be read here", thread.path));
-    };
-    let Some(head) = head else {
-        return not_sent(format!("{} is not in the pull request's head (commit and push it first)", thread.path));
-    };
-    let Some((head_start, head_end)) = placing::carry_whole(here, head, start, end) else {
-        return not_sent(
-            "its lines were changed here and are not in the pull request's head (commit and push them first)".into(),
-        );
-    };
     // A thread an agent opened: its first comment, and its later ones under
     // the same name, are the agent's.
     let as_sent = |comment: &Comment| {
@@ -170,17 +209,32 @@ fn new_thread(plan: &mut PushPlan, thread: &Thread, texts: &Texts) {
         }
     };
     let first = as_sent(first);
+    let line = lines_here(thread).0 + 1;
+    let (head_start, head_end) = match head_lines(thread, texts).and_then(|lines| match too_long(&first.body) {
+        Some(why) => Err(format!("{why} (resolve it here and open a shorter thread on these lines)")),
+        None => Ok(lines),
+    }) {
+        Ok(lines) => lines,
+        Err(reason) => return plan.not_sent.push(NotSent { path: thread.path.clone(), line, reason }),
+    };
+    let mut later = Vec::new();
+    for comment in thread.comments[1..].iter().map(as_sent) {
+        match too_long(&comment.body) {
+            Some(reason) => plan.not_sent.push(NotSent { path: thread.path.clone(), line, reason }),
+            None => later.push(comment),
+        }
+    }
     plan.threads.push(NewThread {
         parley_thread: thread.id.clone(),
         draft: DraftThread {
             path: thread.path.clone(),
             side: "RIGHT".into(),
-            start_line: head_start + 1,
-            line: head_end + 1,
+            start_line: head_start,
+            line: head_end,
             body: first.body.clone(),
         },
         first,
-        later: thread.comments[1..].iter().map(as_sent).collect(),
+        later,
     });
 }
 
@@ -188,14 +242,20 @@ fn synced_thread(
     plan: &mut PushPlan,
     thread: &Thread,
     mark: &GithubMark,
-    github_resolved_now: Option<bool>,
+    there: Option<&RemoteThread>,
+    texts: &Texts,
     agents_may_resolve: bool,
 ) {
+    let github_resolved_now = there.map(|t| t.is_resolved);
     let known: Vec<&str> = mark.comments.iter().map(|c| c.parley.as_str()).collect();
     for comment in thread.comments.iter().filter(|c| !known.contains(&c.id.as_str())) {
         let mut comment = comment.clone();
         if mark.agent_comments.contains(&comment.id) {
             comment.body = attributed(&comment.author, &comment.body);
+        }
+        if let Some(reason) = too_long(&comment.body) {
+            plan.not_sent.push(NotSent { path: thread.path.clone(), line: lines_here(thread).0 + 1, reason });
+            continue;
         }
         plan.replies.push(Reply {
             parley_thread: thread.id.clone(),
@@ -211,21 +271,23 @@ fn synced_thread(
         // An agent's "done" is its reply; closing a teammate's thread is
         // theirs unless the person here lets agents do it.
         let by_agent = thread.standing.resolved.as_deref().filter(|m| m.agent && thread.resolved);
-        if let Some(agent) = by_agent.filter(|_| !agents_may_resolve) {
-            plan.left_open.push(LeftOpen {
+        match by_agent.filter(|_| !agents_may_resolve) {
+            Some(agent) => plan.left_open.push(LeftOpen {
                 parley_thread: thread.id.clone(),
                 path: thread.path.clone(),
                 url: mark.url.clone(),
                 agent: agent.by.clone(),
-            });
-            return;
+            }),
+            None => plan.resolutions.push(Resolution {
+                parley_thread: thread.id.clone(),
+                github_thread: mark.thread_id.clone(),
+                path: thread.path.clone(),
+                resolved: thread.resolved,
+            }),
         }
-        plan.resolutions.push(Resolution {
-            parley_thread: thread.id.clone(),
-            github_thread: mark.thread_id.clone(),
-            path: thread.path.clone(),
-            resolved: thread.resolved,
-        });
+    }
+    if let Some(there) = there {
+        moved(plan, thread, there, texts);
     }
 }
 
@@ -238,6 +300,31 @@ pub fn attributed(agent: &str, body: &str) -> String {
         agent.chars().filter(|c| c.is_alphanumeric() || matches!(c, '-' | '.' | ' ' | '/')).take(40).collect();
     let name = if name.trim().is_empty() { "agent" } else { name.trim() };
     format!("**{name}** (agent, via Parley): {body}")
+}
+
+/// Says so when a synced thread's lines moved here: GitHub cannot move a
+/// review thread, so it stays on the lines it has on the head.
+fn moved(plan: &mut PushPlan, thread: &Thread, there: &RemoteThread, texts: &Texts) {
+    if there.diff_side != crate::github::DiffSide::Right || there.is_outdated || thread.resolved {
+        return;
+    }
+    let Some(line) = there.line else { return };
+    let github = (there.start_line.unwrap_or(line).min(line), line);
+    // Lines changed here (an agent's fix) are not a move: the thread
+    // becomes outdated on GitHub once the change is pushed.
+    let Ok(ours) = head_lines(thread, texts) else { return };
+    if ours == github {
+        return;
+    }
+    let span =
+        |(start, end): (u32, u32)| if start < end { format!("lines {start}-{end}") } else { format!("line {end}") };
+    plan.notes.push(format!(
+        "the thread on {} was moved here to {} of the head; GitHub cannot move a thread: it stays on {}{}",
+        thread.path,
+        span(ours),
+        span(github),
+        there.comments.first().map(|c| format!(" ({})", c.url)).unwrap_or_default()
+    ));
 }
 
 /// The mark a thread gets once GitHub has made its review thread.
@@ -279,4 +366,27 @@ pub struct PushOutcome {
     /// What the settings say that the person should know (a repository's
     /// config tried to let agents resolve threads).
     pub settings_note: Option<String>,
+    /// Threads GitHub already had from an earlier push cut off before its
+    /// answer was kept: tied to theirs, not sent again.
+    pub adopted: usize,
+    /// For a round pushed as a review: which, and the review's body.
+    pub round: Option<(String, u32)>,
+    pub body: Option<String>,
+    /// A round's findings an earlier push already sent as threads.
+    pub already_on_github: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn githubs_limit_counts_characters_and_says_what_to_do() {
+        assert_eq!(too_long(&"x".repeat(GITHUB_BODY_LIMIT)), None);
+        // 65,536 characters of three bytes each: within GitHub's limit.
+        assert_eq!(too_long(&"€".repeat(GITHUB_BODY_LIMIT)), None);
+        let why = too_long(&"x".repeat(GITHUB_BODY_LIMIT + 1)).expect("one over");
+        assert!(why.starts_with("it is 65,537 characters, over GitHub's limit of 65,536"), "{why}");
+        assert!(why.contains("shorter replies"), "{why}");
+    }
 }
