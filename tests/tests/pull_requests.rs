@@ -1096,6 +1096,18 @@ async fn a_persons_round_is_pushed_once_as_a_review_with_its_verdict_its_finding
 
     let (ok, said) = linked.run(&["pr", "push", "--review", &number, "--round", "4"]);
     assert!(!ok && said.contains("has rounds 1 to 1, not 4"), "{said}");
+
+    // A person's comment, with a comment of their own on a line, goes to
+    // GitHub as a comment: neither an approval nor a request for changes.
+    let again = agent.ask_a_person(json!({ "summary": "Shorter", "previous_review_id": id })).await;
+    assert_eq!(again, id, "the same review, round 2");
+    linked.ok(&["review", "comment", &number, "notes.txt:1", "One is fine"]);
+    linked.ok(&["review", "submit", &number, "--comment", "-m", "A thought"]);
+    let said = linked.ok(&["pr", "push", "--review", &number]);
+    assert!(said.contains(&format!("Pushed {id} round 2 to octo/app#7 as a review (comment)")), "{said}");
+    let hub = fake.hub();
+    assert_eq!(hub.reviews.len(), 2);
+    assert_eq!(hub.reviews[1].state, "COMMENTED");
 }
 
 #[tokio::test]
