@@ -1199,3 +1199,21 @@ async fn a_round_github_took_without_answering_is_found_by_its_mark_and_not_subm
     assert!(!ok && said.contains("was already pushed to octo/app#7"), "kept as pushed: {said}");
     assert_eq!(fake.hub().reviews.len(), 1, "one review");
 }
+
+#[tokio::test]
+async fn a_thread_whose_text_was_changed_here_is_shown_outdated_and_stays_so_at_the_next_pull() {
+    let linked = linked_to_a_pull_request(&[("notes.txt", "alpha\nbravo\ncharlie\n")]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    fake.hub().add_thread(7, "notes.txt", 2..=2, "RIGHT", "bravo is vague", "mona");
+    // Changed here and not pushed: GitHub still has the thread current.
+    std::fs::write(repo.join("notes.txt"), "alpha\nsomething else\ncharlie\n").expect("edit");
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("1 new thread") && said.contains("outdated: notes.txt:2"), "{said}");
+    let pulled = threads(sandbox, repo);
+    assert_eq!(pulled[0]["github"]["outdated"], json!(true), "shown outdated here: {:#}", pulled[0]);
+
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("nothing new"), "GitHub's flag did not change: {said}");
+    let pulled = threads(sandbox, repo);
+    assert_eq!(pulled[0]["github"]["outdated"], json!(true), "still shown outdated: {:#}", pulled[0]);
+}
