@@ -225,6 +225,10 @@ pub struct GithubMark {
     pub end_line: u32,
     /// GitHub says the lines it was on have changed since.
     pub outdated: bool,
+    /// Its text was gone from the file here when it was pulled in (after a
+    /// force-push, say): placed on the nearest line, and shown as outdated
+    /// while GitHub's own flag is kept in `outdated`.
+    pub text_gone: bool,
     /// Each of the thread's comments GitHub also has: Parley's comment id
     /// and GitHub's.
     pub comments: Vec<SyncedComment>,

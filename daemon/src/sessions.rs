@@ -68,6 +68,11 @@ pub struct Round {
     /// person answered, the reviewed version only for a reviewer command's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileVersions>,
+    /// A person's verdict as they gave it (`approve`, `request_changes` or
+    /// `comment`), for a round a person answered: the assessment alone
+    /// cannot tell a comment from a request for changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person_verdict: Option<String>,
 }
 
 /// A round waiting for a person's verdict. Stored with its session, so it

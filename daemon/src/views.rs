@@ -107,7 +107,7 @@ pub fn thread(thread: &Thread, encoding: PositionEncoding) -> wire::Thread {
             side: g.side.clone(),
             start_line: g.start_line,
             end_line: g.end_line,
-            outdated: g.outdated,
+            outdated: g.outdated || g.text_gone,
         }),
     }
 }

@@ -1096,6 +1096,18 @@ async fn a_persons_round_is_pushed_once_as_a_review_with_its_verdict_its_finding
 
     let (ok, said) = linked.run(&["pr", "push", "--review", &number, "--round", "4"]);
     assert!(!ok && said.contains("has rounds 1 to 1, not 4"), "{said}");
+
+    // A person's comment, with a comment of their own on a line, goes to
+    // GitHub as a comment: neither an approval nor a request for changes.
+    let again = agent.ask_a_person(json!({ "summary": "Shorter", "previous_review_id": id })).await;
+    assert_eq!(again, id, "the same review, round 2");
+    linked.ok(&["review", "comment", &number, "notes.txt:1", "One is fine"]);
+    linked.ok(&["review", "submit", &number, "--comment", "-m", "A thought"]);
+    let said = linked.ok(&["pr", "push", "--review", &number]);
+    assert!(said.contains(&format!("Pushed {id} round 2 to octo/app#7 as a review (comment)")), "{said}");
+    let hub = fake.hub();
+    assert_eq!(hub.reviews.len(), 2);
+    assert_eq!(hub.reviews[1].state, "COMMENTED");
 }
 
 #[tokio::test]
@@ -1186,4 +1198,22 @@ async fn a_round_github_took_without_answering_is_found_by_its_mark_and_not_subm
     let (ok, said) = linked.run(&["pr", "push", "--review", &number]);
     assert!(!ok && said.contains("was already pushed to octo/app#7"), "kept as pushed: {said}");
     assert_eq!(fake.hub().reviews.len(), 1, "one review");
+}
+
+#[tokio::test]
+async fn a_thread_whose_text_was_changed_here_is_shown_outdated_and_stays_so_at_the_next_pull() {
+    let linked = linked_to_a_pull_request(&[("notes.txt", "alpha\nbravo\ncharlie\n")]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    fake.hub().add_thread(7, "notes.txt", 2..=2, "RIGHT", "bravo is vague", "mona");
+    // Changed here and not pushed: GitHub still has the thread current.
+    std::fs::write(repo.join("notes.txt"), "alpha\nsomething else\ncharlie\n").expect("edit");
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("1 new thread") && said.contains("outdated: notes.txt:2"), "{said}");
+    let pulled = threads(sandbox, repo);
+    assert_eq!(pulled[0]["github"]["outdated"], json!(true), "shown outdated here: {:#}", pulled[0]);
+
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("nothing new"), "GitHub's flag did not change: {said}");
+    let pulled = threads(sandbox, repo);
+    assert_eq!(pulled[0]["github"]["outdated"], json!(true), "still shown outdated: {:#}", pulled[0]);
 }

@@ -741,7 +741,8 @@ async fn place_new(
         },
         start_line: github_start,
         end_line: github_end,
-        outdated: thread.is_outdated || placed.text_gone,
+        outdated: thread.is_outdated,
+        text_gone: placed.text_gone,
         comments: comments
             .iter()
             .zip(&thread.comments)

@@ -140,6 +140,9 @@ struct GithubMarkV1 {
     /// Added later: the Parley ids of comments agents made on it here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     agent_comments: Vec<String>,
+    /// Added later: placed by its nearest line, its text gone here.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    text_gone: bool,
 }
 
 impl From<GithubMarkV1> for GithubMark {
@@ -157,6 +160,7 @@ impl From<GithubMarkV1> for GithubMark {
             resolved_at_sync: g.resolved_at_sync,
             synced_at: g.synced_at,
             agent_comments: g.agent_comments,
+            text_gone: g.text_gone,
         }
     }
 }
@@ -176,6 +180,7 @@ impl From<&GithubMark> for GithubMarkV1 {
             resolved_at_sync: g.resolved_at_sync,
             synced_at: g.synced_at.clone(),
             agent_comments: g.agent_comments.clone(),
+            text_gone: g.text_gone,
         }
     }
 }

@@ -342,6 +342,7 @@ pub fn mark_of_new(
         start_line: thread.draft.start_line,
         end_line: thread.draft.line,
         outdated: false,
+        text_gone: false,
         comments: vec![SyncedComment { parley: thread.first.id.clone(), github: added.comment_id.clone() }],
         github_resolved: false,
         resolved_at_sync: false,

@@ -28,6 +28,13 @@ pub struct RoundReview {
 /// an approval or a request for changes on GitHub is the person's to give,
 /// not a program's.
 pub fn default_event(round: &Round) -> ReviewEvent {
+    match round.person_verdict.as_deref() {
+        Some("approve") => return ReviewEvent::Approve,
+        Some("request_changes") => return ReviewEvent::RequestChanges,
+        Some("comment") => return ReviewEvent::Comment,
+        _ => {}
+    }
+    // A round answered before the verdict itself was kept: by its assessment.
     match (round.by_person(), round.verdict) {
         (false, _) => ReviewEvent::Comment,
         (true, Assessment::NeedsChanges) => ReviewEvent::RequestChanges,
@@ -184,5 +191,13 @@ mod tests {
         // A program's verdict does not approve or block in the person's name.
         assert_eq!(default_event(&round("claude", "lgtm")), ReviewEvent::Comment);
         assert_eq!(default_event(&round("claude", "needs_changes")), ReviewEvent::Comment);
+        // A person's comment stays a comment, with comments (stored as
+        // needs_changes) or without (lgtm_with_suggestions).
+        for assessment in ["needs_changes", "lgtm_with_suggestions"] {
+            let commented = Round { person_verdict: Some("comment".into()), ..round("ana (in person)", assessment) };
+            assert_eq!(default_event(&commented), ReviewEvent::Comment);
+        }
+        let approved = Round { person_verdict: Some("approve".into()), ..round("ana (in person)", "lgtm") };
+        assert_eq!(default_event(&approved), ReviewEvent::Approve);
     }
 }

@@ -46,6 +46,15 @@ impl Verdict {
         }
     }
 
+    /// The verdict's name, as [`Verdict::parse`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Approve => "approve",
+            Verdict::RequestChanges => "request_changes",
+            Verdict::Comment => "comment",
+        }
+    }
+
     /// What a comment weighs when the person did not say.
     fn default_severity(self) -> Severity {
         match self {
@@ -632,6 +641,7 @@ pub async fn submit(
         reviewer: format!("{reviewer}{}", crate::sessions::IN_PERSON),
         elapsed_ms,
         files: waiting.files.clone(),
+        person_verdict: Some(verdict.name().to_owned()),
     };
     let number = waiting.round;
     let stored = round.clone();

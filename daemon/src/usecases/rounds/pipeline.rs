@@ -340,6 +340,7 @@ pub(super) async fn review(
         reviewer: reviewer.to_string(),
         elapsed_ms: finished.elapsed.as_millis() as u64,
         files,
+        person_verdict: None,
     };
     let session = cx.state.add_round(session.id.clone(), round, settings.max_rounds).await?;
     let round = session.rounds.last().cloned().ok_or_else(|| RoundError::Internal("a round was just added".into()))?;
