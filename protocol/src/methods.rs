@@ -2359,6 +2359,10 @@ pub struct PrPullSummary {
     pub outdated: usize,
     /// Deleted on GitHub since the last pull (kept here).
     pub gone: usize,
+    /// Threads made here that an earlier push sent while its answer was
+    /// lost: found on GitHub and tied to theirs, not pulled in twice.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tied: usize,
 }
 
 /// A comment of a pull request's conversation.

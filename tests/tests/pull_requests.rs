@@ -1217,3 +1217,39 @@ async fn a_thread_whose_text_was_changed_here_is_shown_outdated_and_stays_so_at_
     let pulled = threads(sandbox, repo);
     assert_eq!(pulled[0]["github"]["outdated"], json!(true), "still shown outdated: {:#}", pulled[0]);
 }
+
+#[tokio::test]
+async fn a_thread_github_took_without_answering_is_tied_by_the_next_pull_not_pulled_in_twice() {
+    let linked = linked_to_a_pull_request(&[("src/lib.rs", HEAD)]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    let mine = add_thread(sandbox, repo, "src/lib.rs:2", "two is unused");
+    linked.ok(&["feedback", "reply", &mine, "or rename it"]);
+    fake.hub().fail_nth_after_applying(
+        "ParleyAddThread",
+        1,
+        Failure::Status { status: 502, message: "Bad Gateway".into() },
+    );
+    let (ok, said) = linked.run(&["pr", "push"]);
+    assert!(!ok, "{said}");
+    assert_eq!(fake.hub().pushed_threads(7).len(), 1, "GitHub has it");
+
+    // The daemon's own pull comes before the next push: the thread is found
+    // as the one made here, not pulled in beside it.
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("1 thread made here found on GitHub from a push whose answer was lost"), "{said}");
+    assert!(!said.contains("new thread"), "{said}");
+    let here = threads(sandbox, repo);
+    assert_eq!(here.len(), 1, "one thread, not two: {here:#?}");
+    assert!(here[0]["github"]["url"].as_str().is_some_and(|u| !u.is_empty()), "tied: {:#}", here[0]);
+
+    // The push then sends only the reply GitHub lacks.
+    let adds = fake.hub().operations().iter().filter(|o| *o == "ParleyAddThread").count();
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("reply on src/lib.rs: or rename it"), "{said}");
+    assert_eq!(fake.hub().operations().iter().filter(|o| *o == "ParleyAddThread").count(), adds, "not sent again");
+    let pushed = fake.hub().pushed_threads(7);
+    assert_eq!(pushed.len(), 1);
+    let bodies: Vec<&str> = pushed[0].comments.iter().map(|c| c.body.as_str()).collect();
+    assert_eq!(bodies, ["two is unused", "or rename it"]);
+    assert!(linked.ok(&["pr", "pull"]).contains("nothing new"));
+}

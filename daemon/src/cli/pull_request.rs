@@ -254,6 +254,11 @@ fn brought(pulled: &PrPullSummary) -> String {
         (pulled.reopened, "reopened", "reopened"),
         (pulled.outdated, "outdated", "outdated"),
         (pulled.gone, "deleted on GitHub (kept here)", "deleted on GitHub (kept here)"),
+        (
+            pulled.tied,
+            "thread made here found on GitHub from a push whose answer was lost (tied to it, not pulled twice)",
+            "threads made here found on GitHub from a push whose answer was lost (tied to them, not pulled twice)",
+        ),
     ]
     .iter()
     .filter(|(count, ..)| *count > 0)

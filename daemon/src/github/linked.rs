@@ -124,6 +124,10 @@ pub struct PullSummary {
     pub outdated: usize,
     /// Threads deleted on GitHub since (kept here, marked so).
     pub gone: usize,
+    /// Threads a push made here sent while its answer was lost, found on
+    /// GitHub and tied to theirs rather than pulled in twice.
+    #[serde(default)]
+    pub tied: usize,
 }
 
 /// A comment of the pull request's conversation.

@@ -148,6 +148,7 @@ fn summary_view(s: &PullSummary) -> wire::PrPullSummary {
         reopened: s.reopened,
         outdated: s.outdated,
         gone: s.gone,
+        tied: s.tied,
     }
 }
 

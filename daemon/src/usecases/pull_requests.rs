@@ -537,7 +537,21 @@ async fn pull_linked(
     let mut conflicts = Vec::new();
     // Every change to one thread goes in one edit.
     let mut edits: HashMap<String, (Vec<Comment>, Option<bool>)> = HashMap::new();
-    for step in pull_plan::plan(&remote, &synced) {
+    let steps = pull_plan::plan(&remote, &synced);
+    let mut sent_unanswered = if steps.iter().any(|s| matches!(s, PullStep::New(_))) {
+        unanswered_pushes(linked, &remote, &threads).await
+    } else {
+        Vec::new()
+    };
+    for step in steps {
+        if let PullStep::New(thread) = &step
+            && let Some(at) = sent_unanswered.iter().position(|n| pushing::is_made_from(&n.draft, thread))
+        {
+            let new = sent_unanswered.swap_remove(at);
+            tie_to_github(cx, linked, &new, thread, &now).await?;
+            summary.tied += 1;
+            continue;
+        }
         match step {
             PullStep::New(thread) => match place_new(cx, linked, &remote, &thread, &now, &mut commits).await {
                 Ok(placed) => {
@@ -661,6 +675,58 @@ fn comment_of(remote: &crate::github::RemoteComment) -> Comment {
         author: remote.author.clone(),
         created_at: remote.created_at.clone(),
     }
+}
+
+/// The review threads pushes would make of this workspace's threads not
+/// tied to GitHub yet: one GitHub already has was sent by a push whose
+/// answer was lost (a crash between GitHub's answer and the id kept here).
+async fn unanswered_pushes(
+    linked: &LinkedPullRequest,
+    remote: &RemotePullRequest,
+    threads: &[Thread],
+) -> Vec<pushing::NewThread> {
+    let unsynced: Vec<&Thread> = threads.iter().filter(|t| t.standing.github.is_none()).collect();
+    if unsynced.is_empty() {
+        return Vec::new();
+    }
+    let paths: Vec<String> = unsynced.iter().map(|t| t.path.clone()).collect();
+    let (root, head) = (linked.workspace.clone(), remote.head_oid.clone());
+    let Ok(texts) = tokio::task::spawn_blocking(move || pushing::read_texts(&root, &head, &paths)).await else {
+        return Vec::new();
+    };
+    pushing::plan(&linked.pull_request.to_string(), remote, &unsynced, &texts, false).threads
+}
+
+/// Ties the thread made here that `new` stands for to GitHub's `there`, with
+/// the comments GitHub has of it in order; the rest go at the next push.
+async fn tie_to_github(
+    cx: &Context,
+    linked: &mut LinkedPullRequest,
+    new: &pushing::NewThread,
+    there: &RemoteThread,
+    now: &str,
+) -> Result<(), PullRequestError> {
+    let first = there.comments.first().map(|c| (c.id.clone(), c.url.clone())).unwrap_or_default();
+    let added = crate::github::review::AddedThread { thread_id: there.id.clone(), comment_id: first.0, url: first.1 };
+    let mut mark = pushing::mark_of_new(&linked.pull_request.to_string(), new, &added, now);
+    mark.github_resolved = there.is_resolved;
+    mark.outdated = there.is_outdated;
+    let mut theirs = there.comments.iter().skip(1).peekable();
+    for comment in &new.later {
+        match theirs.peek() {
+            Some(c) if c.body == comment.body => {
+                mark.comments.push(SyncedComment { parley: comment.id.clone(), github: c.id.clone() });
+                theirs.next();
+            }
+            _ => break,
+        }
+    }
+    if let Some(pending) = linked.pending_review.as_mut()
+        && !pending.threads.contains(&there.id)
+    {
+        pending.threads.push(there.id.clone());
+    }
+    record(cx, &new.parley_thread, &mark).await
 }
 
 /// Files as they were at a commit (`git cat-file`), each read once a pull:

@@ -966,6 +966,7 @@ fn pulled() -> PrPullSummary {
         reopened: 0,
         outdated: 0,
         gone: 0,
+        tied: 0,
     }
 }
 example!(

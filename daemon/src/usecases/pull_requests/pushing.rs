@@ -327,6 +327,17 @@ fn moved(plan: &mut PushPlan, thread: &Thread, there: &RemoteThread, texts: &Tex
     ));
 }
 
+/// Whether GitHub's `there` is the review thread `draft` makes: the same
+/// path, side, lines and first comment (a push whose answer was lost).
+pub fn is_made_from(draft: &crate::github::review::DraftThread, there: &RemoteThread) -> bool {
+    there.path == draft.path
+        && there.diff_side == crate::github::DiffSide::Right
+        && draft.side == "RIGHT"
+        && there.line == Some(draft.line)
+        && there.start_line.unwrap_or(draft.line) == draft.start_line
+        && there.comments.first().is_some_and(|c| c.body == draft.body)
+}
+
 /// The mark a thread gets once GitHub has made its review thread.
 pub fn mark_of_new(
     name: &str,

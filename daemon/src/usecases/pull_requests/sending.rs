@@ -13,7 +13,7 @@ use super::{PullRequestError, on_github, record};
 use crate::feedback::{GithubMark, SyncedComment, Thread};
 use crate::github::Api;
 use crate::github::linked::{LinkedPullRequest, PendingReview};
-use crate::github::remote::{DiffSide, RemotePullRequest, RemoteThread};
+use crate::github::remote::{RemotePullRequest, RemoteThread};
 use crate::github::review::{self, ReviewEvent};
 use crate::usecases::Context;
 
@@ -80,14 +80,7 @@ impl<'a> Sender<'a> {
         self.remote
             .threads
             .iter()
-            .find(|t| {
-                !self.claimed.contains(&t.id)
-                    && t.path == new.draft.path
-                    && t.diff_side == DiffSide::Right
-                    && t.line == Some(new.draft.line)
-                    && t.start_line.unwrap_or(new.draft.line) == new.draft.start_line
-                    && t.comments.first().is_some_and(|c| c.body == new.draft.body)
-            })
+            .find(|t| !self.claimed.contains(&t.id) && pushing::is_made_from(&new.draft, t))
             .cloned()
     }
 
