@@ -516,6 +516,7 @@ async fn an_agent_syncs_the_pull_request_and_its_answer_goes_to_github_as_its_re
     let (ok, said) = run_in(&sandbox, &repo, &[], &["pr", "status"]);
     assert!(ok && said.contains("left open on GitHub for its author: src/lib.rs"), "{said}");
     assert!(said.contains("agents_may_resolve = true"), "what would change it is said: {said}");
+    assert!(said.contains("Nothing waits to be pushed"), "the thread left open does not wait: {said}");
     // Pushed again from the terminal: the reply is not sent twice.
     let token = [("PARLEY_GITHUB_API", fake.url.as_str()), ("GITHUB_TOKEN", fake_github::TOKEN)];
     let before = mutations(&fake).len();

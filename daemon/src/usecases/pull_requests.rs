@@ -450,8 +450,9 @@ async fn push_round_linked(
 }
 
 /// What waits to be pushed, counted without asking GitHub: open threads
-/// made here, comments made here on synced threads, resolutions changed here.
-pub fn waiting(linked: &LinkedPullRequest, threads: &[Thread]) -> PushWaiting {
+/// made here, comments made here on synced threads, resolutions changed here
+/// (an agent's only when `agents_may_resolve`: else it stays open on GitHub).
+pub fn waiting(linked: &LinkedPullRequest, threads: &[Thread], agents_may_resolve: bool) -> PushWaiting {
     let name = linked.pull_request.to_string();
     let mut waiting = PushWaiting::default();
     for thread in threads {
@@ -463,7 +464,8 @@ pub fn waiting(linked: &LinkedPullRequest, threads: &[Thread]) -> PushWaiting {
             Some(mark) if mark.pull_request == name && !mark.thread_id.is_empty() => {
                 waiting.replies +=
                     thread.comments.iter().filter(|c| !mark.comments.iter().any(|s| s.parley == c.id)).count();
-                if thread.resolved != mark.resolved_at_sync {
+                let by_agent = thread.resolved && thread.standing.resolved.as_deref().is_some_and(|m| m.agent);
+                if thread.resolved != mark.resolved_at_sync && (agents_may_resolve || !by_agent) {
                     waiting.resolutions += 1;
                 }
             }
@@ -490,7 +492,8 @@ pub async fn status_with_waiting(
     let threads = super::feedback::list(cx, &linked.workspace, None, true)
         .await
         .map_err(|e| PullRequestError::Store(e.to_string()))?;
-    let waiting = waiting(&linked, &threads);
+    let (agents_may_resolve, _) = agents_may_resolve(&linked.workspace).await;
+    let waiting = waiting(&linked, &threads, agents_may_resolve);
     Ok(Some((linked, waiting)))
 }
 
