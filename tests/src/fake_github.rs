@@ -40,6 +40,9 @@ pub struct Hub {
     pub reviews: Vec<FakeReview>,
     /// Failures planned for a given operation's Nth request from now.
     pub planned: Vec<PlannedFailure>,
+    /// Lines (path, 1-based line of the head) the pull request's diff does
+    /// not show: GitHub refuses a review thread there.
+    pub outside_diff: Vec<(String, u32)>,
     next_id: u64,
 }
 
@@ -401,7 +404,9 @@ async fn answer(
     match data {
         Ok(data) => axum::Json(json!({ "data": data })).into_response(),
         Err(message) => {
-            axum::Json(json!({ "data": null, "errors": [{ "type": "NOT_FOUND", "message": message }] })).into_response()
+            // GitHub's types: an id it cannot find, else input it will not take.
+            let kind = if message.starts_with("Could not resolve") { "NOT_FOUND" } else { "UNPROCESSABLE" };
+            axum::Json(json!({ "data": null, "errors": [{ "type": kind, "message": message }] })).into_response()
         }
     }
 }
@@ -591,9 +596,12 @@ fn add_review_thread(hub: &mut Hub, variables: &Value) -> Result<Value, String> 
     if text(variables, "body")?.chars().count() > BODY_LIMIT {
         return Err("Body is too long (maximum is 65536 characters)".into());
     }
+    let path = text(variables, "path")?.to_owned();
+    if hub.outside_diff.iter().any(|(p, l)| *p == path && (start_line.unwrap_or(line)..=line).contains(l)) {
+        return Err("Pull request review thread line must be part of the diff".into());
+    }
     let comment = hub.comment(text(variables, "body")?, VIEWER);
     let (id, _) = hub.next("PRRT");
-    let path = text(variables, "path")?.to_owned();
     let node = json!({ "thread": { "id": id, "comments": { "nodes": [{
         "id": comment.id,
         "url": format!("https://github.test/pull/comments/{}", comment.database_id),

@@ -1254,3 +1254,71 @@ async fn a_thread_github_took_without_answering_is_tied_by_the_next_pull_not_pul
     assert_eq!(bodies, ["two is unused", "or rename it"]);
     assert!(linked.ok(&["pr", "pull"]).contains("nothing new"));
 }
+
+#[tokio::test]
+async fn a_thread_github_will_not_take_is_listed_as_not_sent_and_the_rest_of_the_push_goes() {
+    let linked = linked_to_a_pull_request(&[("src/lib.rs", HEAD)]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    add_thread(sandbox, repo, "src/lib.rs:1", "one needs a doc");
+    let outside = add_thread(sandbox, repo, "src/lib.rs:2", "two is unused");
+    linked.ok(&["feedback", "reply", &outside, "or rename it"]);
+    add_thread(sandbox, repo, "src/lib.rs:3", "three shadows two");
+    fake.hub().outside_diff.push(("src/lib.rs".into(), 2));
+
+    let said = linked.ok(&["pr", "push"]);
+    assert!(
+        said.contains("not sent: src/lib.rs:2: GitHub would not take it (Pull request review thread line must be part of the diff)"),
+        "{said}"
+    );
+    assert!(said.contains("thread src/lib.rs:1") && said.contains("thread src/lib.rs:3"), "{said}");
+    assert!(!said.contains("thread src/lib.rs:2 "), "not said as sent: {said}");
+    let bodies = |fake: &FakeGitHub| -> Vec<String> {
+        fake.hub().pushed_threads(7).iter().map(|t| t.comments[0].body.clone()).collect()
+    };
+    assert_eq!(bodies(fake), ["one needs a doc", "three shadows two"]);
+    let status = pr_status_json(&linked);
+    assert_eq!(status["linked"]["last_push"]["threads"], 2, "{status:#}");
+    assert_eq!(status["linked"]["waiting"]["threads"], 1, "it waits, kept here: {status:#}");
+    assert_eq!(threads(sandbox, repo).len(), 3, "nothing lost");
+
+    // Pushed again: the two sent stay sent once; the refused one is tried
+    // again, and goes once the diff shows its line.
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("not sent: src/lib.rs:2"), "{said}");
+    assert_eq!(bodies(fake).len(), 2);
+    fake.hub().outside_diff.clear();
+    let said = linked.ok(&["pr", "push"]);
+    assert!(said.contains("thread src/lib.rs:2 (RIGHT): two is unused"), "{said}");
+    let pushed = fake.hub().pushed_threads(7);
+    assert_eq!(pushed.len(), 3);
+    assert_eq!(
+        pushed[2].comments.iter().map(|c| c.body.as_str()).collect::<Vec<_>>(),
+        ["two is unused", "or rename it"]
+    );
+}
+
+#[tokio::test]
+async fn a_rounds_finding_github_will_not_take_on_its_line_goes_in_the_reviews_body() {
+    let linked = linked_to_a_pull_request(&[("notes.txt", "one\ntwo\nthree\nfour\n")]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    std::fs::write(repo.join("notes.txt"), "one\ntwo\nthree\nfour\nfive\n").expect("edit");
+    let agent = sandbox.agent(repo).await;
+    let id = agent.ask_a_person(json!({ "summary": "Added five" })).await;
+    let number = id.rsplit('-').next().expect("an id has dashes").to_owned();
+    linked.ok(&["review", "comment", &number, "notes.txt:1", "One is not in this change"]);
+    linked.ok(&["review", "comment", &number, "notes.txt:5", "Five needs a test"]);
+    linked.ok(&["review", "submit", &number, "--request-changes", "-m", "Nearly"]);
+    let head = commit(repo);
+    fake.hub().pull(7).head_oid = head;
+    fake.hub().outside_diff.push(("notes.txt".into(), 1));
+
+    let said = linked.ok(&["pr", "push", "--review", &number]);
+    assert!(said.contains("comment notes.txt:5: Five needs a test"), "{said}");
+    assert!(said.contains("in the body, not on a line: notes.txt:1: GitHub would not take it"), "{said}");
+    let hub = fake.hub();
+    let pushed = hub.pushed_threads(7);
+    assert_eq!(pushed.len(), 1, "{pushed:#?}");
+    let body = hub.reviews[0].body.as_deref().unwrap_or_default();
+    assert!(body.contains("`notes.txt:1`") && body.contains("One is not in this change"), "in the body: {body}");
+    assert_eq!(hub.reviews[0].state, "CHANGES_REQUESTED");
+}

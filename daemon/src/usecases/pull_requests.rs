@@ -269,6 +269,7 @@ async fn push_linked(
     if !plan.threads.is_empty() {
         let id = sender.review(linked).await?;
         outcome.adopted = sender.add_threads(linked, &id, &plan.threads).await?;
+        set_aside_refused(&mut outcome.plan, &sender.refused, &threads);
         review_id = Some(id);
     }
     sender.replies(linked, &plan.replies).await?;
@@ -314,6 +315,17 @@ async fn agents_may_resolve(workspace: &Path) -> (bool, Option<String>) {
         }
         Ok(Err(e)) => (false, Some(format!("{e}: agents' resolutions stay here until it is fixed"))),
         Err(e) => (false, Some(format!("the settings could not be read ({e}): agents' resolutions stay here"))),
+    }
+}
+
+/// Moves the threads GitHub would not take out of what was sent, into what
+/// was not, with GitHub's reason.
+fn set_aside_refused(plan: &mut PushPlan, refused: &[(String, String)], threads: &[Thread]) {
+    for (id, reason) in refused {
+        let Some(at) = plan.threads.iter().position(|t| &t.parley_thread == id) else { continue };
+        let new = plan.threads.remove(at);
+        let line = threads.iter().find(|t| &t.id == id).map_or(new.draft.start_line, |t| t.span.start_line + 1);
+        plan.not_sent.push(pushing::NotSent { path: new.draft.path, line, reason: reason.clone() });
     }
 }
 
@@ -435,7 +447,13 @@ async fn push_round_linked(
     let mut sender = sending::Sender::new(cx, api, remote, linked.pull_request.to_string(), &threads);
     let review_id = sender.review(linked).await?;
     outcome.adopted = sender.add_threads(linked, &review_id, &planned.threads).await?;
-    let url = sender.submit(linked, review_id, event, Some(planned.body.clone())).await?;
+    if !sender.refused.is_empty() {
+        // What GitHub would not take on a line goes in the body instead.
+        set_aside_refused(&mut outcome.plan, &sender.refused, &threads);
+        outcome.body = Some(round_review::body(session, round, &ours, &outcome.plan.not_sent));
+    }
+    let body = outcome.body.clone().unwrap_or_default();
+    let url = sender.submit(linked, review_id, event, Some(body)).await?;
     outcome.review = Some("submitted");
     outcome.review_url = (!url.is_empty()).then_some(url.clone());
     linked.pushed_rounds.push(PushedRound {

@@ -91,7 +91,7 @@ pub fn marker(review_id: &str, round: u32) -> String {
 /// then what could not go on a line: general findings, missing
 /// requirements, findings that could not be placed; cut to GitHub's limit
 /// with a pointer to the whole review.
-fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[NotSent]) -> String {
+pub fn body(session: &Session, round: &Round, threads: &[&Thread], not_placed: &[NotSent]) -> String {
     let review = &round.review;
     let overall: Vec<&str> =
         review.comments.iter().filter(|c| c.is_overall()).map(|c| c.comment.trim()).filter(|c| !c.is_empty()).collect();

@@ -11,10 +11,10 @@ use std::collections::{HashMap, HashSet};
 use super::pushing::{self, NewThread, Reply, Resolution};
 use super::{PullRequestError, on_github, record};
 use crate::feedback::{GithubMark, SyncedComment, Thread};
-use crate::github::Api;
 use crate::github::linked::{LinkedPullRequest, PendingReview};
 use crate::github::remote::{RemotePullRequest, RemoteThread};
 use crate::github::review::{self, ReviewEvent};
+use crate::github::{Api, GithubError};
 use crate::usecases::Context;
 
 /// One push's connection to the pull request and what it knows of it.
@@ -30,6 +30,10 @@ pub(super) struct Sender<'a> {
     pub marks: HashMap<String, GithubMark>,
     /// The pending review as GitHub has it now, once asked.
     pending_now: Option<Option<String>>,
+    /// Threads GitHub would not take (on a line the pull request's diff does
+    /// not show, say), each with why: not sent, kept here, and the rest of
+    /// the push goes on.
+    pub refused: Vec<(String, String)>,
 }
 
 impl<'a> Sender<'a> {
@@ -37,7 +41,17 @@ impl<'a> Sender<'a> {
         let marks: HashMap<String, GithubMark> =
             threads.iter().filter_map(|t| t.standing.github.as_deref().map(|m| (t.id.clone(), m.clone()))).collect();
         let claimed = marks.values().map(|m| m.thread_id.clone()).filter(|id| !id.is_empty()).collect();
-        Sender { cx, api, remote, name, now: crate::clock::now_rfc3339(), claimed, marks, pending_now: None }
+        Sender {
+            cx,
+            api,
+            remote,
+            name,
+            now: crate::clock::now_rfc3339(),
+            claimed,
+            marks,
+            pending_now: None,
+            refused: Vec::new(),
+        }
     }
 
     /// This person's pending review on the pull request, asked once.
@@ -103,7 +117,20 @@ impl<'a> Sender<'a> {
                 }
                 None => {
                     let (review, draft) = (review_id.to_owned(), new.draft.clone());
-                    let added = on_github(&self.api, move |api| review::add_thread(api, &review, &draft)).await?;
+                    let added = match on_github(&self.api, move |api| review::add_thread(api, &review, &draft)).await {
+                        Ok(added) => added,
+                        Err(PullRequestError::Github(GithubError::Refused { message, .. })) => {
+                            self.refused.push((
+                                new.parley_thread.clone(),
+                                format!(
+                                    "GitHub would not take it ({message}): a review comment goes on lines the pull \
+                                     request's diff shows; it stays here"
+                                ),
+                            ));
+                            continue;
+                        }
+                        Err(other) => return Err(other),
+                    };
                     (pushing::mark_of_new(&self.name, new, &added, &self.now), Vec::new())
                 }
             };
