@@ -1322,3 +1322,25 @@ async fn a_rounds_finding_github_will_not_take_on_its_line_goes_in_the_reviews_b
     assert!(body.contains("`notes.txt:1`") && body.contains("One is not in this change"), "in the body: {body}");
     assert_eq!(hub.reviews[0].state, "CHANGES_REQUESTED");
 }
+
+#[tokio::test]
+async fn a_thread_deleted_on_github_stays_here_and_is_never_sent_back() {
+    let linked = linked_to_a_pull_request(&[("src/lib.rs", HEAD)]);
+    let (sandbox, repo, fake) = (&linked.sandbox, &linked.repo, &linked.fake);
+    let deleted = fake.hub().add_thread(7, "src/lib.rs", 1..=1, "RIGHT", "one could be const", "mona");
+    linked.ok(&["pr", "pull"]);
+    fake.hub().pull(7).threads.retain(|t| t.id != deleted);
+
+    let said = linked.ok(&["pr", "pull"]);
+    assert!(said.contains("1 deleted on GitHub (kept here)"), "{said}");
+    let here = threads(sandbox, repo);
+    assert_eq!(here.len(), 1, "kept: {here:#?}");
+    assert_eq!(here[0]["comments"][0]["body"], json!("one could be const"));
+    // A teammate deleted it: a push does not post it again under your name.
+    let said = linked.ok(&["pr", "push", "--dry-run"]);
+    assert!(said.contains("nothing new"), "{said}");
+    linked.ok(&["pr", "push"]);
+    assert!(fake.hub().pushed_threads(7).is_empty());
+    assert!(mutations(fake).is_empty(), "{:?}", mutations(fake));
+    assert!(linked.ok(&["pr", "pull"]).contains("nothing new"), "said once");
+}
