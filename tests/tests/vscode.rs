@@ -5,9 +5,10 @@
 //! `human.mjs`: a person reviewing an agent's rounds, `agents.mjs`: asking
 //! a chosen agent and reviewing an agent's plans, `terminal.mjs`: a
 //! question typed into the terminal an agent runs in, `walkthrough.mjs`: an
-//! agent's walkthrough with its diagram, comments, diff and buttons, and
+//! agent's walkthrough with its diagram, comments, diff and buttons,
 //! `ide.mjs`: an agent's symbol queries and diagnostics answered by VS
-//! Code's TypeScript).
+//! Code's TypeScript, and `pullRequest.mjs`: pulling and pushing a GitHub
+//! pull request, against the tests' fake GitHub).
 //!
 //! Needs what scripts/test installs: the extension's npm packages, the built
 //! `.vsix`, Node 24, code-server, playwright-core and Debian's chromium.
@@ -17,7 +18,8 @@ use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
-use parley_tests::bin;
+use parley_tests::fake_github::{self, FakeGitHub};
+use parley_tests::{Sandbox, bin, git};
 
 /// One code-server and Chromium at a time: two at once on a small machine make
 /// both slow enough to miss their waits.
@@ -72,6 +74,11 @@ fn extension_unit_tests_pass() {
 
 /// Runs the end-to-end scenario `script` (under `test/e2e/`) against the packaged extension.
 fn run_scenario(script: &str) {
+    run_scenario_with(script, &[]);
+}
+
+/// Runs the scenario `script` with `env` added to its environment (and so to the window's).
+fn run_scenario_with(script: &str, env: &[(&str, &str)]) {
     let dir = extension_dir();
     let vsix = dir.join("parley.vsix");
     let built = std::fs::metadata(&vsix)
@@ -81,18 +88,23 @@ fn run_scenario(script: &str) {
         .max(newest(&dir.join("media")))
         .max(std::fs::metadata(dir.join("package.json")).and_then(|m| m.modified()).expect("package.json"));
     assert!(built >= sources, "{} is older than the extension's sources: {INSTALL}", vsix.display());
-    run_packaged_scenario(script, &vsix);
+    run_packaged_scenario_with(script, &vsix, env);
 }
 
 /// Runs the end-to-end scenario `script` (under `test/e2e/`) against the extension package `vsix`
 /// (tests/tests/packaging.rs passes a per-platform one).
 pub(crate) fn run_packaged_scenario(script: &str, vsix: &Path) {
+    run_packaged_scenario_with(script, vsix, &[]);
+}
+
+fn run_packaged_scenario_with(script: &str, vsix: &Path, env: &[(&str, &str)]) {
     let _one_at_a_time = IN_A_BROWSER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let dir = extension_dir();
     let run = node(&dir, &[&format!("test/e2e/{script}")])
         .env("PARLEY_BIN", bin("parley"))
         .env("PARLEY_MCP_BIN", bin("parley-mcp"))
         .env("PARLEY_VSIX", vsix)
+        .envs(env.iter().copied())
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&run.stdout);
@@ -163,4 +175,47 @@ fn the_extension_reaches_its_daemon_through_parley_attach() {
 #[test]
 fn an_agent_walks_a_person_through_its_change_in_vs_code() {
     run_scenario("walkthrough.mjs");
+}
+
+/// A person on a linked pull request in VS Code: the status bar names it,
+/// Pull Review Comments from GitHub brings a teammate's thread onto its line
+/// in the editor, and Push to GitHub Pull Request shows what would go (the
+/// person's new thread on its line, with its first line) and, with "Push and
+/// comment", sends it as a submitted review. A daemon without a token
+/// first: the window's pull says what to do (code-server hides its
+/// GITHUB_TOKEN from extensions, so the window has none to hand over).
+#[test]
+fn a_person_pulls_and_pushes_a_pull_request_in_vs_code() {
+    let sandbox = Sandbox::new();
+    let lib = "//! The app.\n\npub fn login(user: &str) -> bool {\n    !user.is_empty()\n}\n\npub fn logout() {}\n";
+    let repo = sandbox.repo("app", &[("src/lib.rs", lib)]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "the pull request's head"]);
+    let head = Command::new("git").arg("-C").arg(&repo).args(["rev-parse", "HEAD"]).output().expect("git rev-parse");
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+    let fake = FakeGitHub::start();
+    fake.hub().open_pull("octo", "app", 7, &head);
+    fake.hub().add_thread(7, "src/lib.rs", 3..=3, "RIGHT", "Rename this to login_user", "mona");
+
+    let workspace = repo.to_str().expect("a UTF-8 path");
+    run_scenario_with(
+        "pullRequest.mjs",
+        &[("PARLEY_E2E_WORKSPACE", workspace), ("PARLEY_GITHUB_API", &fake.url), ("GITHUB_TOKEN", fake_github::TOKEN)],
+    );
+
+    let hub = fake.hub();
+    let pushed = hub.pushed_threads(7);
+    assert_eq!(pushed.len(), 1, "one thread pushed: {pushed:#?}");
+    let thread = &pushed[0];
+    assert_eq!(
+        (thread.path.as_str(), thread.line, thread.start_line, thread.side.as_str()),
+        ("src/lib.rs", Some(7), None, "RIGHT")
+    );
+    assert_eq!(thread.comments[0].body, "logout needs a test\nSee the other tests for the pattern");
+    assert_eq!(hub.reviews.len(), 1, "one review: {:#?}", hub.reviews);
+    assert_eq!(hub.reviews[0].state, "COMMENTED", "submitted with Push and comment");
+    assert!(
+        hub.requests.iter().all(|r| r.authorization.as_deref() == Some(&format!("Bearer {}", fake_github::TOKEN))),
+        "every request carried the window's token"
+    );
 }

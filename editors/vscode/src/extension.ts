@@ -11,6 +11,7 @@ import { IdeRequests } from './ide/requests';
 import { AgentsChanged, FeedbackChanged, FocusParams, HelloParams, Review, ReviewUpdated, RoundChanged, Thread, WaitingRound, WalkthroughUpdated } from './hub/types';
 import { Log } from './log';
 import { ignoredWorkspaceValue, programSetting } from './programSettings';
+import { PullRequestController } from './pullRequest/controller';
 import { ReviewPanel, ReviewStore } from './review/panel';
 import { RoundsController } from './rounds/controller';
 import { SelectionReporter } from './selection';
@@ -52,6 +53,7 @@ export function activate(context: vscode.ExtensionContext): void {
   let rounds: RoundsController | undefined;
   let asking: AskingController | undefined;
   let walkthroughs: WalkthroughController | undefined;
+  let pullRequests: PullRequestController | undefined;
 
   const hub = new HubClient({
     attach: () => {
@@ -88,7 +90,11 @@ export function activate(context: vscode.ExtensionContext): void {
     onState: (state, detail) => status.setConnection(state, detail),
     onNotification: (method, params) => {
       if (method === 'review/updated') store.apply((params as ReviewUpdated).review, true);
-      else if (method === 'feedback/changed') threads?.onChanged(params as FeedbackChanged);
+      else if (method === 'feedback/changed') {
+        threads?.onChanged(params as FeedbackChanged);
+        // What waits to be pushed, and a pull's threads, change with the threads.
+        pullRequests?.refreshSoon();
+      }
       else if (method === 'round/requested') rounds?.onRequested(params as WaitingRound);
       else if (method === 'round/changed') rounds?.onChanged(params as RoundChanged);
       else if (method === 'agents/changed') asking?.onChanged(params as AgentsChanged);
@@ -125,6 +131,7 @@ export function activate(context: vscode.ExtensionContext): void {
       await walkthroughs?.onConnected().catch((error: Error) => log.info(`reading the walkthroughs failed: ${error.message}`));
       // A daemon without agents (older than asking them) refuses agents/list: the window works without them.
       await asking?.onConnected().catch((error: Error) => log.info(`listing the agents at work failed: ${error.message}`));
+      await pullRequests?.refresh();
       log.trace('connected', { fresh, instance: hello.instance, connections: hub.connectedTimes });
     },
   });
@@ -137,14 +144,19 @@ export function activate(context: vscode.ExtensionContext): void {
   rounds = new RoundsController(hub, log, author, workspaceFolders);
   asking = new AskingController(hub, log, threads, workspaceFolders, editorId);
   walkthroughs = new WalkthroughController(hub, log, threads, workspaceFolders, panel);
+  pullRequests = new PullRequestController(hub, log, workspaceFolders);
   panel.useWalkthroughs(walkthroughs);
-  context.subscriptions.push(panel, threads, selection, rounds, asking, walkthroughs, { dispose: () => hub.stop() });
+  context.subscriptions.push(panel, threads, selection, rounds, asking, walkthroughs, pullRequests, { dispose: () => hub.stop() });
   context.subscriptions.push(
     threads.onDidChangeCount((open) => status.setThreads(open)),
     store.onDidChange(({ live }) => {
       if (live && !panel?.visible) status.setReviewWaiting(true);
     }),
-    vscode.window.onDidChangeWindowState((state) => hub.notify('editor/focus', { focused: state.focused } satisfies FocusParams)),
+    vscode.window.onDidChangeWindowState((state) => {
+      hub.notify('editor/focus', { focused: state.focused } satisfies FocusParams);
+      // A link made at a terminal shows when the person comes back to the window.
+      if (state.focused && hub.connectionState === 'connected') pullRequests?.refreshSoon();
+    }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       log.info('the window\'s folders changed: saying hello again with the new ones');
       hub.restart();
@@ -177,6 +189,9 @@ export function activate(context: vscode.ExtensionContext): void {
   command('parley.round.editDraft', (arg) => rounds?.comments.editDraft(arg));
   command('parley.round.saveDraft', (arg) => rounds?.comments.saveDraft(arg));
   command('parley.round.cancelEdit', (arg) => rounds?.comments.cancelEdit(arg));
+  command('parley.pr.pull', () => pullRequests?.pull());
+  command('parley.pr.push', () => pullRequests?.push());
+  command('parley.pr.menu', () => pullRequests?.menu());
   command('parley.walkthrough.next', () => walkthroughs?.stepBy(1));
   command('parley.walkthrough.previous', () => walkthroughs?.stepBy(-1));
   command('parley.walkthrough.steps', () => walkthroughs?.pickStep());

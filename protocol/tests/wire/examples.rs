@@ -945,14 +945,14 @@ example!(
 
 example!(PrLinkParams, PrLinkParams { workspace: shop(), pull_request: Some("octo/shop#42".into()), api: None });
 example!(PrStatusParams, PrStatusParams { workspace: shop() });
-example!(PrPullParams, PrPullParams { workspace: shop(), token: None });
+example!(PrPullParams, PrPullParams { workspace: shop(), token: Some("ghp_fromTheEditorsEnvironment".into()) });
 example!(
     PrPushParams,
     PrPushParams {
         workspace: shop(),
-        dry_run: false,
+        dry_run: true,
         event: Some("approve".into()),
-        token: None,
+        token: Some("ghp_fromTheEditorsEnvironment".into()),
         review_id: Some("2026-11-26-003".into()),
         round: Some(2),
     }

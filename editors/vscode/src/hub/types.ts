@@ -624,3 +624,138 @@ export interface FileDiagnostics {
 export interface DiagnosticsGetResult {
   files: FileDiagnostics[];
 }
+
+// Pull requests (docs/protocol.md, Pull requests): pr/status, pr/pull and pr/push.
+
+export interface PrStatusParams {
+  workspace: string;
+}
+
+export interface PrPullParams {
+  workspace: string;
+  /** The window's GITHUB_TOKEN, for when neither gh nor the daemon's environment gives one; held in memory only. */
+  token?: string;
+}
+
+export type PrEvent = 'comment' | 'approve' | 'request-changes';
+
+export interface PrPushParams {
+  workspace: string;
+  dry_run?: boolean;
+  event?: PrEvent;
+  token?: string;
+}
+
+export interface PrPullSummary {
+  at: string;
+  new_threads: number;
+  replies: number;
+  resolved: number;
+  reopened: number;
+  outdated: number;
+  gone: number;
+  tied?: number;
+}
+
+export interface PrComment {
+  author: string;
+  body: string;
+  created_at: string;
+  url: string;
+}
+
+export interface PrUnplaced {
+  path: string;
+  line?: number;
+  url: string;
+  reason: string;
+}
+
+export interface PrLeftOpen {
+  path: string;
+  url: string;
+  agent: string;
+}
+
+export interface PrLastPush {
+  at: string;
+  threads: number;
+  replies: number;
+  resolutions: number;
+  not_sent: number;
+  review?: string;
+  event?: string;
+  round?: string;
+}
+
+export interface PrWaiting {
+  threads: number;
+  replies: number;
+  resolutions: number;
+}
+
+/** A workspace's pull request, as last synced. */
+export interface LinkedPr {
+  /** `OWNER/REPO#NUMBER`. */
+  pull_request: string;
+  url: string;
+  api: string;
+  found_by: string;
+  linked_at: string;
+  state?: string;
+  head_oid?: string;
+  last_pull?: PrPullSummary;
+  last_error?: string;
+  conversation?: PrComment[];
+  unplaced?: PrUnplaced[];
+  placed_by_line?: PrUnplaced[];
+  conflicts?: string[];
+  left_open?: PrLeftOpen[];
+  last_push?: PrLastPush;
+  /** pr/status only: what waits to be pushed. */
+  waiting?: PrWaiting;
+}
+
+export interface PrPushedThread {
+  path: string;
+  side: string;
+  start_line: number;
+  line: number;
+  body: string;
+}
+
+export interface PrPushedReply {
+  path: string;
+  body: string;
+}
+
+export interface PrPushedResolution {
+  path: string;
+  resolved: boolean;
+}
+
+/** What a push sent (or, dry, would send). */
+export interface PrPushSummary {
+  at: string;
+  dry_run: boolean;
+  threads?: PrPushedThread[];
+  replies?: PrPushedReply[];
+  resolutions?: PrPushedResolution[];
+  not_sent?: PrUnplaced[];
+  left_open?: PrLeftOpen[];
+  review?: string;
+  event?: string;
+  review_url?: string;
+  adopted?: number;
+  notes?: string[];
+  round?: string;
+  body?: string;
+  already_on_github?: number;
+}
+
+export interface PrStatusResult {
+  workspace: string;
+  linked?: LinkedPr;
+  pulled?: PrPullSummary;
+  pushed?: PrPushSummary;
+}

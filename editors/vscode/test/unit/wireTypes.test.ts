@@ -100,11 +100,11 @@ const USES: Record<string, Use> = {
   DiagnosticsGetResult: { sends: 'T.DiagnosticsGetResult' },
   SymbolsFindParams: { reads: 'T.SymbolsFindParams' },
   SymbolsFindResult: { sends: 'T.SymbolsFindResult' },
-  PrLinkParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
-  PrStatusParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
-  PrPullParams: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
-  PrPushParams: { unused: 'parley pr push; a window shows pushed threads through Thread.github' },
-  PrStatusResult: { unused: 'parley pr link, status and pull; a window shows synced threads through Thread.github' },
+  PrLinkParams: { unused: 'parley pr link: a window shows the link once made (pr/status)' },
+  PrStatusParams: { sends: 'T.PrStatusParams' },
+  PrPullParams: { sends: 'T.PrPullParams' },
+  PrPushParams: { sends: 'T.PrPushParams' },
+  PrStatusResult: { reads: 'T.PrStatusResult' },
 };
 
 function snapshotNames(): string[] {
