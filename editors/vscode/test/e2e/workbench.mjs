@@ -69,6 +69,12 @@ export class Workbench {
     const input = this.page.locator('.quick-input-widget input');
     await input.waitFor({ timeout: 5000 });
     await input.fill(`:${line}`);
+    // Enter goes to the line only once the picker offers it: pressed before,
+    // under load, it is lost.
+    const offer = this.page.locator('.quick-input-list .monaco-list-row.focused', {
+      hasText: new RegExp(`go to line ${line}\\b`),
+    });
+    await offer.first().waitFor({ timeout: 5000 });
     await this.page.keyboard.press('Enter');
     await until(`the cursor on line ${line}`, async () => new RegExp(`Ln ${line},`).test(await this.cursorStatus()));
   }
