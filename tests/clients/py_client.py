@@ -33,6 +33,9 @@ import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+import sdk_checks
+from sdk_checks import text_of
+
 SDK_VERSION = "2.3.0"
 # How long any one request may take before its check fails.
 CALL_TIMEOUT_S = 10.0
@@ -42,22 +45,8 @@ SEED_MODE_ERROR = "Mode must be 'replace', 'update-section', or 'append'"
 EXPECTED_VERSION = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 
 
-class Checks:
-    """One line per check; the totals at the end."""
-
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: Any = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok   {name}", flush=True)
-        else:
-            self.failed += 1
-            suffix = f": {detail}" if detail != "" else ""
-            print(f"FAIL {name}{suffix}", flush=True)
-        return ok
+class Checks(sdk_checks.Checks):
+    """The shared checks, and a step that fails instead of ending the scenario."""
 
     async def step(self, name: str, body: Callable[[], Awaitable[None]]) -> bool:
         """Runs one step; an exception fails it instead of ending the scenario."""
@@ -68,13 +57,6 @@ class Checks:
         except Exception:  # the failure is reported as a check, with its traceback
             self.check(name, False, "threw " + traceback.format_exc())
             return False
-
-
-def text_of(result: Any) -> str:
-    for block in result.content:
-        if getattr(block, "type", None) == "text":
-            return block.text
-    return ""
 
 
 def pinned_tools() -> list[dict[str, Any]]:

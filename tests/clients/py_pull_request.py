@@ -25,43 +25,19 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
 
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.types import Implementation
 
+from sdk_checks import Checks, text_of
+
 CALL_TIMEOUT_S = 10.0
 SCENARIO_TIMEOUT_S = 90.0
 CLIENT_NAME = "parley-py-sdk-test"
 NOTE = "Covered both cases with tests in the last commit."
 ENV = ("PARLEY_SOCKET", "PARLEY_DATA_DIR", "PARLEY_DAEMON", "GITHUB_TOKEN")
-
-
-class Checks:
-    """One line per check; the totals at the end."""
-
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: Any = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok   {name}", flush=True)
-        else:
-            self.failed += 1
-            suffix = f": {detail}" if detail != "" else ""
-            print(f"FAIL {name}{suffix}", flush=True)
-        return ok
-
-
-def text_of(result: Any) -> str:
-    for block in result.content:
-        if getattr(block, "type", None) == "text":
-            return block.text
-    return ""
 
 
 async def scenario(checks: Checks, shim: str, workspace: str, comment: str, left_open: bool) -> None:

@@ -24,7 +24,6 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
 
 import anyio
 from mcp.client.client import Client
@@ -32,37 +31,14 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import Implementation
 
+from sdk_checks import Checks, text_of
+
 # How long any one request, or the wait for a notification, may take.
 CALL_TIMEOUT_S = 10.0
 # How long the whole scenario may take: a hang fails loudly instead of blocking CI.
 SCENARIO_TIMEOUT_S = 90.0
 CLIENT_NAME = "parley-py-sdk-test"
 RESOURCES = ["parley://feedback", "parley://review"]
-
-
-class Checks:
-    """One line per check; the totals at the end."""
-
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: Any = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok   {name}", flush=True)
-        else:
-            self.failed += 1
-            suffix = f": {detail}" if detail != "" else ""
-            print(f"FAIL {name}{suffix}", flush=True)
-        return ok
-
-
-def text_of(result: Any) -> str:
-    for block in result.content:
-        if getattr(block, "type", None) == "text":
-            return block.text
-    return ""
 
 
 async def human_comments(workspace: str, location: str, body: str) -> None:

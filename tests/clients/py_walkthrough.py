@@ -24,11 +24,12 @@ import json
 import os
 import sys
 import traceback
-from typing import Any
 
 import anyio
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
+
+from sdk_checks import Checks, texts_of
 
 CALL_TIMEOUT_S = 10.0
 SCENARIO_TIMEOUT_S = 90.0
@@ -89,28 +90,6 @@ button: Run the tests
 Please run the tests and tell me what fails.
 ```
 """
-
-
-class Checks:
-    """One line per check; the totals at the end."""
-
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, ok: bool, detail: Any = "") -> bool:
-        if ok:
-            self.passed += 1
-            print(f"ok   {name}", flush=True)
-        else:
-            self.failed += 1
-            suffix = f": {detail}" if detail != "" else ""
-            print(f"FAIL {name}{suffix}", flush=True)
-        return ok
-
-
-def texts_of(result: Any) -> str:
-    return "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
 
 
 async def person(workspace: str, *args: str) -> str:
