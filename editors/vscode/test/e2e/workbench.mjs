@@ -175,8 +175,9 @@ export class Workbench {
     }, line);
     if (y === undefined) throw new Error(`line ${line} is not visible`);
     const glyph = this.page.locator('.editor-group-container.active .comment-range-glyph.comment-thread, .editor-group-container.active .comment-range-glyph.comment-thread-unresolved').first();
-    const box = await glyph.boundingBox({ timeout: 5000 });
-    if (!box) throw new Error('no thread glyph');
+    // The glyphs are drawn again as threads arrive: one may be gone between
+    // finding it and measuring it.
+    const box = await until('a thread glyph to click', () => glyph.boundingBox({ timeout: 1000 }).catch(() => null), 10_000);
     await this.page.mouse.click(box.x + box.width / 2, y);
   }
 
