@@ -41,5 +41,15 @@ describe("pull request threads", function()
     vim.cmd("ParleyOpenOnGitHub")
     assert.same(1, #opened, "nothing opened without a thread")
     assert.is_not_nil(h.noted("no thread under the cursor"), h.notes_text())
+    -- A link that is not a web address is never handed to the opener.
+    for _, thread in pairs(require("parley.threads").threads) do
+      if thread.github then
+        thread.github.url = "file:///etc/passwd"
+      end
+    end
+    api.nvim_win_set_cursor(0, { 3, 0 })
+    vim.cmd("ParleyOpenOnGitHub")
+    assert.same(1, #opened, "a file: link is not opened")
+    assert.is_not_nil(h.noted("not a web address"), h.notes_text())
   end)
 end)

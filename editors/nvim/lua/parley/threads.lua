@@ -577,6 +577,10 @@ function M.open_on_github(id)
   if url == "" then
     return fail("this thread is not on GitHub (`parley pr pull` brings a pull request's threads in, `parley pr push` sends this one)")
   end
+  -- Only a web page: the opener (xdg-open, rundll32) would run anything else.
+  if not url:match("^[Hh][Tt][Tt][Pp][Ss]?://") then
+    return fail("this thread's link is not a web address, so it was not opened: " .. url)
+  end
   local err = open_url(url)
   if err then
     fail("could not open " .. url .. ": " .. err)

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { HubClient } from '../hub/client';
 import { LinkedPr, PrPullParams, PrPushParams, PrStatusParams, PrStatusResult } from '../hub/types';
 import { Log } from '../log';
+import { isWebAddress } from '../webAddress';
 import { PUSH_CHOICES, pulledMessage, pushPlan, pushedMessage, prStatus, sendsAnything } from './model';
 
 /** A linked workspace: its git root and its pull request, as last read. */
@@ -144,7 +145,7 @@ export class PullRequestController implements vscode.Disposable {
       const url = done.pushed.review_url;
       const open = url ? 'Open Review on GitHub' : undefined;
       const answer = await vscode.window.showInformationMessage(`Parley: ${message}`, ...(open ? [open] : []));
-      if (answer === open && url) await vscode.env.openExternal(vscode.Uri.parse(url));
+      if (answer === open && url && isWebAddress(url)) await vscode.env.openExternal(vscode.Uri.parse(url));
     } catch (error) {
       this.failed('pushing', error);
     } finally {
@@ -158,7 +159,7 @@ export class PullRequestController implements vscode.Disposable {
     const items = [
       { label: '$(cloud-download) Pull Review Comments', description: 'bring the pull request\'s threads in', run: () => this.pull() },
       { label: '$(cloud-upload) Push…', description: 'see what would go, then send it', run: () => this.push() },
-      ...this.linked.map((l) => ({ label: `$(github) Open ${l.linked.pull_request} on GitHub`, description: l.linked.url, run: () => vscode.env.openExternal(vscode.Uri.parse(l.linked.url)) })),
+      ...this.linked.map((l) => ({ label: `$(github) Open ${l.linked.pull_request} on GitHub`, description: l.linked.url, run: () => (isWebAddress(l.linked.url) ? vscode.env.openExternal(vscode.Uri.parse(l.linked.url)) : undefined) })),
     ];
     const picked = await vscode.window.showQuickPick(items, { title: first ? `Parley: ${first.linked.pull_request}` : 'Parley: pull request' });
     await picked?.run();

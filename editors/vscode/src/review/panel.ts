@@ -4,6 +4,7 @@ import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { Review, ReviewGetParams, ReviewHistoryParams, ReviewRevision } from '../hub/types';
 import { Log } from '../log';
+import { isWebAddress } from '../webAddress';
 import { WalkthroughController } from '../walkthrough/controller';
 import { FromWebview, RevisionEntry, ToWebview } from './messages';
 import { describeReference, renderReview, reviewHead } from './render';
@@ -429,7 +430,7 @@ export class ReviewPanel implements vscode.Disposable {
         break;
       }
       case 'openExternal':
-        if (/^https?:\/\//i.test(message.href)) void vscode.env.openExternal(vscode.Uri.parse(message.href));
+        if (isWebAddress(message.href)) void vscode.env.openExternal(vscode.Uri.parse(message.href));
         break;
       case 'showRevision': {
         const latest = this.store.latest();

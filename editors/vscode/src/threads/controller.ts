@@ -9,6 +9,7 @@ import { TextChange, applyChanges } from './tracking';
 import { ALL_SHOWN_UP_TO, KEEP_WITHIN_SCREENS, LineSpan, SHOW_WITHIN_SCREENS, TOP_LINES, wanted } from './window';
 import { authorName } from '../author';
 import { inertImages } from '../inertMarkdown';
+import { isWebAddress } from '../webAddress';
 
 export const CONTROLLER_ID = 'parley';
 /** How long typing must pause before the buffer goes to the daemon. */
@@ -614,6 +615,10 @@ export class ThreadsController implements vscode.Disposable {
     const url = entry?.data.github?.url;
     if (!url) {
       void vscode.window.showInformationMessage('Parley: this thread is not synced with a pull request (`parley pr pull` brings its review threads in)');
+      return;
+    }
+    if (!isWebAddress(url)) {
+      void vscode.window.showWarningMessage(`Parley: this thread's link is not a web address, so it was not opened: ${url}`);
       return;
     }
     await vscode.env.openExternal(vscode.Uri.parse(url));
